@@ -1,0 +1,28 @@
+"""domainsift: discover the domains hidden in a corpus and select the in-domain part.
+
+The public surface:
+
+- :func:`read_corpus`, :func:`read_parallel` — corpus reading with (file, line) ids;
+- :func:`get_embedder`, :class:`CachedEmbedder` — sentence vectors behind a disk cache;
+- :func:`cluster_grid`, :func:`purity` — unsupervised domain clustering;
+- :func:`get_selector`, :func:`choose` — scoring a pool and turning scores into a selection.
+"""
+
+__version__ = "0.1.0"
+
+from .errors import DomainsiftError, InputError  # noqa: E402
+from .corpus import Corpus, read_corpus, read_parallel  # noqa: E402
+from .embed import Embedder, CachedEmbedder, get_embedder  # noqa: E402
+from .cluster import cluster_grid, purity  # noqa: E402
+
+__all__ = [
+    "__version__", "DomainsiftError", "InputError", "Corpus", "read_corpus",
+    "read_parallel", "Embedder", "CachedEmbedder", "get_embedder", "cluster_grid", "purity",
+]
+
+
+def __getattr__(name):  # lazy: selection pulls no heavy dependency until used
+    if name in ("get_selector", "choose", "SELECTORS"):
+        from . import select
+        return getattr(select, name)
+    raise AttributeError(name)

@@ -1,0 +1,128 @@
+"""Unsupervised domain clustering: optional PCA, then a GMM (or k-means).
+
+Following paper 000 (section 2): a Gaussian mixture with full covariance and at
+most 150 EM iterations over (optionally PCA-reduced) sentence vectors, for
+several numbers of clusters ``k`` and seeds. With gold labels, a clustering is
+scored by purity: each cluster is assigned its majority gold label, and purity
+is the share of sentences whose gold label is their cluster's.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+def reduce(x: np.ndarray, pca: int | None, seed: int = 0):
+    """PCA to ``pca`` dims (None or 0: no reduction). Returns (x_reduced, fitted PCA or None)."""
+    if not pca:
+        return x, None
+    from sklearn.decomposition import PCA
+    n_comp = min(pca, x.shape[0], x.shape[1])
+    model = PCA(n_components=n_comp, random_state=seed)
+    return model.fit_transform(x), model
+
+
+def fit_clusters(x: np.ndarray, k: int, seed: int = 0, algorithm: str = "gmm",
+                 max_iter: int = 150):
+    """Cluster ``x`` (n, dim) into ``k`` groups. Returns (labels (n,), fitted model)."""
+    if k < 1 or k > len(x):
+        raise ValueError(f"k={k} must be between 1 and the number of sentences ({len(x)})")
+    if algorithm == "gmm":
+        from sklearn.mixture import GaussianMixture
+        model = GaussianMixture(n_components=k, covariance_type="full", max_iter=max_iter,
+                                random_state=seed, reg_covar=1e-5)
+    elif algorithm == "kmeans":
+        from sklearn.cluster import KMeans
+        model = KMeans(n_clusters=k, random_state=seed, n_init=1, max_iter=max(max_iter, 300))
+    else:
+        raise ValueError(f"unknown clustering algorithm '{algorithm}' (gmm or kmeans)")
+    labels = model.fit_predict(x.astype(np.float64))
+    return labels, model
+
+
+def confusion(gold: Sequence, clusters: Sequence[int]):
+    """Counts of (gold label, cluster). Returns (matrix (n_gold, n_clusters), gold names, cluster ids)."""
+    gold = np.asarray(gold)
+    clusters = np.asarray(clusters)
+    names = sorted(set(gold.tolist()))
+    ids = sorted(set(clusters.tolist()))
+    gi = {g: i for i, g in enumerate(names)}
+    ci = {c: i for i, c in enumerate(ids)}
+    mat = np.zeros((len(names), len(ids)), dtype=np.int64)
+    for g, c in zip(gold.tolist(), clusters.tolist()):
+        mat[gi[g], ci[c]] += 1
+    return mat, names, ids
+
+
+def purity(gold: Sequence, clusters: Sequence[int]) -> float:
+    """Share of sentences whose gold label is the majority label of their cluster."""
+    if len(gold) != len(clusters):
+        raise ValueError("gold and clusters differ in length")
+    if len(gold) == 0:
+        raise ValueError("purity of an empty clustering")
+    mat, _, _ = confusion(gold, clusters)
+    return float(mat.max(axis=0).sum() / mat.sum())
+
+
+def cluster_majority(gold: Sequence, clusters: Sequence[int]) -> dict:
+    """Map each cluster id to its majority gold label (ties: the first label in sorted order)."""
+    mat, names, ids = confusion(gold, clusters)
+    return {c: names[int(mat[:, j].argmax())] for j, c in enumerate(ids)}
+
+
+def outliers(texts: Sequence[str], gold: Sequence, clusters: Sequence[int]) -> list[dict]:
+    """Sentences placed in a cluster whose majority is another domain (paper 000, Table 2)."""
+    major = cluster_majority(gold, clusters)
+    rows = []
+    for i, (t, g, c) in enumerate(zip(texts, gold, clusters)):
+        if major[c] != g:
+            rows.append({"index": i, "text": t, "gold": g, "cluster": int(c),
+                         "cluster_domain": major[c], "length": len(t.split())})
+    return rows
+
+
+@dataclass
+class ClusteringResult:
+    """All runs of a grid. ``runs``: one dict per (k, pca, seed) with its purity."""
+
+    runs: list[dict] = field(default_factory=list)
+    confusions: list[dict] = field(default_factory=list)
+    labels: dict = field(default_factory=dict)  # (k, pca, seed) -> cluster labels
+
+    def summary(self) -> list[dict]:
+        """Purity mean ± std over seeds for every (k, pca)."""
+        groups: dict = {}
+        for r in self.runs:
+            groups.setdefault((r["k"], r["pca"]), []).append(r["purity"])
+        return [{"k": k, "pca": p, "purity_mean": float(np.mean(v)), "purity_std": float(np.std(v)),
+                 "n_seeds": len(v)} for (k, p), v in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0))]
+
+
+def cluster_grid(x: np.ndarray, gold: Sequence | None, ks: Sequence[int] = (5,),
+                 pcas: Sequence[int | None] = (50,), seeds: Sequence[int] = (0,),
+                 algorithm: str = "gmm", progress: bool = False) -> ClusteringResult:
+    """Cluster ``x`` (n, dim) for every k × PCA setting × seed; score against ``gold`` if given."""
+    from tqdm.auto import tqdm
+    res = ClusteringResult()
+    grid = [(p, k, s) for p in pcas for k in ks for s in seeds]
+    reduced: dict = {}
+    for p, k, s in tqdm(grid, desc="cluster", disable=not progress, leave=False):
+        p = p or None
+        if p not in reduced:
+            reduced[p] = reduce(x, p, seed=0)[0]
+        labels, _ = fit_clusters(reduced[p], k, seed=s, algorithm=algorithm)
+        run = {"k": int(k), "pca": p, "seed": int(s), "algorithm": algorithm}
+        if gold is not None:
+            run["purity"] = purity(gold, labels)
+            mat, names, ids = confusion(gold, labels)
+            res.confusions.append({"k": int(k), "pca": p, "seed": int(s), "domains": names,
+                                   "clusters": [int(c) for c in ids], "matrix": mat.tolist()})
+        res.runs.append(run)
+        res.labels[(int(k), p, int(s))] = labels
+    return res

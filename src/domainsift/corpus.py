@@ -1,0 +1,253 @@
+"""Corpus reading and writing.
+
+Every kept line carries its id, ``(file, line number)`` with 1-based line
+numbers, so that duplicate texts in different places are never confused.
+Empty lines are skipped and counted, never embedded.
+
+Formats (chosen from the file name, ``.gz`` allowed on any of them, or forced):
+
+- ``text``: one sentence per line;
+- ``tsv``: tab-separated, one chosen column (0-based index);
+- ``jsonl``: one JSON object per line, one chosen field.
+
+Bad input raises :class:`~domainsift.errors.InputError` with one line naming the
+file and line: invalid UTF-8, a missing column or field, invalid JSON, an empty
+file, or aligned files of different lengths.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from ._atomic import atomic_open
+from .errors import InputError
+
+FORMATS = ("text", "tsv", "jsonl")
+
+
+@dataclass
+class Corpus:
+    """Sentences with their ids.
+
+    Attributes
+    ----------
+    texts : list of str, (n,)
+    ids : list of (file, line), (n,)  — 1-based line numbers
+    files : the input files, in order
+    n_empty : number of empty lines skipped
+    targets : for a parallel corpus, the other side's texts, aligned with ``texts``
+    """
+
+    texts: list[str]
+    ids: list[tuple[str, int]]
+    files: list[str]
+    n_empty: int = 0
+    n_duplicates_dropped: int = 0
+    targets: list[str] | None = None
+    target_files: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @property
+    def labels(self) -> list[str]:
+        """The file each line came from (a gold domain when each file is one domain)."""
+        return [f for f, _ in self.ids]
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    name = str(path).lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith(".tsv"):
+        return "tsv"
+    if name.endswith(".jsonl") or name.endswith(".json"):
+        return "jsonl"
+    return "text"
+
+
+def file_suffix(path: str | os.PathLike) -> str:
+    """The suffix an output in the same format should carry (``.en``, ``.jsonl.gz``)."""
+    name = Path(path).name
+    gz = name.endswith(".gz")
+    if gz:
+        name = name[:-3]
+    suffix = Path(name).suffix or ".txt"
+    return suffix + (".gz" if gz else "")
+
+
+def _open_bytes(path: str | os.PathLike):
+    path = str(path)
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory, expected a file")
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def iter_raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, decoded line without newline)``; strict UTF-8."""
+    with _open_bytes(path) as fh:
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(
+                        f"{path}:{lineno}: invalid UTF-8 (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})"
+                    ) from None
+                yield lineno, line.rstrip("\r\n")
+        except (OSError, EOFError) as exc:  # corrupt gzip
+            raise InputError(f"{path}: cannot read: {exc}") from None
+
+
+def _extract(path, lineno: int, line: str, fmt: str, column: int, field_name: str) -> str:
+    if fmt == "text":
+        return line
+    if fmt == "tsv":
+        cols = line.split("\t")
+        if column >= len(cols):
+            raise InputError(f"{path}:{lineno}: no column {column} (line has {len(cols)} columns)")
+        return cols[column]
+    if fmt == "jsonl":
+        if not line.strip():
+            return ""
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+        if not isinstance(obj, dict) or field_name not in obj:
+            raise InputError(f"{path}:{lineno}: no field '{field_name}'")
+        value = obj[field_name]
+        if not isinstance(value, str):
+            raise InputError(f"{path}:{lineno}: field '{field_name}' is not a string")
+        return value
+    raise InputError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+
+
+def iter_texts(path, fmt: str | None = None, column: int = 0,
+               field: str = "text") -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for every line, empty ones included (as '')."""
+    fmt = fmt or detect_format(path)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+    any_line = False
+    for lineno, line in iter_raw_lines(path):
+        any_line = True
+        yield lineno, _extract(path, lineno, line, fmt, column, field).strip()
+    if not any_line:
+        raise InputError(f"{path}: empty file")
+
+
+def read_corpus(paths: str | os.PathLike | Sequence[str | os.PathLike], fmt: str | None = None,
+                column: int = 0, field: str = "text", max_per_file: int | None = None,
+                distinct: bool = False) -> Corpus:
+    """Read one or several files into a :class:`Corpus`.
+
+    ``max_per_file`` keeps the first N kept lines of each file; with ``distinct``
+    a text already kept from the same file is skipped (the first N *distinct*
+    lines). A file with no non-empty line is an error.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    if not paths:
+        raise InputError("no input files given")
+    texts: list[str] = []
+    ids: list[tuple[str, int]] = []
+    n_empty = n_dup = 0
+    for path in paths:
+        path = str(path)
+        seen: set[str] = set()
+        kept = 0
+        for lineno, text in iter_texts(path, fmt, column, field):
+            if max_per_file is not None and kept >= max_per_file:
+                break
+            if not text:
+                n_empty += 1
+                continue
+            if distinct:
+                if text in seen:
+                    n_dup += 1
+                    continue
+                seen.add(text)
+            texts.append(text)
+            ids.append((path, lineno))
+            kept += 1
+        if kept == 0:
+            raise InputError(f"{path}: no non-empty lines")
+    return Corpus(texts=texts, ids=ids, files=[str(p) for p in paths], n_empty=n_empty,
+                  n_duplicates_dropped=n_dup)
+
+
+def read_parallel(source: str | os.PathLike, target: str | os.PathLike, fmt: str | None = None,
+                  column: int = 0, field: str = "text") -> Corpus:
+    """Read two aligned files: line i of ``target`` translates line i of ``source``.
+
+    A pair is skipped (and counted as empty) when either side is empty. Files of
+    different lengths are an error naming the shorter file and its last line.
+    """
+    texts, targets, ids = [], [], []
+    n_empty = 0
+    src_it = iter_texts(source, fmt, column, field)
+    tgt_it = iter_texts(target, fmt, column, field)
+    sentinel = (None, None)
+    while True:
+        s = next(src_it, sentinel)
+        t = next(tgt_it, sentinel)
+        if s is sentinel and t is sentinel:
+            break
+        if s is sentinel or t is sentinel:
+            short, other, last = (source, target, t[0] - 1) if s is sentinel else (target, source, s[0] - 1)
+            raise InputError(
+                f"{short}:{last}: aligned files differ in length: {short} ends at line {last}, "
+                f"{other} goes on")
+        (lineno, s_text), (_, t_text) = s, t
+        if not s_text or not t_text:
+            n_empty += 1
+            continue
+        texts.append(s_text)
+        targets.append(t_text)
+        ids.append((str(source), lineno))
+    if not texts:
+        raise InputError(f"{source}: no non-empty pairs")
+    return Corpus(texts=texts, ids=ids, files=[str(source)], n_empty=n_empty, targets=targets,
+                  target_files=[str(target)])
+
+
+def read_labels(path: str | os.PathLike, n: int) -> list[str]:
+    """One gold label per non-empty input line, in order."""
+    labels = [text for _, text in iter_texts(path, "text") if text]
+    if len(labels) != n:
+        raise InputError(f"{path}: {len(labels)} labels for {n} sentences")
+    return labels
+
+
+def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> int:
+    """Write lines atomically (gzip when the name ends in .gz); return the count."""
+    n = 0
+    with atomic_open(path) as fh:
+        for line in lines:
+            fh.write(line.rstrip("\n") + "\n")
+            n += 1
+    return n
+
+
+def write_selected_lines(out_path: str | os.PathLike, files: Sequence[str],
+                         selected: set[tuple[str, int]]) -> int:
+    """Copy the selected lines, by id, from the original files in their own format.
+
+    Lines are copied verbatim (a TSV row or JSON object stays whole) in input order.
+    """
+    def gen():
+        for path in files:
+            for lineno, line in iter_raw_lines(path):
+                if (path, lineno) in selected:
+                    yield line
+    return write_lines(out_path, gen())

@@ -1,0 +1,94 @@
+"""A disk cache of sentence vectors, in chunks.
+
+Texts are cut into chunks of ``chunk_size`` in input order; a chunk's file is
+named by a hash of the embedder's ``cache_key`` (model, layer, pooling, max
+length) and the chunk's texts. A second run on the same corpus encodes
+nothing; a run killed midway finds its finished chunks and encodes only the
+rest. Each chunk is written to a temporary name and renamed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .._atomic import save_npy
+
+log = logging.getLogger(__name__)
+
+
+def default_cache_dir() -> str:
+    return os.environ.get("DOMAINSIFT_CACHE") or str(Path.home() / ".cache" / "domainsift")
+
+
+class CachedEmbedder:
+    """Wrap an embedder that has a ``cache_key`` with an on-disk chunk cache.
+
+    Attributes after :meth:`encode`: ``last_hits_`` and ``last_misses_`` (chunks).
+    """
+
+    def __init__(self, embedder, cache_dir: str | os.PathLike, chunk_size: int = 1024,
+                 progress: bool = True):
+        if not hasattr(embedder, "cache_key"):
+            raise TypeError(f"{type(embedder).__name__} has no cache_key and cannot be cached")
+        self.embedder = embedder
+        self.cache_dir = Path(cache_dir)
+        self.chunk_size = chunk_size
+        self.progress = progress
+        self.last_hits_ = self.last_misses_ = 0
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+    @property
+    def cache_key(self) -> str:
+        return self.embedder.cache_key
+
+    def _model_dir(self) -> Path:
+        h = hashlib.sha256(self.cache_key.encode()).hexdigest()[:16]
+        return self.cache_dir / h
+
+    def _chunk_path(self, texts: list[str]) -> Path:
+        h = hashlib.sha256()
+        h.update(self.cache_key.encode())
+        for t in texts:
+            h.update(b"\x00")
+            h.update(t.encode("utf-8"))
+        return self._model_dir() / f"{h.hexdigest()[:32]}.npy"
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Return ``(len(texts), dim)`` float32 vectors, reading cached chunks."""
+        mdir = self._model_dir()
+        mdir.mkdir(parents=True, exist_ok=True)
+        keyfile = mdir / "KEY"
+        if not keyfile.exists():
+            keyfile.write_text(self.cache_key + "\n")
+        parts = []
+        self.last_hits_ = self.last_misses_ = 0
+        from tqdm.auto import tqdm
+        starts = range(0, len(texts), self.chunk_size)
+        for start in tqdm(starts, desc="chunks", unit="chunk", disable=not self.progress or len(starts) < 2,
+                          leave=False):
+            chunk = texts[start:start + self.chunk_size]
+            path = self._chunk_path(chunk)
+            if path.exists():
+                try:
+                    arr = np.load(path)
+                    if arr.shape[0] == len(chunk):
+                        parts.append(arr)
+                        self.last_hits_ += 1
+                        continue
+                except (OSError, ValueError):
+                    log.warning("cache chunk %s unreadable; re-encoding", path)
+            arr = np.asarray(self.embedder.encode(chunk), dtype=np.float32)
+            save_npy(path, arr)
+            parts.append(arr)
+            self.last_misses_ += 1
+        if not parts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.concatenate(parts, axis=0)

