@@ -49,6 +49,9 @@ def _add_embed_opts(p: argparse.ArgumentParser, default: str = "minilm") -> None
     g.add_argument("--max-length", type=int, default=128, help="tokens per sentence")
     g.add_argument("--batch-size", type=int, default=64)
     g.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
+    g.add_argument("--normalize", choices=["auto", "yes", "no"], default="auto",
+                   help="L2-normalise sentence vectors (auto: as the model's sentence-transformers "
+                        "config says; all-MiniLM-L6-v2 normalises)")
     g.add_argument("--cache", default=None,
                    help="embedding cache directory (default: $DOMAINSIFT_CACHE or "
                         "~/.cache/domainsift; '' disables)")
@@ -58,7 +61,8 @@ def _embed_config(args, seed: int = 0):
     from .pipeline import EmbedConfig
     return EmbedConfig(embedder=args.embedder, layer=args.layer, max_length=args.max_length,
                        batch_size=args.batch_size, device=args.device, seed=seed,
-                       cache_dir=args.cache, progress=not args.quiet)
+                       cache_dir=args.cache, progress=not args.quiet,
+                       normalize={"auto": None, "yes": True, "no": False}[args.normalize])
 
 
 def _positive_int(s: str) -> int:
@@ -95,7 +99,7 @@ def cmd_cluster(args) -> int:
     pcas = [None if p == 0 else p for p in args.pca]
     seeds = list(range(args.seeds))
     result = run_cluster(corpus, gold, args.out, ks=args.k, pcas=pcas, seeds=seeds,
-                         algorithm=args.algorithm, config=_embed_config(args),
+                         algorithm=args.algorithm, n_init=args.n_init, config=_embed_config(args),
                          plots=not args.no_plots)
     print(f"{len(corpus)} sentences, {len(set(gold)) if gold else '?'} gold domains, "
           f"model {result['signature']['model']}")
@@ -138,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--pca", type=int, nargs="+", default=[50], help="PCA dims; 0 = no PCA")
     s.add_argument("--seeds", type=_positive_int, default=5, help="number of seeds (0..N-1)")
     s.add_argument("--algorithm", choices=["gmm", "kmeans"], default="gmm")
+    s.add_argument("--n-init", type=_positive_int, default=3,
+                   help="EM restarts per seed, best likelihood kept (default 3)")
     s.add_argument("--labels", help="a file with one gold label per non-empty input line")
     s.add_argument("--no-gold", action="store_true", help="no gold labels: cluster only")
     s.add_argument("--max-per-file", type=_positive_int, default=None, help="first N lines of each file")

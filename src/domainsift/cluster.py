@@ -29,17 +29,20 @@ def reduce(x: np.ndarray, pca: int | None, seed: int = 0):
 
 
 def fit_clusters(x: np.ndarray, k: int, seed: int = 0, algorithm: str = "gmm",
-                 max_iter: int = 150):
-    """Cluster ``x`` (n, dim) into ``k`` groups. Returns (labels (n,), fitted model)."""
+                 max_iter: int = 150, n_init: int = 3):
+    """Cluster ``x`` (n, dim) into ``k`` groups. Returns (labels (n,), fitted model).
+
+    ``n_init`` EM (or k-means) restarts per seed; the best likelihood wins.
+    """
     if k < 1 or k > len(x):
         raise ValueError(f"k={k} must be between 1 and the number of sentences ({len(x)})")
     if algorithm == "gmm":
         from sklearn.mixture import GaussianMixture
         model = GaussianMixture(n_components=k, covariance_type="full", max_iter=max_iter,
-                                random_state=seed, reg_covar=1e-5)
+                                random_state=seed, n_init=n_init)
     elif algorithm == "kmeans":
         from sklearn.cluster import KMeans
-        model = KMeans(n_clusters=k, random_state=seed, n_init=1, max_iter=max(max_iter, 300))
+        model = KMeans(n_clusters=k, random_state=seed, n_init=n_init, max_iter=max(max_iter, 300))
     else:
         raise ValueError(f"unknown clustering algorithm '{algorithm}' (gmm or kmeans)")
     labels = model.fit_predict(x.astype(np.float64))
@@ -106,7 +109,7 @@ class ClusteringResult:
 
 def cluster_grid(x: np.ndarray, gold: Sequence | None, ks: Sequence[int] = (5,),
                  pcas: Sequence[int | None] = (50,), seeds: Sequence[int] = (0,),
-                 algorithm: str = "gmm", progress: bool = False) -> ClusteringResult:
+                 algorithm: str = "gmm", n_init: int = 3, progress: bool = False) -> ClusteringResult:
     """Cluster ``x`` (n, dim) for every k × PCA setting × seed; score against ``gold`` if given."""
     from tqdm.auto import tqdm
     res = ClusteringResult()
@@ -116,8 +119,8 @@ def cluster_grid(x: np.ndarray, gold: Sequence | None, ks: Sequence[int] = (5,),
         p = p or None
         if p not in reduced:
             reduced[p] = reduce(x, p, seed=0)[0]
-        labels, _ = fit_clusters(reduced[p], k, seed=s, algorithm=algorithm)
-        run = {"k": int(k), "pca": p, "seed": int(s), "algorithm": algorithm}
+        labels, _ = fit_clusters(reduced[p], k, seed=s, algorithm=algorithm, n_init=n_init)
+        run = {"k": int(k), "pca": p, "seed": int(s), "algorithm": algorithm, "n_init": n_init}
         if gold is not None:
             run["purity"] = purity(gold, labels)
             mat, names, ids = confusion(gold, labels)

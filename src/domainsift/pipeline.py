@@ -36,18 +36,20 @@ class EmbedConfig:
     seed: int = 0
     cache_dir: str | None = None  # None: the default cache; "" : no cache
     progress: bool = True
+    normalize: bool | None = None  # None: as the model's own sentence-transformers config says
 
     def build(self):
         cache = default_cache_dir() if self.cache_dir is None else self.cache_dir
         return get_embedder(self.embedder, seed=self.seed, layer=self.layer,
                             max_length=self.max_length, batch_size=self.batch_size,
-                            device=self.device, progress=self.progress,
+                            device=self.device, progress=self.progress, normalize=self.normalize,
                             cache_dir=None if self.embedder in BASELINES else (cache or None))
 
     def signature_params(self, embedder) -> dict:
         params = {"model": embedder.name}
         if self.embedder not in BASELINES:
-            params.update(layer=self.layer, pool="mean", max_length=self.max_length)
+            params.update(layer=self.layer, pool="mean", max_length=self.max_length,
+                          normalize=bool(getattr(getattr(embedder, "embedder", embedder), "normalize", False)))
         return params
 
 
@@ -74,7 +76,7 @@ def run_embed(corpus: Corpus, out_dir: str | os.PathLike, config: EmbedConfig = 
 
 def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.PathLike,
                 ks: Sequence[int] = (5,), pcas: Sequence[int | None] = (50,),
-                seeds: Sequence[int] = (0, 1, 2, 3, 4), algorithm: str = "gmm",
+                seeds: Sequence[int] = (0, 1, 2, 3, 4), algorithm: str = "gmm", n_init: int = 3,
                 config: EmbedConfig = EmbedConfig(), plots: bool = True,
                 vectors: np.ndarray | None = None) -> dict:
     """Embed, cluster for every k × PCA × seed, score against ``gold``, write results and plots.
@@ -88,10 +90,11 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     if vectors is None:
         vectors, emb = embed_corpus(corpus, config)
     res = cluster_grid(vectors, gold, ks=ks, pcas=pcas, seeds=seeds, algorithm=algorithm,
-                       progress=config.progress)
+                       n_init=n_init, progress=config.progress)
     model_params = config.signature_params(emb) if emb is not None else {"model": config.embedder}
     sig = make_signature("cluster", seed=list(seeds)[0], inputs=corpus.files, n_sentences=len(corpus),
                          k=list(ks), pca=list(pcas), seeds=list(seeds), algorithm=algorithm,
+                         n_init=n_init,
                          **model_params)
     result = {"signature": sig, "n_sentences": len(corpus), "runs": res.runs,
               "summary": res.summary() if gold is not None else [], "confusions": res.confusions}

@@ -41,7 +41,8 @@ class Embedder(Protocol):
 
 def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1,
                  max_length: int = 128, batch_size: int = 64, device: str | None = None,
-                 progress: bool = True, cache_dir: str | None = None, dim: int | None = None):
+                 progress: bool = True, cache_dir: str | None = None, dim: int | None = None,
+                 normalize: bool | None = None):
     """Build an embedder by name (see the module docstring).
 
     ``cache_dir`` wraps a transformers encoder in a :class:`CachedEmbedder`.
@@ -61,7 +62,7 @@ def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1
     from .transformers import TransformersEmbedder, default_model_path
     path = default_model_path() if name in ("minilm", "default", "all-MiniLM-L6-v2") else name
     emb = TransformersEmbedder(path, layer=layer, max_length=max_length, batch_size=batch_size,
-                               device=device, progress=progress)
+                               device=device, progress=progress, normalize=normalize)
     if cache_dir:
         return CachedEmbedder(emb, cache_dir, progress=progress)
     return emb

@@ -82,6 +82,18 @@ def model_display_name(name_or_path: str) -> str:
     return name_or_path
 
 
+def _declares_normalize(model: str) -> bool:
+    """True when a local sentence-transformers model lists a Normalize module."""
+    modules = Path(model) / "modules.json"
+    if not modules.exists():
+        return False
+    try:
+        import json
+        return any("Normalize" in m.get("type", "") for m in json.loads(modules.read_text()))
+    except (ValueError, AttributeError):
+        return False
+
+
 def mean_pool(hidden, mask):
     """Average ``hidden`` (batch, seq, dim) over positions where ``mask`` is 1."""
     m = mask.unsqueeze(-1).to(hidden.dtype)
@@ -98,13 +110,17 @@ class TransformersEmbedder:
     max_length : tokens per sentence, longer ones are truncated
     batch_size : sentences per forward pass; batches are sorted by length
     device : "cpu", "cuda", or None for the GPU when there is one
+    normalize : L2-normalise the pooled vectors; None (default) follows the model's own
+        sentence-transformers pipeline (``modules.json`` with a ``Normalize`` module, as
+        all-MiniLM-L6-v2 has), False for plain models such as BERT
     """
 
     pooling = "mean"
 
     def __init__(self, model: str, layer: int = -1, max_length: int = 128, batch_size: int = 64,
-                 device: str | None = None, progress: bool = True):
+                 device: str | None = None, progress: bool = True, normalize: bool | None = None):
         self.model_path = model
+        self.normalize = _declares_normalize(model) if normalize is None else normalize
         self.name = model_display_name(model)
         self.layer = layer
         self.max_length = max_length
@@ -115,7 +131,8 @@ class TransformersEmbedder:
 
     @property
     def cache_key(self) -> str:
-        return f"{self.name}|layer:{self.layer}|pool:{self.pooling}|maxlen:{self.max_length}"
+        return (f"{self.name}|layer:{self.layer}|pool:{self.pooling}|maxlen:{self.max_length}"
+                f"|norm:{int(self.normalize)}")
 
     def _load(self):
         if self._loaded is None:
@@ -147,6 +164,8 @@ class TransformersEmbedder:
                 result = model(**batch, output_hidden_states=True)
                 hidden = result.hidden_states[self.layer]
                 pooled = mean_pool(hidden, batch["attention_mask"])
+                if self.normalize:
+                    pooled = torch.nn.functional.normalize(pooled.float(), dim=-1)
                 out[idx] = pooled.float().cpu().numpy()
                 bar.update(len(idx))
         bar.close()

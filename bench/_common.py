@@ -1,0 +1,44 @@
+"""Shared helpers for the benchmarks: the data location and result writing."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("DOMAINSIFT_DATA", ROOT.parent / "shared" / "data" / "opus-multidomain" / "de-en"))
+RESULTS = ROOT / "bench" / "results"
+CLASSIC = ["EMEA", "JRC-Acquis", "KDE4", "OpenSubtitles", "Tanzil"]
+SEVEN = CLASSIC + ["TED2020", "QED"]
+
+
+def data_file(domain: str, split: str, lang: str = "en") -> str:
+    p = DATA / f"{domain}.{split}.{lang}"
+    if not p.exists():
+        sys.exit(f"benchmark data not found: {p} (set DOMAINSIFT_DATA)")
+    return str(p)
+
+
+def command_line() -> str:
+    return "python " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def write_results(name: str, payload: dict, markdown: str) -> None:
+    from domainsift._atomic import atomic_open, save_json
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    payload = {"command": command_line(), "machine": machine(),
+               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **payload}
+    save_json(RESULTS / f"{name}.json", payload)
+    head = (f"Command: `{payload['command']}`  \nMachine: {payload['machine']}  \n"
+            f"Date: {payload['date']}\n\n")
+    with atomic_open(RESULTS / f"{name}.md") as fh:
+        fh.write(markdown.split("\n", 1)[0] + "\n\n" + head + markdown.split("\n", 1)[1])
+    print(f"wrote {RESULTS / name}.md and .json")

@@ -1,0 +1,91 @@
+"""Shared fixtures: small seeded corpora and tiny transformers models built from configs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# Three easy synthetic "domains" with disjoint vocabularies.
+WORDS = {
+    "med": "dose tablet patient doctor blood liver kidney injection vaccine nausea treatment".split(),
+    "law": "article regulation member state commission directive court treaty annex council".split(),
+    "it": "click file folder server window menu download install button keyboard settings".split(),
+}
+
+
+def make_sentences(domain: str, n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    words = WORDS[domain]
+    return [" ".join(rng.choice(words, size=int(rng.integers(5, 10)))) for _ in range(n)]
+
+
+@pytest.fixture
+def domain_files(tmp_path):
+    """Three files of 30 lines each, one domain per file."""
+    paths = []
+    for i, d in enumerate(WORDS):
+        p = tmp_path / f"{d}.txt"
+        p.write_text("\n".join(make_sentences(d, 30, seed=i)) + "\n", encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+FAMILIES = ["bert", "distilbert", "roberta", "gpt2", "xlnet"]
+
+
+def _tiny_config(family: str, vocab_size: int, pad_id: int):
+    import transformers as tf
+    h = dict(vocab_size=vocab_size)
+    if family == "bert":
+        return tf.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                             intermediate_size=64, max_position_embeddings=64, pad_token_id=pad_id, **h)
+    if family == "distilbert":
+        return tf.DistilBertConfig(dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+                                   max_position_embeddings=64, pad_token_id=pad_id, **h)
+    if family == "roberta":
+        return tf.RobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                intermediate_size=64, max_position_embeddings=80, pad_token_id=pad_id, **h)
+    if family == "gpt2":
+        return tf.GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=64, **h)
+    if family == "xlnet":
+        return tf.XLNetConfig(d_model=32, n_layer=2, n_head=2, d_inner=64, pad_token_id=pad_id, **h)
+    raise ValueError(family)
+
+
+def build_tiny_model(family: str, out_dir: Path, seed: int = 0, for_classification: bool = False) -> str:
+    """Save a randomly initialised tiny model of ``family`` plus a word-level tokenizer."""
+    import torch
+    import transformers as tf
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    corpus = [w for ws in WORDS.values() for w in ws] + "the a of and to in is".split()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "<s>", "</s>"]
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator([" ".join(corpus)], trainers.WordLevelTrainer(special_tokens=specials))
+    fast = tf.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
+                                      cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
+                                      bos_token="<s>", eos_token="</s>")
+    if family == "gpt2":  # GPT-2 has no pad token of its own; the library must cope
+        fast = tf.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", eos_token="</s>",
+                                          bos_token="<s>")
+    torch.manual_seed(seed)
+    config = _tiny_config(family, vocab_size=tok.get_vocab_size(), pad_id=0)
+    model = (tf.AutoModelForSequenceClassification if for_classification else tf.AutoModel).from_config(config)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir)
+    fast.save_pretrained(out_dir)
+    return str(out_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory):
+    base = tmp_path_factory.mktemp("tiny_models")
+    return {fam: build_tiny_model(fam, base / fam) for fam in FAMILIES}

@@ -1,0 +1,70 @@
+import json
+
+import numpy as np
+import pytest
+
+from domainsift.cli import main
+
+
+def test_embed_cli(domain_files, tiny_models, tmp_path, capsys):
+    out = tmp_path / "emb"
+    assert main(["-q", "embed", *map(str, domain_files), "--model", tiny_models["bert"],
+                 "--cache", str(tmp_path / "cache"), "--out", str(out)]) == 0
+    x = np.load(out / "embeddings.npy")
+    assert x.shape == (90, 32)
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["method"] == "embed" and sig["n_sentences"] == 90 and sig["layer"] == -1
+    assert "version" in sig and sig["signature"].startswith("embed|")
+
+
+def test_cluster_cli_end_to_end(domain_files, tmp_path, capsys):
+    out = tmp_path / "cl"
+    rc = main(["-q", "cluster", *map(str, domain_files), "--embedder", "tfidf", "--k", "3", "4",
+               "--pca", "0", "5", "--seeds", "2", "--out", str(out)])
+    assert rc == 0
+    res = json.loads((out / "clustering.json").read_text())
+    assert len(res["runs"]) == 2 * 2 * 2
+    assert {"k", "pca", "seed", "purity"} <= set(res["runs"][0])
+    assert res["confusions"][0]["domains"] == ["it", "law", "med"]
+    best = max(r["purity"] for r in res["runs"] if r["k"] == 3)
+    assert best > 0.9  # disjoint vocabularies: tf-idf separates them
+    assert (out / "map_k3_pcanone.png").stat().st_size > 1000
+    assert (out / "confusion_k3_pca5.png").exists()
+    printed = capsys.readouterr().out
+    assert "purity" in printed
+
+
+def test_cluster_cli_distinct_and_labels(tmp_path, capsys):
+    a = tmp_path / "a.txt"
+    a.write_text("dose tablet\ndose tablet\nkidney blood\nliver dose\n")
+    labels = tmp_path / "labels.txt"
+    labels.write_text("x\ny\nx\n")
+    rc = main(["-q", "cluster", str(a), "--embedder", "random", "--max-per-file", "3", "--distinct",
+               "--labels", str(labels), "--k", "2", "--pca", "0", "--seeds", "1", "--no-plots",
+               "--out", str(tmp_path / "o")])
+    assert rc == 0
+    res = json.loads((tmp_path / "o" / "clustering.json").read_text())
+    assert res["n_sentences"] == 3
+
+
+def test_cli_bad_input_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok\n\xfe\n")
+    rc = main(["-q", "cluster", str(bad), "--embedder", "random", "--out", str(tmp_path / "o")])
+    assert rc == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "bad.txt:2: invalid UTF-8" in err
+    assert not (tmp_path / "o" / "clustering.json").exists()
+
+
+def test_cli_rejects_nonpositive_k(domain_files, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["cluster", str(domain_files[0]), "--k", "0", "--out", str(tmp_path)])
+
+
+def test_demo_runs_offline(tmp_path, capsys):
+    assert main(["-q", "demo", "--out", str(tmp_path / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert "purity" in out and "pictures:" in out
+    res = json.loads((tmp_path / "demo" / "cluster" / "clustering.json").read_text())
+    assert res["summary"][0]["purity_mean"] > 0.6  # built-in domains are easy; chance is 0.2

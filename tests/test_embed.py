@@ -1,0 +1,139 @@
+import numpy as np
+import pytest
+
+from conftest import FAMILIES, make_sentences
+from domainsift.embed import CachedEmbedder, Embedder, get_embedder
+from domainsift.embed.transformers import TransformersEmbedder
+from domainsift.errors import DomainsiftError
+
+TEXTS = ["dose tablet patient", "click file", "article regulation member state commission directive",
+         "the a"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_transformers_families(tiny_models, family):
+    emb = TransformersEmbedder(tiny_models[family], batch_size=2, progress=False)
+    assert isinstance(emb, Embedder)
+    x = emb.encode(TEXTS)
+    assert x.shape == (4, 32) and x.dtype == np.float32
+    assert np.isfinite(x).all()
+    # length-sorted batching must not reorder the output: encoding one by one agrees
+    single = np.vstack([emb.encode([t]) for t in TEXTS])
+    np.testing.assert_allclose(x, single, atol=1e-4)
+
+
+def test_layer_choice_changes_vectors(tiny_models):
+    last = TransformersEmbedder(tiny_models["bert"], layer=-1, progress=False).encode(TEXTS)
+    first = TransformersEmbedder(tiny_models["bert"], layer=0, progress=False).encode(TEXTS)
+    assert not np.allclose(last, first)
+
+
+def test_mean_pooling_ignores_padding(tiny_models):
+    """A short sentence gives the same vector alone and batched with a long one."""
+    emb = TransformersEmbedder(tiny_models["bert"], batch_size=8, progress=False)
+    alone = emb.encode(["click file"])
+    batched = emb.encode(["click file", "article regulation member state commission directive court"])
+    np.testing.assert_allclose(alone[0], batched[0], atol=1e-5)
+
+
+def test_max_length_truncates(tiny_models):
+    long = " ".join(["dose"] * 40 + ["click"] * 40)
+    a = TransformersEmbedder(tiny_models["bert"], max_length=8, progress=False).encode([long])
+    b = TransformersEmbedder(tiny_models["bert"], max_length=8, progress=False).encode(
+        [" ".join(["dose"] * 40)])
+    np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_unknown_model_is_a_clear_error(tmp_path):
+    emb = TransformersEmbedder(str(tmp_path / "no-such-model"), progress=False)
+    with pytest.raises(DomainsiftError, match="cannot load model"):
+        emb.encode(["x"])
+
+
+@pytest.mark.parametrize("name", ["tfidf", "word2vec", "lda", "random"])
+def test_baselines_shape_and_determinism(name):
+    texts = make_sentences("med", 20, 0) + make_sentences("it", 20, 1)
+    a = get_embedder(name, seed=3, dim=8).encode(texts)
+    b = get_embedder(name, seed=3, dim=8).encode(texts)
+    assert a.shape == (40, 8) and a.dtype == np.float32
+    np.testing.assert_array_equal(a, b)
+
+
+def test_default_encoder_loads_offline():
+    emb = get_embedder("minilm", progress=False)
+    assert emb.name == "all-MiniLM-L6-v2"
+    x = emb.encode(["The tablet is taken once a day.", "Click the Save button."])
+    assert x.shape == (2, 384)
+    assert np.isfinite(x).all()
+
+
+class CountingEmbedder:
+    """Deterministic fake with a cache_key; counts how many texts it encoded."""
+
+    name = "counting"
+    cache_key = "counting|v1"
+
+    def __init__(self, fail_after_calls=None):
+        self.encoded = 0
+        self.calls = 0
+        self.fail_after_calls = fail_after_calls
+
+    def encode(self, texts):
+        if self.fail_after_calls is not None and self.calls >= self.fail_after_calls:
+            raise KeyboardInterrupt("killed")
+        self.calls += 1
+        self.encoded += len(texts)
+        return np.array([[len(t), sum(map(ord, t)) % 97] for t in texts], dtype=np.float32)
+
+
+def test_cache_second_run_encodes_nothing(tmp_path):
+    texts = [f"sentence {i}" for i in range(25)]
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, tmp_path, chunk_size=10, progress=False)
+    first = cached.encode(texts)
+    assert inner.encoded == 25 and cached.last_misses_ == 3
+    second = cached.encode(texts)
+    assert inner.encoded == 25 and cached.last_hits_ == 3
+    np.testing.assert_array_equal(first, second)
+
+
+def test_cache_resumes_after_interruption(tmp_path):
+    texts = [f"sentence {i}" for i in range(50)]
+    killed = CountingEmbedder(fail_after_calls=2)
+    with pytest.raises(KeyboardInterrupt):
+        CachedEmbedder(killed, tmp_path, chunk_size=10, progress=False).encode(texts)
+    assert killed.encoded == 20
+    assert not list(tmp_path.rglob("*.tmp"))  # no half-written chunk
+    resumed = CountingEmbedder()
+    out = CachedEmbedder(resumed, tmp_path, chunk_size=10, progress=False).encode(texts)
+    assert resumed.encoded == 30  # only the three unfinished chunks
+    np.testing.assert_array_equal(out, CountingEmbedder().encode(texts))
+
+
+def test_cache_key_separates_models(tmp_path):
+    texts = ["a", "b"]
+    a = CountingEmbedder()
+    CachedEmbedder(a, tmp_path, progress=False).encode(texts)
+    b = CountingEmbedder()
+    b.cache_key = "counting|v2"
+    CachedEmbedder(b, tmp_path, progress=False).encode(texts)
+    assert b.encoded == 2
+
+
+def test_cache_with_real_transformers(tiny_models, tmp_path):
+    emb = get_embedder(tiny_models["distilbert"], cache_dir=str(tmp_path), progress=False)
+    x1 = emb.encode(TEXTS)
+    x2 = emb.encode(TEXTS)
+    assert emb.last_hits_ == 1
+    np.testing.assert_array_equal(x1, x2)
+
+
+def test_normalize_follows_model_config(tiny_models):
+    minilm = get_embedder("minilm", progress=False)
+    assert minilm.normalize is True
+    np.testing.assert_allclose(np.linalg.norm(minilm.encode(["a short sentence"]), axis=1), 1.0, atol=1e-5)
+    tiny = TransformersEmbedder(tiny_models["bert"], progress=False)
+    assert tiny.normalize is False
+    forced = TransformersEmbedder(tiny_models["bert"], normalize=True, progress=False)
+    assert "norm:1" in forced.cache_key and "norm:0" in tiny.cache_key
+    np.testing.assert_allclose(np.linalg.norm(forced.encode(TEXTS), axis=1), 1.0, atol=1e-5)
