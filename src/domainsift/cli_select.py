@@ -1,5 +1,150 @@
-"""Selection subcommands (score, select, evaluate); added to the parser by cli.py."""
+"""Selection subcommands: score, select, evaluate. Added to the parser by cli.py."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from .errors import DomainsiftError
+
+
+def _add_method_opts(p, add_reader_opts) -> None:
+    from .select import SELECTORS
+    p.add_argument("--method", required=False, choices=list(SELECTORS), help="selection method")
+    p.add_argument("--in-domain", nargs="+", metavar="FILE", help="the in-domain sentences")
+    p.add_argument("--pool", nargs="+", metavar="FILE", help="the pool to select from")
+    p.add_argument("--pool-target", nargs="+", metavar="FILE",
+                   help="the other side of a parallel pool, aligned line by line with --pool; "
+                        "--pool must be the side in the in-domain set's language")
+    p.add_argument("--seed", type=int, default=0)
+    g = p.add_argument_group("method parameters")
+    g.add_argument("--model", default="minilm",
+                   help="encoder for cosine/finetune: minilm (default) or a HF name or path")
+    g.add_argument("--epochs", type=int, default=3, help="finetune: epochs (default 3)")
+    g.add_argument("--lr", type=float, default=2e-5, help="finetune: encoder learning rate (2e-5)")
+    g.add_argument("--batch-size", type=int, default=32, help="finetune: training batch size (32)")
+    g.add_argument("--negatives", choices=["preranked", "random"], default="preranked",
+                   help="finetune: negatives from the bottom 2/3 of the cosine ranking (default) or random")
+    g.add_argument("--order", type=int, default=3, help="moore-lewis: n-gram order (3)")
+    g.add_argument("--max-length", type=int, default=128)
+    g.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
+    g.add_argument("--cache", default=None, help="embedding cache directory")
+    add_reader_opts(p)
+
+
+def _add_choose_opts(p, positive_int) -> None:
+    g = p.add_argument_group("what to select (exactly one)")
+    g.add_argument("--top", type=positive_int, help="the N best lines")
+    g.add_argument("--fraction", type=float, help="the best fraction of the pool (0-1]")
+    g.add_argument("--threshold", type=float, help="every line scoring at least this")
+    g.add_argument("--positive", action="store_true",
+                   help="finetune only: lines the classifier calls in-domain (p > 0.5)")
+
+
+def _method_params(args) -> dict:
+    progress = not args.quiet
+    m = args.method
+    if m == "cosine":
+        return dict(embedder=args.model, max_length=args.max_length, device=args.device,
+                    cache_dir=args.cache, progress=progress)
+    if m == "finetune":
+        return dict(model=args.model, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
+                    negatives=args.negatives, max_length=args.max_length, device=args.device,
+                    cache_dir=args.cache, progress=progress)
+    if m == "moore-lewis":
+        return dict(order=args.order, progress=progress)
+    return {}
+
+
+def _read_inputs(args):
+    from .corpus import read_corpus, read_parallel, Corpus
+    if not args.method:
+        raise DomainsiftError("--method is required (or --from-scores DIR)")
+    if not args.in_domain or not args.pool:
+        raise DomainsiftError("--in-domain and --pool are required")
+    kw = dict(fmt=args.format, column=args.column, field=args.field)
+    in_domain = read_corpus(args.in_domain, **kw)
+    if args.pool_target:
+        if len(args.pool_target) != len(args.pool):
+            raise DomainsiftError(f"{len(args.pool)} --pool files but {len(args.pool_target)} --pool-target files")
+        parts = [read_parallel(s, t, **kw) for s, t in zip(args.pool, args.pool_target)]
+        pool = Corpus(texts=[t for c in parts for t in c.texts], ids=[i for c in parts for i in c.ids],
+                      files=[f for c in parts for f in c.files], n_empty=sum(c.n_empty for c in parts),
+                      targets=[t for c in parts for t in c.targets],
+                      target_files=[f for c in parts for f in c.target_files])
+    else:
+        pool = read_corpus(args.pool, **kw)
+    return in_domain, pool
+
+
+def _print_score(sig, out) -> None:
+    print(f"scored {sig['n_pool']} pool lines with {sig['method']} in {sig['score_seconds']} s -> {out}")
+    if sig.get("classifier_holdout"):
+        m = sig["classifier_holdout"]
+        print(f"classifier on held-out data: precision {m['precision']:.3f}  recall {m['recall']:.3f}  "
+              f"F1 {m['f1']:.3f}  (n={m['n']})")
+    print(f"signature: {sig['signature']}")
+
+
+def cmd_score(args) -> int:
+    from .select.run import run_score
+    in_domain, pool = _read_inputs(args)
+    sig = run_score(args.method, in_domain, pool, args.out, _method_params(args), seed=args.seed)
+    _print_score(sig, args.out)
+    return 0
+
+
+def cmd_select(args) -> int:
+    from .select.run import check_n_against_pool, run_score, run_select
+    rules = sum(x is not None for x in (args.top, args.fraction, args.threshold)) + bool(args.positive)
+    if rules != 1:
+        raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")
+    t0 = time.time()
+    if args.from_scores:
+        score_dir = args.from_scores
+        out = args.out or score_dir
+    else:
+        if not args.out:
+            raise DomainsiftError("--out is required")
+        in_domain, pool = _read_inputs(args)
+        check_n_against_pool(len(pool), args.top)  # fail before any work or output
+        if args.positive and args.method != "finetune":
+            raise DomainsiftError("--positive needs probability scores (method finetune)")
+        sig = run_score(args.method, in_domain, pool, args.out, _method_params(args), seed=args.seed)
+        _print_score(sig, args.out)
+        score_dir = out = args.out
+    sel = run_select(score_dir, out, top=args.top, fraction=args.fraction, threshold=args.threshold,
+                     positive=args.positive)
+    print(f"selected {sel['n_selected']} / {sel['n_pool']} lines in {time.time() - t0:.1f} s -> "
+          + ", ".join(sel["outputs"]))
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from .evaluate import evaluate_run
+    r = evaluate_run(args.run_dir, args.gold)
+    print(f"precision {r['precision']:.4f}  recall {r['recall']:.4f}  "
+          f"({r['n_correct']} of {r['n_selected']} selected are in the {r['n_gold']} gold lines)")
+    print(f"-> {Path(args.run_dir) / 'eval.json'}")
+    return 0
 
 
 def add_commands(sub, add_reader_opts, add_embed_opts, positive_int) -> None:
-    return None
+    s = sub.add_parser("score", help="score a pool by how in-domain each line is (no selection)")
+    _add_method_opts(s, add_reader_opts)
+    s.add_argument("--out", required=True, help="run directory")
+    s.set_defaults(func=cmd_score)
+
+    s = sub.add_parser("select", help="score and select in one go, or re-select from saved scores")
+    _add_method_opts(s, add_reader_opts)
+    s.add_argument("--from-scores", metavar="DIR", help="re-select from a score directory (no re-scoring)")
+    s.add_argument("--out", help="output directory (default with --from-scores: DIR itself)")
+    _add_choose_opts(s, positive_int)
+    s.set_defaults(func=cmd_select)
+
+    s = sub.add_parser("evaluate", help="precision and recall of a selection against an oracle")
+    s.add_argument("run_dir", metavar="DIR")
+    s.add_argument("--gold", nargs="+", required=True, metavar="FILE",
+                   help="pool file(s) whose every line is in-domain (the oracle)")
+    s.set_defaults(func=cmd_evaluate)

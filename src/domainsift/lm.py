@@ -1,0 +1,181 @@
+"""n-gram language models through VariKN (PyPI ``varikn``).
+
+Why VariKN: it is a maintained n-gram toolkit (Aalto University) whose PyPI
+package ships a compiled wheel with Python bindings for both *training*
+(Kneser–Ney smoothed, growing/pruned varigram models) and *scoring*. KenLM's
+PyPI package only queries models; training needs the ``lmplz`` binary, which
+is not on PyPI. VariKN writes standard ARPA files, so models can be inspected
+or used with other tools.
+
+Text is lower-cased and split into word and punctuation tokens; each sentence
+is scored as ``<s> w1 ... wn </s>`` (``<s>`` is context only). Out-of-vocabulary
+tokens are counted separately: :meth:`NgramLM.perplexity` leaves them out of
+the perplexity and reports the OOV rate (the SRILM convention), while
+:meth:`NgramLM.cross_entropy` scores them with the model's ``<UNK>``
+probability so that every token counts (what Moore–Lewis needs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .errors import DomainsiftError, missing_extra
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+UNK = "<UNK>"
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word and punctuation tokens."""
+    return _TOKEN.findall(text.lower())
+
+
+def _varikn():
+    try:
+        import varikn
+    except ImportError:
+        raise missing_extra("varikn", "lm") from None
+    return varikn
+
+
+@contextlib.contextmanager
+def _quiet_fds():
+    """Silence the C++ library's chatter on file descriptors 1 and 2."""
+    import sys
+    for s in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            s.flush()
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [devnull]:
+            os.close(fd)
+
+
+class NgramLM:
+    """A Kneser–Ney smoothed n-gram LM trained with VariKN.
+
+    Parameters
+    ----------
+    order : maximum n-gram order
+    prune_scale : VariKN's data-cost scale (``dscale``); smaller keeps more n-grams
+    """
+
+    def __init__(self, order: int = 4, prune_scale: float = 0.0001):
+        if order < 1:
+            raise ValueError("order must be >= 1")
+        self.order = order
+        self.prune_scale = prune_scale
+        self._dir: str | None = None
+        self._scorer = None
+        self.arpa_path: str | None = None
+
+    # -- training / loading ------------------------------------------------
+    def fit(self, sentences: Iterable[str]) -> "NgramLM":
+        """Train on an iterable of raw sentences (tokenized here)."""
+        vk = _varikn()
+        self._dir = tempfile.mkdtemp(prefix="domainsift-lm-")
+        train = Path(self._dir) / "train.txt"
+        n = 0
+        with open(train, "w", encoding="utf-8") as fh:
+            for s in sentences:
+                toks = tokenize(s)
+                if toks:
+                    fh.write("<s> " + " ".join(toks) + " </s>\n")
+                    n += 1
+        if n == 0:
+            raise DomainsiftError("cannot train a language model on no (non-empty) sentences")
+        arpa = Path(self._dir) / "model.arpa"
+        with _quiet_fds():
+            vg = vk.VarigramTrainer(False, False)
+            vg.set_datacost_scale(self.prune_scale)
+            vg.set_datacost_scale2(2 * self.prune_scale)
+            vg.set_max_order(self.order)
+            vg.initialize(str(train), 0, 0, -1, "", "<s>", False, "")
+            vg.set_cutoffs([0, 0, 1])
+            vg.grow(1)
+            vg.write_file(str(arpa), True)
+        self.n_train_sentences_ = n
+        return self.load(str(arpa))
+
+    def load(self, arpa_path: str) -> "NgramLM":
+        """Load an ARPA file (any toolkit's) for scoring."""
+        vk = _varikn()
+        if not os.path.exists(arpa_path):
+            raise DomainsiftError(f"{arpa_path}: no such language model file")
+        with _quiet_fds():
+            scorer = vk.Perplexity(arpa_path, 0, "", "", "", UNK, 0, False)
+        scorer.set_init_hist(1)
+        scorer.set_unk_warn(False)
+        self._scorer = scorer
+        self.arpa_path = arpa_path
+        scorer.token_logprob("<s>")
+        unk = float(scorer.token_logprob(UNK))
+        scorer.clear_history()
+        self._unk_lp = unk if unk > -98 else -7.0  # a model without <UNK>: a small floor
+        return self
+
+    def save(self, path: str | os.PathLike) -> None:
+        from ._atomic import atomic_path
+        with atomic_path(path) as tmp:
+            shutil.copyfile(self.arpa_path, tmp)
+
+    def __del__(self):
+        if self._dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+    # -- scoring ------------------------------------------------------------
+    def sentence_stats(self, sentences: Sequence[str]):
+        """Per sentence: (log10 prob of in-vocabulary tokens, their count, OOV count,
+        log10 prob of OOV tokens under ``<UNK>``), each of shape (n,)."""
+        if self._scorer is None:
+            raise DomainsiftError("language model is not trained or loaded")
+        lm = self._scorer
+        n = len(sentences)
+        lp_known = np.zeros(n)
+        n_known = np.zeros(n, dtype=np.int64)
+        n_oov = np.zeros(n, dtype=np.int64)
+        lp_oov = np.zeros(n)
+        for i, s in enumerate(sentences):
+            lm.token_logprob("<s>")
+            for tok in tokenize(s) + ["</s>"]:
+                before = lm.get_num_tunks()
+                lp = lm.token_logprob(tok)
+                if lm.get_num_tunks() > before or lp <= -98:
+                    n_oov[i] += 1
+                    lp_oov[i] += max(lp, self._unk_lp)
+                else:
+                    lp_known[i] += lp
+                    n_known[i] += 1
+            lm.clear_history()
+        return lp_known, n_known, n_oov, lp_oov
+
+    def cross_entropy(self, sentences: Sequence[str]) -> np.ndarray:
+        """Per-token cross-entropy (bits) of each sentence, OOVs scored as ``<UNK>``; (n,)."""
+        lp_known, n_known, n_oov, lp_oov = self.sentence_stats(sentences)
+        total = n_known + n_oov
+        return -(lp_known + lp_oov) / np.maximum(total, 1) / math.log10(2)
+
+    def perplexity(self, sentences: Sequence[str]) -> dict:
+        """Corpus perplexity over in-vocabulary tokens (incl. ``</s>``) and the OOV rate."""
+        lp_known, n_known, n_oov, _ = self.sentence_stats(sentences)
+        tokens = int(n_known.sum())
+        oov = int(n_oov.sum())
+        ppl = 10 ** (-lp_known.sum() / tokens) if tokens else float("inf")
+        return {"perplexity": float(ppl), "oov_rate": oov / max(tokens + oov, 1),
+                "n_tokens": tokens + oov, "n_oov": oov, "n_sentences": len(sentences)}

@@ -1,0 +1,235 @@
+"""Domain-Finetune (paper 000, section 4): fine-tune the pretrained encoder as a
+positive-unlabeled domain classifier.
+
+Positives are the in-domain sentences. The pool is unlabeled, so negatives are
+drawn from it: by default from the bottom two thirds of the Domain-Cosine
+ranking (sentences unlikely to be in-domain); ``negatives="random"`` samples
+the whole pool (the ablation). The whole encoder is fine-tuned (all weights)
+with a linear head on the mean-pooled hidden states, AdamW, a linear schedule.
+A held-out share of the positives and negatives gives the classifier's
+precision, recall and F1 (the paper's Table 5). Scores are probabilities of
+being in-domain, so ``--positive`` (p > 0.5) is Domain-Finetune-Positive.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import DomainsiftError
+from .base import BaseSelector
+from .cosine import CosineSelector
+
+log = logging.getLogger(__name__)
+
+
+def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random.Generator,
+                     exclude: np.ndarray | None = None) -> np.ndarray:
+    """Indices of ``n`` pool sentences to use as negatives.
+
+    ``how="preranked"``: uniformly from the bottom two thirds of the cosine ranking;
+    ``how="random"``: uniformly from the whole pool. ``exclude`` marks pool items
+    that must not be negatives (e.g. copies of in-domain sentences).
+    """
+    m = len(cosine_scores)
+    if how == "preranked":
+        order = np.lexsort((np.arange(m), -cosine_scores))
+        candidates = order[m // 3:]
+    elif how == "random":
+        candidates = np.arange(m)
+    else:
+        raise DomainsiftError(f"unknown negatives sampling '{how}' (preranked or random)")
+    if exclude is not None:
+        candidates = candidates[~exclude[candidates]]
+    if len(candidates) == 0:
+        raise DomainsiftError("the pool has no candidates for negatives")
+    n = min(n, len(candidates))
+    return np.sort(rng.choice(candidates, size=n, replace=False))
+
+
+def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
+    tp = int(((y_true == 1) & (y_pred == 1)).sum())
+    fp = int(((y_true == 0) & (y_pred == 1)).sum())
+    fn = int(((y_true == 1) & (y_pred == 0)).sum())
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return {"precision": p, "recall": r, "f1": f, "n": int(len(y_true))}
+
+
+class FinetuneSelector(BaseSelector):
+    """Fine-tunes a transformers encoder + linear head to tell in-domain from the pool.
+
+    Parameters
+    ----------
+    model : "minilm" (default) or any Hugging Face name or local path
+    epochs, lr, batch_size : training (paper defaults: 3 epochs, AdamW 2e-5, 32)
+    head_lr : learning rate of the freshly initialised linear head
+    negatives : "preranked" (bottom two thirds of cosine ranking) or "random"
+    neg_ratio : negatives per positive
+    holdout : share of positives and negatives held out to measure the classifier
+    """
+
+    name = "finetune"
+    probabilistic = True
+
+    def __init__(self, model: str = "minilm", epochs: int = 3, lr: float = 2e-5, head_lr: float = 1e-3,
+                 batch_size: int = 32, max_length: int = 128, negatives: str = "preranked",
+                 neg_ratio: float = 1.0, holdout: float = 0.1, warmup: float = 0.1,
+                 score_batch_size: int = 128, seed: int = 0, device: str | None = None,
+                 cache_dir: str | None = None, progress: bool = True):
+        self.model = model
+        self.epochs = epochs
+        self.lr = lr
+        self.head_lr = head_lr
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.negatives = negatives
+        self.neg_ratio = neg_ratio
+        self.holdout = holdout
+        self.warmup = warmup
+        self.score_batch_size = score_batch_size
+        self.seed = seed
+        self.device = device
+        self.cache_dir = cache_dir
+        self.progress = progress
+
+    # ------------------------------------------------------------------ helpers
+    def _model_path(self) -> str:
+        if self.model in ("minilm", "default", "all-MiniLM-L6-v2"):
+            from ..embed.transformers import default_model_path
+            return default_model_path()
+        return self.model
+
+    @property
+    def model_name(self) -> str:
+        from ..embed.transformers import model_display_name
+        return model_display_name(self._model_path())
+
+    def signature_params(self) -> dict:
+        p = super().signature_params()
+        p["model"] = self.model_name
+        p.pop("cache_dir", None)
+        p.pop("score_batch_size", None)
+        return p
+
+    def _forward(self, texts: Sequence[str]):
+        torch = self._torch
+        batch = self._tok(list(texts), padding=True, truncation=True, max_length=self.max_length,
+                          return_tensors="pt")
+        batch = {k: v.to(self._device) for k, v in batch.items()}
+        from ..embed.transformers import mean_pool
+        hidden = self._encoder(**batch).last_hidden_state
+        pooled = mean_pool(hidden, batch["attention_mask"])
+        return self._head(pooled).squeeze(-1) if torch is not None else None
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, in_domain: Sequence[str], pool: Sequence[str] | None = None) -> "FinetuneSelector":
+        self._check_fit_input(in_domain)
+        if not pool:
+            raise DomainsiftError("finetune needs the pool to draw negatives from")
+        from ..embed.transformers import _torch, load_tokenizer_and_model, resolve_device
+        torch = _torch()
+        self._torch = torch
+        rng = np.random.default_rng(self.seed)
+
+        # 1. negatives from the pool
+        in_set = set(in_domain)
+        exclude = np.fromiter((t in in_set for t in pool), dtype=bool, count=len(pool))
+        if self.negatives == "preranked":
+            cos = CosineSelector(embedder=self.model, max_length=self.max_length, device=self.device,
+                                 cache_dir=self.cache_dir, progress=self.progress)
+            cos_scores = cos.fit(in_domain).score(pool)
+        else:
+            cos_scores = np.zeros(len(pool))
+        n_neg = max(1, int(round(self.neg_ratio * len(in_domain))))
+        neg_idx = sample_negatives(cos_scores, n_neg, self.negatives, rng, exclude)
+        texts = list(in_domain) + [pool[i] for i in neg_idx]
+        labels = np.concatenate([np.ones(len(in_domain)), np.zeros(len(neg_idx))]).astype(np.float32)
+
+        # 2. stratified hold-out split
+        is_held = np.zeros(len(texts), dtype=bool)
+        if self.holdout > 0:
+            for cls in (0, 1):
+                idx = np.flatnonzero(labels == cls)
+                k = int(round(self.holdout * len(idx)))
+                if 0 < k < len(idx):
+                    is_held[rng.choice(idx, size=k, replace=False)] = True
+        train_idx = np.flatnonzero(~is_held)
+        held_idx = np.flatnonzero(is_held)
+
+        # 3. model: the encoder and a linear head, trained end to end
+        self._device = resolve_device(self.device)
+        self._tok, self._encoder = load_tokenizer_and_model(self._model_path())
+        hidden = getattr(self._encoder.config, "hidden_size", None) or self._encoder.config.d_model
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)  # head init and dropout; the global state is restored after
+            self._head = torch.nn.Linear(hidden, 1)
+            self._encoder.to(self._device).train()
+            self._head.to(self._device).train()
+            opt = torch.optim.AdamW([
+                {"params": self._encoder.parameters(), "lr": self.lr},
+                {"params": self._head.parameters(), "lr": self.head_lr},
+            ], weight_decay=0.01)
+            steps_per_epoch = int(np.ceil(len(train_idx) / self.batch_size))
+            total = max(1, steps_per_epoch * self.epochs)
+            warm = int(self.warmup * total)
+            sched = torch.optim.lr_scheduler.LambdaLR(
+                opt, lambda s: (s + 1) / max(1, warm) if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+            loss_fn = torch.nn.BCEWithLogitsLoss()
+            from tqdm.auto import tqdm
+            bar = tqdm(total=total, desc="fine-tune", unit="step", disable=not self.progress, leave=False)
+            self.train_losses_ = []
+            for _epoch in range(self.epochs):
+                perm = rng.permutation(train_idx)
+                for start in range(0, len(perm), self.batch_size):
+                    b = perm[start:start + self.batch_size]
+                    logits = self._forward([texts[i] for i in b])
+                    loss = loss_fn(logits, torch.from_numpy(labels[b]).to(self._device))
+                    opt.zero_grad()
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(list(self._encoder.parameters()) +
+                                                   list(self._head.parameters()), 1.0)
+                    opt.step()
+                    sched.step()
+                    self.train_losses_.append(float(loss))
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{float(loss):.3f}")
+            bar.close()
+        self._encoder.eval()
+        self._head.eval()
+
+        self.n_positives_ = len(in_domain)
+        self.n_negatives_ = int(len(neg_idx))
+        self.negative_indices_ = neg_idx
+        if len(held_idx):
+            p = self._predict([texts[i] for i in held_idx])
+            self.holdout_metrics_ = prf(labels[held_idx].astype(int), (p > 0.5).astype(int))
+        else:
+            self.holdout_metrics_ = None
+        return self
+
+    # ------------------------------------------------------------------ score
+    def _predict(self, texts: Sequence[str]) -> np.ndarray:
+        torch = self._torch
+        n = len(texts)
+        out = np.zeros(n, dtype=np.float32)
+        order = sorted(range(n), key=lambda i: len(texts[i]), reverse=True)
+        from tqdm.auto import tqdm
+        bar = tqdm(total=n, desc="score", unit="sent", disable=not self.progress or n < 1000, leave=False)
+        with torch.inference_mode():
+            for start in range(0, n, self.score_batch_size):
+                idx = order[start:start + self.score_batch_size]
+                logits = self._forward([texts[i] for i in idx])
+                out[idx] = torch.sigmoid(logits.float()).cpu().numpy()
+                bar.update(len(idx))
+        bar.close()
+        return out
+
+    def score(self, texts: Sequence[str]) -> np.ndarray:
+        """Probability of being in-domain, (n,) in [0, 1]."""
+        if not hasattr(self, "_head"):
+            raise DomainsiftError("finetune selector is not fitted")
+        return self._predict(texts)

@@ -1,0 +1,145 @@
+"""Score once, select many: the run directory of a selection.
+
+``run_score`` writes to a run directory:
+
+- ``scores.npy``  float64 scores (n,), in pool order;
+- ``scores.tsv``  ``file<TAB>line<TAB>score`` for every pool line;
+- ``pool.json``   the pool's files (and target files for a parallel pool);
+- ``signature.json`` method, parameters, model, seed, version, inputs.
+
+``run_select`` reads those (no re-encoding) and writes ``selected.<suffix>``
+(the pool's own format; both sides for a parallel pool), ``selected.ids.tsv``
+and ``selection.json``; the signature gains the selection rule.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .._atomic import atomic_open, save_json, save_npy
+from ..corpus import Corpus, file_suffix, write_selected_lines
+from ..errors import DomainsiftError
+from ..signature import make_signature, signature_string
+from . import get_selector
+from .base import choose
+
+log = logging.getLogger(__name__)
+
+
+def check_n_against_pool(n_pool: int, top: int | None) -> None:
+    if top is not None and top <= 0:
+        raise DomainsiftError(f"N must be positive, got {top}")
+    if top is not None and top > n_pool:
+        raise DomainsiftError(f"cannot select {top} lines from a pool of {n_pool}")
+
+
+def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.PathLike,
+              params: dict | None = None, seed: int = 0) -> dict:
+    """Fit ``method`` on the in-domain set and the pool, score the pool, write the run directory."""
+    params = dict(params or {})
+    params.setdefault("seed", seed)
+    t0 = time.time()
+    selector = get_selector(method, **params)
+    selector.fit(in_domain.texts, pool.texts)
+    scores = np.asarray(selector.score(pool.texts), dtype=np.float64)
+    elapsed = time.time() - t0
+    if scores.shape != (len(pool),):
+        raise RuntimeError(f"{method} returned scores of shape {scores.shape} for {len(pool)} lines")
+    out = Path(out_dir)
+    sp = selector.signature_params()
+    model = sp.pop("model", None) or sp.pop("embedder", None) or getattr(selector, "model_name", None)
+    sp.pop("seed", None)
+    sig = make_signature(method, model=model, seed=seed, **sp, in_domain=in_domain.files,
+                         n_in_domain=len(in_domain), pool=pool.files, pool_target=pool.target_files or None,
+                         n_pool=len(pool), probabilistic=bool(selector.probabilistic),
+                         score_seconds=round(elapsed, 1))
+    metrics = getattr(selector, "holdout_metrics_", None)
+    if metrics is not None:
+        sig["classifier_holdout"] = metrics
+    save_npy(out / "scores.npy", scores)
+    with atomic_open(out / "scores.tsv") as fh:
+        fh.write("file\tline\tscore\n")
+        for (f, line), s in zip(pool.ids, scores):
+            fh.write(f"{f}\t{line}\t{s:.6g}\n")
+    save_json(out / "pool.json", {"files": pool.files, "target_files": pool.target_files,
+                                  "n": len(pool), "ids": [[f, n] for f, n in pool.ids]})
+    save_json(out / "signature.json", sig)
+    return sig
+
+
+def _output_names(files: Sequence[str], target_files: Sequence[str]) -> tuple[str, str | None]:
+    src = "selected" + file_suffix(files[0])
+    if not target_files:
+        return src, None
+    tgt = "selected" + file_suffix(target_files[0])
+    if tgt == src:
+        src, tgt = "selected.src" + file_suffix(files[0]), "selected.tgt" + file_suffix(target_files[0])
+    return src, tgt
+
+
+def load_scores(score_dir: str | os.PathLike):
+    d = Path(score_dir)
+    for name in ("scores.npy", "pool.json", "signature.json"):
+        if not (d / name).exists():
+            raise DomainsiftError(f"{d}: not a score directory (no {name}); run 'domainsift score' first")
+    scores = np.load(d / "scores.npy")
+    pool = json.loads((d / "pool.json").read_text())
+    sig = json.loads((d / "signature.json").read_text())
+    return scores, pool, sig
+
+
+def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
+               top: int | None = None, fraction: float | None = None, threshold: float | None = None,
+               positive: bool = False) -> dict:
+    """Choose from saved scores and write the selected lines (no re-scoring)."""
+    scores, pool, sig = load_scores(score_dir)
+    check_n_against_pool(len(scores), top)
+    idx = choose(scores, top=top, fraction=fraction, threshold=threshold, positive=positive,
+                 probabilistic=bool(sig.get("probabilistic")))
+    out = Path(out_dir or score_dir)
+    ids = [tuple(pool["ids"][i]) for i in idx]
+    selected = set(ids)
+    src_name, tgt_name = _output_names(pool["files"], pool["target_files"])
+    n = write_selected_lines(out / src_name, pool["files"], selected)
+    outputs = [str(out / src_name)]
+    if tgt_name:
+        # the target side: same line numbers in the aligned target files
+        tmap = dict(zip(pool["files"], pool["target_files"]))
+        write_selected_lines(out / tgt_name, pool["target_files"], {(tmap[f], ln) for f, ln in selected})
+        outputs.append(str(out / tgt_name))
+    with atomic_open(out / "selected.ids.tsv") as fh:
+        fh.write("file\tline\tscore\trank\n")
+        for rank, i in enumerate(idx, 1):
+            f, ln = pool["ids"][i]
+            fh.write(f"{f}\t{ln}\t{scores[i]:.6g}\t{rank}\n")
+    rule = {"top": top, "fraction": fraction, "threshold": threshold, "positive": positive or None}
+    rule = {k: v for k, v in rule.items() if v is not None}
+    selection = {"n_selected": int(n), "n_pool": int(len(scores)), "rule": rule, "outputs": outputs,
+                 "score_dir": str(score_dir),
+                 "min_selected_score": float(scores[idx].min()) if len(idx) else None}
+    save_json(out / "selection.json", selection)
+    new_sig = dict(sig)
+    new_sig["selection"] = rule
+    new_sig["signature"] = signature_string({**sig, **{f"select_{k}": v for k, v in rule.items()}})
+    save_json(out / "signature.json", new_sig)
+    return selection
+
+
+def read_selected_ids(run_dir: str | os.PathLike) -> list[tuple[str, int]]:
+    p = Path(run_dir) / "selected.ids.tsv"
+    if not p.exists():
+        raise DomainsiftError(f"{run_dir}: no selection (selected.ids.tsv); run 'domainsift select' first")
+    rows = []
+    with open(p, encoding="utf-8") as fh:
+        next(fh)
+        for line in fh:
+            f, ln, *_ = line.rstrip("\n").split("\t")
+            rows.append((f, int(ln)))
+    return rows
