@@ -68,3 +68,6 @@ def test_demo_runs_offline(tmp_path, capsys):
     assert "purity" in out and "pictures:" in out
     res = json.loads((tmp_path / "demo" / "cluster" / "clustering.json").read_text())
     assert res["summary"][0]["purity_mean"] > 0.6  # built-in domains are easy; chance is 0.2
+    assert "== selection" in out
+    ev = (tmp_path / "demo" / "select" / "cosine" / "selected.ids.tsv").read_text().splitlines()
+    assert len(ev) == 1 + 24

@@ -28,7 +28,8 @@ def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
           f"({', '.join(DEMO_DOMAINS)})")
     print("encoding with all-MiniLM-L6-v2 (offline) and clustering with a GMM ...")
     config = EmbedConfig(progress=progress, cache_dir=str(out / "cache"))
-    result = run_cluster(corpus, gold, out / "cluster", ks=(5,), pcas=(20,), seeds=(0, 1, 2),
+    # a few dozen sentences per domain: a full-covariance GMM wants few dimensions
+    result = run_cluster(corpus, gold, out / "cluster", ks=(5,), pcas=(8,), seeds=(0, 1, 2),
                          config=config)
     s = result["summary"][0]
     print()

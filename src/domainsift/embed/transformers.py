@@ -54,7 +54,10 @@ def load_tokenizer_and_model(name_or_path: str, model_class=None, **model_kwargs
     A tokenizer without a pad token gets its end-of-text (or unk) token as pad.
     """
     _torch()
+    import transformers
     from transformers import AutoModel, AutoTokenizer
+    transformers.utils.logging.disable_progress_bar()
+    transformers.utils.logging.set_verbosity_error()
     model_class = model_class or AutoModel
     if Path(name_or_path).exists():
         name_or_path = str(Path(name_or_path).resolve())
