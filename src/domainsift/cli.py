@@ -112,6 +112,21 @@ def cmd_cluster(args) -> int:
     return 0
 
 
+def cmd_split(args) -> int:
+    from .split import read_directory, read_tsv, run_split
+    norms = [x for x in (args.normalize or "").split(",") if x]
+    if Path(args.corpus).is_dir():
+        corpus = read_directory(args.corpus, args.src, args.tgt)
+    else:
+        corpus = read_tsv(args.corpus)
+    report = run_split(corpus, args.out, args.src, args.tgt, normalise=norms, across_domains=args.across_domains,
+                       dev_size=args.dev_size, test_size=args.test_size, cap=args.cap, seed=args.seed,
+                       source=str(args.corpus))
+    print(report["markdown"])
+    print(f"wrote {len(report['files'])} files, {Path(args.out) / 'report.md'} and report.json")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from .demo import run_demo
     run_demo(args.out, progress=not args.quiet)
@@ -153,6 +168,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reader_opts(s)
     _add_embed_opts(s)
     s.set_defaults(func=cmd_cluster)
+
+    s = sub.add_parser("split", help="deduplicate and make overlap-free train/dev/test splits")
+    s.add_argument("--corpus", required=True,
+                   help="a directory of <domain>.<split>.<lang> files, or one TSV with domain, split, "
+                        "source and target columns")
+    s.add_argument("--src", required=True, help="source language suffix, e.g. de")
+    s.add_argument("--tgt", required=True, help="target language suffix, e.g. en")
+    s.add_argument("--out", required=True, help="output directory")
+    s.add_argument("--across-domains", action="store_true",
+                   help="also drop train pairs found in any other domain's dev/test")
+    s.add_argument("--dev-size", type=int, default=0, help="carve a dev set of N pairs from train when missing")
+    s.add_argument("--test-size", type=int, default=0, help="carve a test set of N pairs from train when missing")
+    s.add_argument("--cap", type=_positive_int, default=None, help="at most N train pairs per domain (seeded sample)")
+    s.add_argument("--normalize", default="",
+                   help="comma-separated extra normalisations for matching: case,punct,space "
+                        "(default: exact match after stripping whitespace)")
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(func=cmd_split)
 
     s = sub.add_parser("demo", help="run offline on the built-in multi-domain sample")
     s.add_argument("--out", default="demo-out", help="output directory (default: demo-out)")
