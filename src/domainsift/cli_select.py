@@ -57,6 +57,10 @@ def _method_params(args) -> dict:
     return {}
 
 
+def _reader(args) -> dict:
+    return {"format": args.format, "column": args.column, "field": args.field}
+
+
 def _read_inputs(args):
     from .corpus import read_corpus, read_parallel, Corpus
     if not args.method:
@@ -90,7 +94,8 @@ def _print_score(sig, out) -> None:
 def cmd_score(args) -> int:
     from .select.run import run_score
     in_domain, pool = _read_inputs(args)
-    sig = run_score(args.method, in_domain, pool, args.out, _method_params(args), seed=args.seed)
+    sig = run_score(args.method, in_domain, pool, args.out, _method_params(args), seed=args.seed,
+                    reader=_reader(args))
     _print_score(sig, args.out)
     return 0
 
@@ -111,7 +116,8 @@ def cmd_select(args) -> int:
         check_n_against_pool(len(pool), args.top)  # fail before any work or output
         if args.positive and args.method != "finetune":
             raise DomainsiftError("--positive needs probability scores (method finetune)")
-        sig = run_score(args.method, in_domain, pool, args.out, _method_params(args), seed=args.seed)
+        sig = run_score(args.method, in_domain, pool, args.out, _method_params(args), seed=args.seed,
+                        reader=_reader(args))
         _print_score(sig, args.out)
         score_dir = out = args.out
     sel = run_select(score_dir, out, top=args.top, fraction=args.fraction, threshold=args.threshold,
@@ -127,6 +133,30 @@ def cmd_evaluate(args) -> int:
     print(f"precision {r['precision']:.4f}  recall {r['recall']:.4f}  "
           f"({r['n_correct']} of {r['n_selected']} selected are in the {r['n_gold']} gold lines)")
     print(f"-> {Path(args.run_dir) / 'eval.json'}")
+    return 0
+
+
+def cmd_downstream(args) -> int:
+    from .downstream import format_rows, parse_named, run_downstream
+    refs = parse_named(args.reference, "--reference")
+    if not args.run_dirs and not refs:
+        raise DomainsiftError("give at least one run directory or --reference NAME=FILE")
+    result = run_downstream(args.run_dirs, args.test, refs, order=args.order, out_dir=args.out)
+    print(f"{args.order}-gram LMs (VariKN, Kneser-Ney) on {args.test}:")
+    print(format_rows(result["rows"]))
+    print(f"-> {Path(args.out) / 'downstream.json'}")
+    return 0
+
+
+def cmd_crossdomain(args) -> int:
+    from .downstream import cross_domain, format_matrix, parse_named
+    from .pipeline import EmbedConfig
+    emb = None if args.no_similarity else EmbedConfig(embedder=args.model, cache_dir=args.cache,
+                                                      progress=not args.quiet).build()
+    result = cross_domain(parse_named(args.train, "--train"), parse_named(args.test, "--test"),
+                          order=args.order, embedder=emb, max_centroid=args.max_centroid, out_dir=args.out)
+    print(format_matrix(result))
+    print(f"-> {Path(args.out) / 'crossdomain.json'}" + (f", {result['plot']}" if result.get("plot") else ""))
     return 0
 
 
@@ -148,3 +178,24 @@ def add_commands(sub, add_reader_opts, add_embed_opts, positive_int) -> None:
     s.add_argument("--gold", nargs="+", required=True, metavar="FILE",
                    help="pool file(s) whose every line is in-domain (the oracle)")
     s.set_defaults(func=cmd_evaluate)
+
+    s = sub.add_parser("downstream", help="perplexity of an n-gram LM trained on each selection, on held-out text")
+    s.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help="selection run directories")
+    s.add_argument("--test", required=True, help="held-out in-domain text")
+    s.add_argument("--reference", nargs="+", default=[], metavar="NAME=FILE",
+                   help="reference corpora, e.g. all=pool.txt oracle=in-domain-train.txt")
+    s.add_argument("--order", type=positive_int, default=4, help="n-gram order (4)")
+    s.add_argument("--out", required=True, help="output directory")
+    s.set_defaults(func=cmd_downstream)
+
+    s = sub.add_parser("crossdomain", help="cross-domain LM perplexity matrix and its link to centroid similarity")
+    s.add_argument("--train", nargs="+", required=True, metavar="D=FILE", help="one train file per domain")
+    s.add_argument("--test", nargs="+", required=True, metavar="D=FILE", help="one test file per domain")
+    s.add_argument("--order", type=positive_int, default=4)
+    s.add_argument("--model", default="minilm", help="encoder for the centroids (minilm)")
+    s.add_argument("--max-centroid", type=positive_int, default=2000,
+                   help="sentences per domain for its centroid (first N)")
+    s.add_argument("--no-similarity", action="store_true", help="perplexity matrix only, no encoder")
+    s.add_argument("--cache", default=None, help="embedding cache directory")
+    s.add_argument("--out", required=True, help="output directory")
+    s.set_defaults(func=cmd_crossdomain)

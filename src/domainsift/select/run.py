@@ -41,8 +41,11 @@ def check_n_against_pool(n_pool: int, top: int | None) -> None:
 
 
 def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.PathLike,
-              params: dict | None = None, seed: int = 0) -> dict:
-    """Fit ``method`` on the in-domain set and the pool, score the pool, write the run directory."""
+              params: dict | None = None, seed: int = 0, reader: dict | None = None) -> dict:
+    """Fit ``method`` on the in-domain set and the pool, score the pool, write the run directory.
+
+    ``reader`` (format, column, field) records how the pool files were read.
+    """
     params = dict(params or {})
     params.setdefault("seed", seed)
     t0 = time.time()
@@ -69,7 +72,8 @@ def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.Pa
         for (f, line), s in zip(pool.ids, scores):
             fh.write(f"{f}\t{line}\t{s:.6g}\n")
     save_json(out / "pool.json", {"files": pool.files, "target_files": pool.target_files,
-                                  "n": len(pool), "ids": [[f, n] for f, n in pool.ids]})
+                                  "n": len(pool), "reader": reader or {},
+                                  "ids": [[f, n] for f, n in pool.ids]})
     save_json(out / "signature.json", sig)
     return sig
 
