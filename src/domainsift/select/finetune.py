@@ -68,7 +68,9 @@ class FinetuneSelector(BaseSelector):
     epochs, lr, batch_size : training (paper defaults: 3 epochs, AdamW 2e-5, 32)
     head_lr : learning rate of the freshly initialised linear head
     negatives : "preranked" (bottom two thirds of cosine ranking) or "random"
-    neg_ratio : negatives per positive
+    neg_ratio : negatives per positive (per epoch)
+    resample : draw a fresh set of negatives (from the same candidates) for every epoch,
+        so that training sees ``epochs`` times more distinct negatives at the same cost
     holdout : share of positives and negatives held out to measure the classifier
     """
 
@@ -77,7 +79,7 @@ class FinetuneSelector(BaseSelector):
 
     def __init__(self, model: str = "minilm", epochs: int = 3, lr: float = 2e-5, head_lr: float = 1e-3,
                  batch_size: int = 32, max_length: int = 128, negatives: str = "preranked",
-                 neg_ratio: float = 1.0, holdout: float = 0.1, warmup: float = 0.1,
+                 neg_ratio: float = 1.0, resample: bool = True, holdout: float = 0.1, warmup: float = 0.1,
                  score_batch_size: int = 128, seed: int = 0, device: str | None = None,
                  cache_dir: str | None = None, progress: bool = True):
         self.model = model
@@ -88,6 +90,7 @@ class FinetuneSelector(BaseSelector):
         self.max_length = max_length
         self.negatives = negatives
         self.neg_ratio = neg_ratio
+        self.resample = resample
         self.holdout = holdout
         self.warmup = warmup
         self.score_batch_size = score_batch_size
@@ -116,14 +119,13 @@ class FinetuneSelector(BaseSelector):
         return p
 
     def _forward(self, texts: Sequence[str]):
-        torch = self._torch
         batch = self._tok(list(texts), padding=True, truncation=True, max_length=self.max_length,
                           return_tensors="pt")
         batch = {k: v.to(self._device) for k, v in batch.items()}
         from ..embed.transformers import mean_pool
         hidden = self._encoder(**batch).last_hidden_state
         pooled = mean_pool(hidden, batch["attention_mask"])
-        return self._head(pooled).squeeze(-1) if torch is not None else None
+        return self._head(pooled).squeeze(-1)
 
     # ------------------------------------------------------------------ fit
     def fit(self, in_domain: Sequence[str], pool: Sequence[str] | None = None) -> "FinetuneSelector":
@@ -146,19 +148,30 @@ class FinetuneSelector(BaseSelector):
             cos_scores = np.zeros(len(pool))
         n_neg = max(1, int(round(self.neg_ratio * len(in_domain))))
         neg_idx = sample_negatives(cos_scores, n_neg, self.negatives, rng, exclude)
-        texts = list(in_domain) + [pool[i] for i in neg_idx]
-        labels = np.concatenate([np.ones(len(in_domain)), np.zeros(len(neg_idx))]).astype(np.float32)
+        positives = list(in_domain)
 
-        # 2. stratified hold-out split
-        is_held = np.zeros(len(texts), dtype=bool)
+        # 2. stratified hold-out split: a share of the positives and of the first negatives
+        pos_held = np.zeros(len(positives), dtype=bool)
+        neg_held = np.zeros(len(neg_idx), dtype=bool)
         if self.holdout > 0:
-            for cls in (0, 1):
-                idx = np.flatnonzero(labels == cls)
-                k = int(round(self.holdout * len(idx)))
-                if 0 < k < len(idx):
-                    is_held[rng.choice(idx, size=k, replace=False)] = True
-        train_idx = np.flatnonzero(~is_held)
-        held_idx = np.flatnonzero(is_held)
+            for mask in (pos_held, neg_held):
+                k = int(round(self.holdout * len(mask)))
+                if 0 < k < len(mask):
+                    mask[rng.choice(len(mask), size=k, replace=False)] = True
+        held_texts = [t for t, h in zip(positives, pos_held) if h] + [pool[i] for i in neg_idx[neg_held]]
+        held_labels = np.array([1] * int(pos_held.sum()) + [0] * int(neg_held.sum()))
+        train_pos = [t for t, h in zip(positives, pos_held) if not h]
+        train_neg = neg_idx[~neg_held]
+        never = exclude.copy()
+        never[neg_idx[neg_held]] = True  # held-out negatives are never trained on
+
+        def epoch_data(epoch: int):
+            negs = train_neg
+            if epoch > 0 and self.resample:
+                negs = sample_negatives(cos_scores, len(train_neg), self.negatives, rng, never)
+            texts = train_pos + [pool[i] for i in negs]
+            labels = np.concatenate([np.ones(len(train_pos)), np.zeros(len(negs))]).astype(np.float32)
+            return texts, labels
 
         # 3. model: the encoder and a linear head, trained end to end
         self._device = resolve_device(self.device)
@@ -173,7 +186,7 @@ class FinetuneSelector(BaseSelector):
                 {"params": self._encoder.parameters(), "lr": self.lr},
                 {"params": self._head.parameters(), "lr": self.head_lr},
             ], weight_decay=0.01)
-            steps_per_epoch = int(np.ceil(len(train_idx) / self.batch_size))
+            steps_per_epoch = int(np.ceil((len(train_pos) + len(train_neg)) / self.batch_size))
             total = max(1, steps_per_epoch * self.epochs)
             warm = int(self.warmup * total)
             sched = torch.optim.lr_scheduler.LambdaLR(
@@ -182,8 +195,9 @@ class FinetuneSelector(BaseSelector):
             from tqdm.auto import tqdm
             bar = tqdm(total=total, desc="fine-tune", unit="step", disable=not self.progress, leave=False)
             self.train_losses_ = []
-            for _epoch in range(self.epochs):
-                perm = rng.permutation(train_idx)
+            for epoch in range(self.epochs):
+                texts, labels = epoch_data(epoch)
+                perm = rng.permutation(len(texts))
                 for start in range(0, len(perm), self.batch_size):
                     b = perm[start:start + self.batch_size]
                     logits = self._forward([texts[i] for i in b])
@@ -203,10 +217,9 @@ class FinetuneSelector(BaseSelector):
 
         self.n_positives_ = len(in_domain)
         self.n_negatives_ = int(len(neg_idx))
-        self.negative_indices_ = neg_idx
-        if len(held_idx):
-            p = self._predict([texts[i] for i in held_idx])
-            self.holdout_metrics_ = prf(labels[held_idx].astype(int), (p > 0.5).astype(int))
+        if len(held_texts):
+            p = self._predict(held_texts)
+            self.holdout_metrics_ = prf(held_labels, (p > 0.5).astype(int))
         else:
             self.holdout_metrics_ = None
         return self
