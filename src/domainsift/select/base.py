@@ -41,6 +41,8 @@ class BaseSelector:
 
     name = "base"
     probabilistic = False
+    #: a sentence's score depends on that sentence alone, so the pool may be scored in chunks
+    per_sentence = True
 
     def signature_params(self) -> dict:
         return {k: v for k, v in vars(self).items()

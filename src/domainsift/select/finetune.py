@@ -224,6 +224,48 @@ class FinetuneSelector(BaseSelector):
             self.holdout_metrics_ = None
         return self
 
+    # ------------------------------------------------------------------ checkpoint
+    _STATE_ATTRS = ("n_positives_", "n_negatives_", "holdout_metrics_", "train_losses_")
+
+    def save_state(self, path) -> None:
+        """Save the fine-tuned encoder, tokenizer and head (atomically: a temporary folder, renamed)."""
+        import json
+        import os
+        import shutil
+        import tempfile
+        from pathlib import Path
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".model-", dir=path.parent))
+        try:
+            self._encoder.save_pretrained(tmp)
+            self._tok.save_pretrained(tmp)
+            self._torch.save(self._head.state_dict(), tmp / "head.pt")
+            (tmp / "selector.json").write_text(json.dumps({k: getattr(self, k, None) for k in self._STATE_ATTRS}))
+            shutil.rmtree(path, ignore_errors=True)
+            os.replace(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def load_state(self, path) -> "FinetuneSelector":
+        """Load a model saved by :meth:`save_state` instead of fitting."""
+        import json
+        from pathlib import Path
+        from ..embed.transformers import _torch, load_tokenizer_and_model, resolve_device
+        torch = self._torch = _torch()
+        path = Path(path)
+        self._device = resolve_device(self.device)
+        self._tok, self._encoder = load_tokenizer_and_model(str(path))
+        hidden = getattr(self._encoder.config, "hidden_size", None) or self._encoder.config.d_model
+        self._head = torch.nn.Linear(hidden, 1)
+        self._head.load_state_dict(torch.load(path / "head.pt", map_location="cpu"))
+        self._encoder.to(self._device).eval()
+        self._head.to(self._device).eval()
+        for k, v in json.loads((path / "selector.json").read_text()).items():
+            setattr(self, k, v)
+        return self
+
     # ------------------------------------------------------------------ score
     def _predict(self, texts: Sequence[str]) -> np.ndarray:
         torch = self._torch

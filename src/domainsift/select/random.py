@@ -13,6 +13,7 @@ class RandomSelector(BaseSelector):
     """Uniform random scores; the same seed and texts give the same scores."""
 
     name = "random"
+    per_sentence = False  # one seeded stream over the whole pool
 
     def __init__(self, seed: int = 0):
         self.seed = seed

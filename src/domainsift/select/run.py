@@ -1,5 +1,10 @@
 """Score once, select many: the run directory of a selection.
 
+Scoring is resumable: the pool is scored in chunks kept under ``DIR/.resume/``
+(with the fitted model, for selectors that can save one), so a killed run,
+started again with the same inputs and parameters, neither refits nor rescores
+what it had finished. The folder is removed when the run completes.
+
 ``run_score`` writes to a run directory:
 
 - ``scores.npy``  float64 scores (n,), in pool order;
@@ -14,9 +19,11 @@ and ``selection.json``; the signature gains the selection rule.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Sequence
@@ -40,18 +47,65 @@ def check_n_against_pool(n_pool: int, top: int | None) -> None:
         raise DomainsiftError(f"cannot select {top} lines from a pool of {n_pool}")
 
 
+RESUME_DIR = ".resume"
+
+
+def _fingerprint(method: str, params: dict, in_domain: Corpus, pool: Corpus) -> str:
+    """Identifies a scoring job: method, parameters, in-domain texts, pool ids and texts."""
+    h = hashlib.sha256()
+    keep = {k: repr(v) for k, v in sorted(params.items()) if k not in ("progress", "cache_dir")}
+    h.update(json.dumps([method, keep], sort_keys=True).encode())
+    for t in in_domain.texts:
+        h.update(b"\x00" + t.encode())
+    h.update(b"\x01")
+    for (f, n), t in zip(pool.ids, pool.texts):
+        h.update(f"\x00{f}:{n}:".encode() + t.encode())
+    return h.hexdigest()[:24]
+
+
+def score_resumable(selector, in_domain: Corpus, pool: Corpus, state: Path, chunk_size: int = 8192,
+                    progress: bool = False) -> np.ndarray:
+    """Fit (or load the saved fit) and score the pool chunk by chunk, keeping each finished chunk."""
+    model_dir = state / "model"
+    if hasattr(selector, "load_state") and model_dir.exists():  # save_state renames a finished folder
+        log.info("resuming: loading the fitted %s model from %s", selector.name, model_dir)
+        selector.load_state(model_dir)
+    else:
+        selector.fit(in_domain.texts, pool.texts)
+        if hasattr(selector, "save_state"):
+            selector.save_state(model_dir)
+    if not getattr(selector, "per_sentence", True):  # e.g. a random stream: score in one go
+        return np.asarray(selector.score(pool.texts), dtype=np.float64)
+    parts = []
+    from tqdm.auto import tqdm
+    starts = range(0, len(pool), chunk_size)
+    for i, start in enumerate(tqdm(starts, desc="score chunks", disable=not progress or len(starts) < 2,
+                                   leave=False)):
+        path = state / f"scores-{i:06d}.npy"
+        if path.exists():
+            parts.append(np.load(path))
+            continue
+        part = np.asarray(selector.score(pool.texts[start:start + chunk_size]), dtype=np.float64)
+        save_npy(path, part)
+        parts.append(part)
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
 def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.PathLike,
-              params: dict | None = None, seed: int = 0, reader: dict | None = None) -> dict:
+              params: dict | None = None, seed: int = 0, reader: dict | None = None,
+              chunk_size: int = 8192) -> dict:
     """Fit ``method`` on the in-domain set and the pool, score the pool, write the run directory.
 
-    ``reader`` (format, column, field) records how the pool files were read.
+    ``reader`` (format, column, field) records how the pool files were read. A killed
+    run resumes from its finished chunks (see the module docstring).
     """
     params = dict(params or {})
     params.setdefault("seed", seed)
     t0 = time.time()
     selector = get_selector(method, **params)
-    selector.fit(in_domain.texts, pool.texts)
-    scores = np.asarray(selector.score(pool.texts), dtype=np.float64)
+    state = Path(out_dir) / RESUME_DIR / _fingerprint(method, params, in_domain, pool)
+    scores = score_resumable(selector, in_domain, pool, state, chunk_size,
+                             progress=bool(params.get("progress")))
     elapsed = time.time() - t0
     if scores.shape != (len(pool),):
         raise RuntimeError(f"{method} returned scores of shape {scores.shape} for {len(pool)} lines")
@@ -75,6 +129,7 @@ def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.Pa
                                   "n": len(pool), "reader": reader or {},
                                   "ids": [[f, n] for f, n in pool.ids]})
     save_json(out / "signature.json", sig)
+    shutil.rmtree(out / RESUME_DIR, ignore_errors=True)
     return sig
 
 
