@@ -33,7 +33,7 @@ def default_model_path() -> str:
 def _torch():
     try:
         import torch
-        import transformers  # noqa: F401
+        import transformers  # noqa: F401  (checked here, used by callers)
     except ImportError:
         raise missing_extra("torch and transformers", "hf") from None
     return torch
