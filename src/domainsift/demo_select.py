@@ -9,7 +9,7 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
     """Use the first ``n_in`` sentences of ``target`` as the in-domain set and the rest as the pool."""
     from .corpus import Corpus
     from .evaluate import precision_recall
-    from .select.run import run_score, run_select
+    from .select.run import read_selected_ids, run_score, run_select
 
     in_idx = [i for i, g in enumerate(gold) if g == target][:n_in]
     in_set = set(in_idx)
@@ -28,7 +28,7 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
         run = out / "select" / method
         run_score(method, in_domain, pool, run, params, seed=0)
         run_select(run, top=n)
-        ids = [tuple(x) for x in _read_ids(run)]
+        ids = read_selected_ids(run)
         pr = precision_recall(ids, gold_ids)
         results[method] = pr
         print(f"  {method:<12} precision {pr['precision']:.2f}  ({pr['n_correct']}/{n} medical)  -> {run}/")
@@ -37,8 +37,3 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
     print(f"best: {best}. Try it on your data: domainsift select --method cosine --in-domain MINE.txt "
           f"--pool BIG.txt --top N --out run/")
     return results
-
-
-def _read_ids(run: Path):
-    from .select.run import read_selected_ids
-    return read_selected_ids(run)

@@ -55,6 +55,14 @@ class BaseSelector:
             raise DomainsiftError("the in-domain set is empty")
 
 
+def check_n_against_pool(n_pool: int, top: int | None) -> None:
+    """Reject N <= 0 and N larger than the pool (called before any scoring, and by :func:`choose`)."""
+    if top is not None and top <= 0:
+        raise DomainsiftError(f"N must be positive, got {top}")
+    if top is not None and top > n_pool:
+        raise DomainsiftError(f"cannot select {top} lines from a pool of {n_pool}")
+
+
 def choose(scores: np.ndarray, top: int | None = None, fraction: float | None = None,
            threshold: float | None = None, positive: bool = False,
            probabilistic: bool = False) -> np.ndarray:
@@ -70,10 +78,7 @@ def choose(scores: np.ndarray, top: int | None = None, fraction: float | None = 
         raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")
     order = np.lexsort((np.arange(n), -scores))  # by score desc, then position
     if top is not None:
-        if top <= 0:
-            raise DomainsiftError(f"N must be positive, got {top}")
-        if top > n:
-            raise DomainsiftError(f"cannot select {top} lines from a pool of {n}")
+        check_n_against_pool(n, top)
         return order[:top]
     if fraction is not None:
         if not 0 < fraction <= 1:

@@ -35,16 +35,9 @@ from ..corpus import Corpus, file_suffix, write_selected_lines
 from ..errors import DomainsiftError
 from ..signature import make_signature, signature_string
 from . import get_selector
-from .base import choose
+from .base import check_n_against_pool, choose  # noqa: F401  (re-exported for the CLI)
 
 log = logging.getLogger(__name__)
-
-
-def check_n_against_pool(n_pool: int, top: int | None) -> None:
-    if top is not None and top <= 0:
-        raise DomainsiftError(f"N must be positive, got {top}")
-    if top is not None and top > n_pool:
-        raise DomainsiftError(f"cannot select {top} lines from a pool of {n_pool}")
 
 
 RESUME_DIR = ".resume"
@@ -159,7 +152,6 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
                positive: bool = False) -> dict:
     """Choose from saved scores and write the selected lines (no re-scoring)."""
     scores, pool, sig = load_scores(score_dir)
-    check_n_against_pool(len(scores), top)
     idx = choose(scores, top=top, fraction=fraction, threshold=threshold, positive=positive,
                  probabilistic=bool(sig.get("probabilistic")))
     out = Path(out_dir or score_dir)
