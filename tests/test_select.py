@@ -96,6 +96,22 @@ def test_finetune_reports_holdout_metrics(easy_case, tiny_models, tmp_path_facto
     assert m["f1"] > 0.8
 
 
+def test_finetune_self_training_round_adds_pool_positives(easy_case, tiny_models, tmp_path_factory):
+    in_domain, pool, is_in = easy_case
+    p = _params("finetune", tiny_models, tmp_path_factory)
+    sel = get_selector("finetune", rounds=2, expand=0.25, seed=3, **p).fit(in_domain, pool)
+    assert sel.n_pseudo_positives_ == 6  # 0.25 x 24 training positives
+    steps_one_round = 3 * int(np.ceil(48 / 8))
+    # round 2: 30 positives, negatives capped by the bottom two thirds of the 36-line pool (24)
+    steps_two = 3 * int(np.ceil((24 + 6 + 24) / 8))
+    assert len(sel.train_losses_) == steps_one_round + steps_two
+    s = sel.score(pool)
+    top = np.argsort(-s, kind="stable")[: is_in.sum()]
+    assert is_in[top].all()
+    with pytest.raises(DomainsiftError, match="rounds must be at least 1"):
+        get_selector("finetune", rounds=0, **p).fit(in_domain, pool)
+
+
 # ---------------------------------------------------------------- choose
 
 SCORES = np.array([0.2, 0.9, 0.5, 0.9, 0.1])

@@ -25,6 +25,13 @@ def _add_method_opts(p, add_reader_opts) -> None:
     g.add_argument("--batch-size", type=int, default=32, help="finetune: training batch size (32)")
     g.add_argument("--negatives", choices=["preranked", "random"], default="preranked",
                    help="finetune: negatives from the bottom 2/3 of the cosine ranking (default) or random")
+    g.add_argument("--neg-ratio", type=float, default=1.0,
+                   help="finetune: negatives per positive in each epoch (default 1: as many as positives)")
+    g.add_argument("--rounds", type=int, default=1,
+                   help="finetune: training rounds; each further round adds the previous classifier's most "
+                        "confident pool lines as positives (self-training; default 1)")
+    g.add_argument("--expand", type=float, default=1.0,
+                   help="finetune: pseudo-positives per positive in rounds after the first (default 1)")
     g.add_argument("--order", type=int, default=3, help="moore-lewis: n-gram order (3)")
     g.add_argument("--max-length", type=int, default=128)
     g.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
@@ -49,7 +56,8 @@ def _method_params(args) -> dict:
                     cache_dir=args.cache, progress=progress)
     if m == "finetune":
         return dict(model=args.model, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
-                    negatives=args.negatives, max_length=args.max_length, device=args.device,
+                    negatives=args.negatives, neg_ratio=args.neg_ratio, rounds=args.rounds,
+                    expand=args.expand, max_length=args.max_length, device=args.device,
                     cache_dir=args.cache, progress=progress)
     if m == "moore-lewis":
         return dict(order=args.order, progress=progress)

@@ -71,6 +71,11 @@ class FinetuneSelector(BaseSelector):
     neg_ratio : negatives per positive (per epoch)
     resample : draw a fresh set of negatives (from the same candidates) for every epoch,
         so that training sees ``epochs`` times more distinct negatives at the same cost
+    rounds : training rounds (self-training). Round r > 1 scores the pool with the
+        previous classifier, adds its ``expand`` x (training positives) most confident
+        pool lines as positives, and draws as many negatives from the bottom two thirds
+        of that classifier's ranking; a fresh copy of the encoder is trained each round
+    expand : pseudo-positives per training positive in rounds after the first
     holdout : share of positives and negatives held out to measure the classifier
     """
 
@@ -79,7 +84,8 @@ class FinetuneSelector(BaseSelector):
 
     def __init__(self, model: str = "minilm", epochs: int = 3, lr: float = 2e-5, head_lr: float = 1e-3,
                  batch_size: int = 32, max_length: int = 128, negatives: str = "preranked",
-                 neg_ratio: float = 1.0, resample: bool = True, holdout: float = 0.1, warmup: float = 0.1,
+                 neg_ratio: float = 1.0, resample: bool = True, rounds: int = 1, expand: float = 1.0,
+                 holdout: float = 0.1, warmup: float = 0.1,
                  score_batch_size: int = 128, seed: int = 0, device: str | None = None,
                  cache_dir: str | None = None, progress: bool = True):
         self.model = model
@@ -91,6 +97,8 @@ class FinetuneSelector(BaseSelector):
         self.negatives = negatives
         self.neg_ratio = neg_ratio
         self.resample = resample
+        self.rounds = rounds
+        self.expand = expand
         self.holdout = holdout
         self.warmup = warmup
         self.score_batch_size = score_batch_size
@@ -132,22 +140,24 @@ class FinetuneSelector(BaseSelector):
         self._check_fit_input(in_domain)
         if not pool:
             raise DomainsiftError("finetune needs the pool to draw negatives from")
-        from ..embed.transformers import _torch, load_tokenizer_and_model, resolve_device
-        torch = _torch()
-        self._torch = torch
+        if self.rounds < 1:
+            raise DomainsiftError(f"rounds must be at least 1, got {self.rounds}")
+        from ..embed.transformers import _torch, resolve_device
+        self._torch = _torch()
+        self._device = resolve_device(self.device)
         rng = np.random.default_rng(self.seed)
 
-        # 1. negatives from the pool
+        # 1. the pre-ranking that negatives are drawn from
         in_set = set(in_domain)
         exclude = np.fromiter((t in in_set for t in pool), dtype=bool, count=len(pool))
         if self.negatives == "preranked":
             cos = CosineSelector(embedder=self.model, max_length=self.max_length, device=self.device,
                                  cache_dir=self.cache_dir, progress=self.progress)
-            cos_scores = cos.fit(in_domain).score(pool)
+            ranking = cos.fit(in_domain).score(pool)
         else:
-            cos_scores = np.zeros(len(pool))
+            ranking = np.zeros(len(pool))
         n_neg = max(1, int(round(self.neg_ratio * len(in_domain))))
-        neg_idx = sample_negatives(cos_scores, n_neg, self.negatives, rng, exclude)
+        neg_idx = sample_negatives(ranking, n_neg, self.negatives, rng, exclude)
         positives = list(in_domain)
 
         # 2. stratified hold-out split: a share of the positives and of the first negatives
@@ -165,20 +175,53 @@ class FinetuneSelector(BaseSelector):
         never = exclude.copy()
         never[neg_idx[neg_held]] = True  # held-out negatives are never trained on
 
+        # 3. train; each further round adds the pool's most confident lines as positives
+        #    and draws negatives from the bottom of the previous classifier's ranking
+        self.train_losses_ = []
+        self.n_pseudo_positives_ = 0
+        pseudo: list[str] = []
+        for r in range(self.rounds):
+            if r > 0:
+                ranking = self._predict(pool, desc=f"round {r} ranking")
+                k = int(round(self.expand * len(train_pos)))
+                candidates = np.flatnonzero(~never)
+                best = candidates[np.lexsort((candidates, -ranking[candidates]))][:k]
+                pseudo = [pool[i] for i in best]
+                never = never.copy()
+                never[best] = True
+                self.n_pseudo_positives_ = len(pseudo)
+            first = train_neg if r == 0 else None
+            self._train(train_pos + pseudo, pool, ranking, never, first, rng, round_=r)
+
+        self.n_positives_ = len(in_domain)
+        self.n_negatives_ = int(len(neg_idx))
+        if len(held_texts):
+            p = self._predict(held_texts)
+            self.holdout_metrics_ = prf(held_labels, (p > 0.5).astype(int))
+        else:
+            self.holdout_metrics_ = None
+        return self
+
+    def _train(self, positives: list, pool: Sequence[str], ranking: np.ndarray, never: np.ndarray,
+               first_negs, rng: np.random.Generator, round_: int = 0) -> None:
+        """Fine-tune a fresh copy of the encoder and head: ``positives`` vs. pool negatives."""
+        torch = self._torch
+        from ..embed.transformers import load_tokenizer_and_model
+        n_neg = max(1, int(round(self.neg_ratio * len(positives))))
+        negs = first_negs
+
         def epoch_data(epoch: int):
-            negs = train_neg
-            if epoch > 0 and self.resample:
-                negs = sample_negatives(cos_scores, len(train_neg), self.negatives, rng, never)
-            texts = train_pos + [pool[i] for i in negs]
-            labels = np.concatenate([np.ones(len(train_pos)), np.zeros(len(negs))]).astype(np.float32)
+            nonlocal negs
+            if negs is None or (epoch > 0 and self.resample):
+                negs = sample_negatives(ranking, n_neg, self.negatives, rng, never)
+            texts = positives + [pool[i] for i in negs]
+            labels = np.concatenate([np.ones(len(positives)), np.zeros(len(negs))]).astype(np.float32)
             return texts, labels
 
-        # 3. model: the encoder and a linear head, trained end to end
-        self._device = resolve_device(self.device)
         self._tok, self._encoder = load_tokenizer_and_model(self._model_path())
         hidden = getattr(self._encoder.config, "hidden_size", None) or self._encoder.config.d_model
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)  # head init and dropout; the global state is restored after
+            torch.manual_seed(self.seed + round_)  # head init and dropout; the global state is restored after
             self._head = torch.nn.Linear(hidden, 1)
             self._encoder.to(self._device).train()
             self._head.to(self._device).train()
@@ -186,15 +229,15 @@ class FinetuneSelector(BaseSelector):
                 {"params": self._encoder.parameters(), "lr": self.lr},
                 {"params": self._head.parameters(), "lr": self.head_lr},
             ], weight_decay=0.01)
-            steps_per_epoch = int(np.ceil((len(train_pos) + len(train_neg)) / self.batch_size))
+            steps_per_epoch = int(np.ceil((len(positives) + n_neg) / self.batch_size))
             total = max(1, steps_per_epoch * self.epochs)
             warm = int(self.warmup * total)
             sched = torch.optim.lr_scheduler.LambdaLR(
                 opt, lambda s: (s + 1) / max(1, warm) if s < warm else max(0.0, (total - s) / max(1, total - warm)))
             loss_fn = torch.nn.BCEWithLogitsLoss()
             from tqdm.auto import tqdm
-            bar = tqdm(total=total, desc="fine-tune", unit="step", disable=not self.progress, leave=False)
-            self.train_losses_ = []
+            desc = "fine-tune" if round_ == 0 else f"fine-tune, round {round_ + 1}"
+            bar = tqdm(total=total, desc=desc, unit="step", disable=not self.progress, leave=False)
             for epoch in range(self.epochs):
                 texts, labels = epoch_data(epoch)
                 perm = rng.permutation(len(texts))
@@ -215,17 +258,8 @@ class FinetuneSelector(BaseSelector):
         self._encoder.eval()
         self._head.eval()
 
-        self.n_positives_ = len(in_domain)
-        self.n_negatives_ = int(len(neg_idx))
-        if len(held_texts):
-            p = self._predict(held_texts)
-            self.holdout_metrics_ = prf(held_labels, (p > 0.5).astype(int))
-        else:
-            self.holdout_metrics_ = None
-        return self
-
     # ------------------------------------------------------------------ checkpoint
-    _STATE_ATTRS = ("n_positives_", "n_negatives_", "holdout_metrics_", "train_losses_")
+    _STATE_ATTRS = ("n_positives_", "n_negatives_", "n_pseudo_positives_", "holdout_metrics_", "train_losses_")
 
     def save_state(self, path) -> None:
         """Save the fine-tuned encoder, tokenizer and head (atomically: a temporary folder, renamed)."""
@@ -267,13 +301,13 @@ class FinetuneSelector(BaseSelector):
         return self
 
     # ------------------------------------------------------------------ score
-    def _predict(self, texts: Sequence[str]) -> np.ndarray:
+    def _predict(self, texts: Sequence[str], desc: str = "score") -> np.ndarray:
         torch = self._torch
         n = len(texts)
         out = np.zeros(n, dtype=np.float32)
         order = sorted(range(n), key=lambda i: len(texts[i]), reverse=True)
         from tqdm.auto import tqdm
-        bar = tqdm(total=n, desc="score", unit="sent", disable=not self.progress or n < 1000, leave=False)
+        bar = tqdm(total=n, desc=desc, unit="sent", disable=not self.progress or n < 1000, leave=False)
         with torch.inference_mode():
             for start in range(0, n, self.score_batch_size):
                 idx = order[start:start + self.score_batch_size]
