@@ -20,7 +20,7 @@ def _add_method_opts(p, add_reader_opts) -> None:
     g = p.add_argument_group("method parameters")
     g.add_argument("--model", default="minilm",
                    help="encoder for cosine/finetune: minilm (default) or a HF name or path")
-    g.add_argument("--epochs", type=int, default=3, help="finetune: epochs (default 3)")
+    g.add_argument("--epochs", type=int, default=5, help="finetune: epochs (default 5, as the paper)")
     g.add_argument("--lr", type=float, default=2e-5, help="finetune: encoder learning rate (2e-5)")
     g.add_argument("--batch-size", type=int, default=32, help="finetune: training batch size (32)")
     g.add_argument("--negatives", choices=["preranked", "random"], default="preranked",

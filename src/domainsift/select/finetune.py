@@ -65,7 +65,7 @@ class FinetuneSelector(BaseSelector):
     Parameters
     ----------
     model : "minilm" (default) or any Hugging Face name or local path
-    epochs, lr, batch_size : training (paper defaults: 3 epochs, AdamW 2e-5, 32)
+    epochs, lr, batch_size : training (5 epochs and AdamW 2e-5 as in the paper, appendix A.4; batch 32)
     head_lr : learning rate of the freshly initialised linear head
     negatives : "preranked" (bottom two thirds of cosine ranking) or "random"
     neg_ratio : negatives per positive (per epoch)
@@ -82,7 +82,7 @@ class FinetuneSelector(BaseSelector):
     name = "finetune"
     probabilistic = True
 
-    def __init__(self, model: str = "minilm", epochs: int = 3, lr: float = 2e-5, head_lr: float = 1e-3,
+    def __init__(self, model: str = "minilm", epochs: int = 5, lr: float = 2e-5, head_lr: float = 1e-3,
                  batch_size: int = 32, max_length: int = 128, negatives: str = "preranked",
                  neg_ratio: float = 1.0, resample: bool = True, rounds: int = 1, expand: float = 1.0,
                  holdout: float = 0.1, warmup: float = 0.1,
