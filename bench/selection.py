@@ -10,7 +10,8 @@ defaults) as an external reference row. Wall time per target and method.
 
 Each (target, method) run is a real run directory under bench/work/selection/
 made by the library's own score/select/evaluate; finished ones are kept, so a
-killed benchmark resumes where it stopped (--fresh starts over).
+killed benchmark resumes where it stopped, inside a run too (the finetune model and
+the finished score chunks are kept under the run's .resume/); --fresh starts over.
 
     python bench/selection.py [--methods cosine finetune ...] [--targets EMEA ...]
 """
@@ -97,9 +98,12 @@ def main() -> None:
             if done.exists():
                 print(f"{target:>14} {label:<26} done before: {json.loads(done.read_text())['precision']:.3f}")
                 continue
-            if run_dir.exists():
-                shutil.rmtree(run_dir)
             method, params = METHODS[label]
+            # an interrupted run resumes from the library's own checkpoints (DIR/.resume);
+            # its wall time then counts only the part run this time, flagged in the row
+            resumed = (run_dir / ".resume").exists()
+            if run_dir.exists() and (method is None or not resumed):
+                shutil.rmtree(run_dir)
             t0 = time.time()
             if method is None:
                 dsir_run(gold[0].replace("train", "test"), pool, run_dir, seed=args.seed)
@@ -115,6 +119,7 @@ def main() -> None:
             row = {"target": target, "method": label, "precision": ev["precision"], "recall": ev["recall"],
                    "n_selected": ev["n_selected"], "seconds": round(time.time() - t0, 1),
                    "score_seconds": round(t_score, 1), "reselect_seconds": round(t_reselect, 2),
+                   "resumed": resumed,
                    "classifier_holdout": sig.get("classifier_holdout"), "signature": sig.get("signature")}
             from domainsift._atomic import save_json
             save_json(done, row)
@@ -145,8 +150,11 @@ def report() -> None:
               "finetune-2-rounds trains twice and scores the pool twice.", "",
               "| method | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
     for m in methods:
-        lines.append(f"| {m} | " + " | ".join(f"{cell[(t, m)]['seconds']:.0f}" if (t, m) in cell else "-"
-                                             for t in targets) + " |")
+        lines.append(f"| {m} | " + " | ".join(
+            f"{cell[(t, m)]['seconds']:.0f}{'*' if cell[(t, m)].get('resumed') else ''}" if (t, m) in cell else "-"
+            for t in targets) + " |")
+    if any(r.get("resumed") for r in rows):
+        lines += ["", "\\* resumed after an interruption: the time counts only the part run last."]
     variants = [m for m in ("finetune", "finetune-3-epochs", "finetune-random-negatives", "finetune-2-rounds")
                 if m in methods]
     if variants:
