@@ -13,6 +13,8 @@ same vectors bounds what a linear classifier on frozen vectors can reach.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from _common import CLASSIC, SEVEN, data_file, write_results
 
@@ -28,7 +30,7 @@ def main() -> None:
     from domainsift.embed.cache import default_cache_dir
 
     pool = read_corpus([data_file(d, "train") for d in SEVEN])
-    labels = np.array([SEVEN.index(_domain_of(f)) for f, _ in pool.ids])
+    labels = np.array([SEVEN.index(Path(f).name.split(".")[0]) for f, _ in pool.ids])  # <D>.train.en
     vectors = get_embedder("minilm", cache_dir=default_cache_dir()).encode(pool.texts)
     rows = []
     for target in CLASSIC:
@@ -48,11 +50,6 @@ def main() -> None:
           "| " + " | ".join(CLASSIC) + " | mean |", "|" + "---|" * (len(CLASSIC) + 1),
           "| " + " | ".join(f"{r['precision']:.3f}" for r in rows) + f" | {mean:.3f} |"]
     write_results("selection_ceiling", {"N": N, "rows": rows, "mean": round(mean, 4)}, "\n".join(md) + "\n")
-
-
-def _domain_of(path: str) -> str:
-    from pathlib import Path
-    return Path(path).name.split(".")[0]
 
 
 if __name__ == "__main__":

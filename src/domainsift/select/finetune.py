@@ -187,8 +187,7 @@ class FinetuneSelector(BaseSelector):
                 candidates = np.flatnonzero(~never)
                 best = candidates[np.lexsort((candidates, -ranking[candidates]))][:k]
                 pseudo = [pool[i] for i in best]
-                never = never.copy()
-                never[best] = True
+                never[best] = True  # pseudo-positives are never negatives
                 self.n_pseudo_positives_ = len(pseudo)
             first = train_neg if r == 0 else None
             self._train(train_pos + pseudo, pool, ranking, never, first, rng, round_=r)
