@@ -108,7 +108,8 @@ def cmd_score(args) -> int:
 
 
 def cmd_select(args) -> int:
-    from .select.run import check_n_against_pool, run_score, run_select
+    from .select.base import check_n_against_pool
+    from .select.run import run_score, run_select
     rules = sum(x is not None for x in (args.top, args.fraction, args.threshold)) + bool(args.positive)
     if rules != 1:
         raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")

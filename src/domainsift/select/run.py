@@ -35,7 +35,7 @@ from ..corpus import Corpus, file_suffix, write_selected_lines
 from ..errors import DomainsiftError
 from ..signature import make_signature, signature_string
 from . import get_selector
-from .base import check_n_against_pool, choose  # noqa: F401  (re-exported for the CLI)
+from .base import choose
 
 log = logging.getLogger(__name__)
 
