@@ -86,6 +86,21 @@ def test_finetune_negatives_come_from_bottom_two_thirds():
     assert set(rnd) == set(range(30))
 
 
+def test_finetune_bucketed_batches_cover_every_example_once():
+    from domainsift.select.finetune import batches
+    texts = ["x" * k for k in np.random.default_rng(1).integers(1, 90, size=103)]
+    for bucket in (0, 4):
+        bs = batches(texts, 8, np.random.default_rng(0), bucket)
+        flat = np.concatenate(bs)
+        assert sorted(flat) == list(range(103)) and len(bs) == int(np.ceil(103 / 8))
+        again = batches(texts, 8, np.random.default_rng(0), bucket)
+        assert all((a == b).all() for a, b in zip(bs, again))  # seeded
+    plain = batches(texts, 8, np.random.default_rng(0), 0)
+    bucketed = batches(texts, 8, np.random.default_rng(0), 4)
+    spread = lambda bs: np.mean([np.ptp([len(texts[i]) for i in b]) for b in bs])  # noqa: E731
+    assert spread(bucketed) < spread(plain) / 2  # similar lengths share a batch: less padding
+
+
 def test_finetune_reports_holdout_metrics(easy_case, tiny_models, tmp_path_factory):
     in_domain, pool, _ = easy_case
     p = _params("finetune", tiny_models, tmp_path_factory)

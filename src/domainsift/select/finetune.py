@@ -49,6 +49,27 @@ def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random
     return np.sort(rng.choice(candidates, size=n, replace=False))
 
 
+def batches(texts: Sequence[str], batch_size: int, rng: np.random.Generator,
+            bucket: int = 0) -> list[np.ndarray]:
+    """One epoch's mini-batches of indices into ``texts``, in a seeded random order.
+
+    ``bucket=k > 0`` shuffles, cuts the order into windows of ``k`` batches, sorts
+    each window by text length and shuffles the resulting batches: batches hold
+    sentences of similar length, so far less padding is computed (random batches
+    of mixed-domain text pad to about 3.5x the real tokens, bucketed ones to ~1.1x).
+    """
+    perm = rng.permutation(len(texts))
+    if bucket <= 0:
+        return [perm[i:i + batch_size] for i in range(0, len(perm), batch_size)]
+    out = []
+    window = batch_size * bucket
+    for w in range(0, len(perm), window):
+        chunk = perm[w:w + window]
+        chunk = chunk[np.argsort([len(texts[i]) for i in chunk], kind="stable")]
+        out += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+    return [out[i] for i in rng.permutation(len(out))]
+
+
 def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
     tp = int(((y_true == 1) & (y_pred == 1)).sum())
     fp = int(((y_true == 0) & (y_pred == 1)).sum())
@@ -76,6 +97,8 @@ class FinetuneSelector(BaseSelector):
         pool lines as positives, and draws as many negatives from the bottom two thirds
         of that classifier's ranking; a fresh copy of the encoder is trained each round
     expand : pseudo-positives per training positive in rounds after the first
+    bucket : group each epoch's batches by length within windows of this many batches
+        (0: plain random batches); the same examples, a different batching, much less padding
     holdout : share of positives and negatives held out to measure the classifier
     """
 
@@ -85,7 +108,7 @@ class FinetuneSelector(BaseSelector):
     def __init__(self, model: str = "minilm", epochs: int = 5, lr: float = 2e-5, head_lr: float = 1e-3,
                  batch_size: int = 32, max_length: int = 128, negatives: str = "preranked",
                  neg_ratio: float = 1.0, resample: bool = True, rounds: int = 1, expand: float = 1.0,
-                 holdout: float = 0.1, warmup: float = 0.1,
+                 bucket: int = 20, holdout: float = 0.1, warmup: float = 0.1,
                  score_batch_size: int = 128, seed: int = 0, device: str | None = None,
                  cache_dir: str | None = None, progress: bool = True):
         self.model = model
@@ -99,6 +122,7 @@ class FinetuneSelector(BaseSelector):
         self.resample = resample
         self.rounds = rounds
         self.expand = expand
+        self.bucket = bucket
         self.holdout = holdout
         self.warmup = warmup
         self.score_batch_size = score_batch_size
@@ -239,9 +263,7 @@ class FinetuneSelector(BaseSelector):
             bar = tqdm(total=total, desc=desc, unit="step", disable=not self.progress, leave=False)
             for epoch in range(self.epochs):
                 texts, labels = epoch_data(epoch)
-                perm = rng.permutation(len(texts))
-                for start in range(0, len(perm), self.batch_size):
-                    b = perm[start:start + self.batch_size]
+                for b in batches(texts, self.batch_size, rng, self.bucket):
                     logits = self._forward([texts[i] for i in b])
                     loss = loss_fn(logits, torch.from_numpy(labels[b]).to(self._device))
                     opt.zero_grad()
