@@ -111,6 +111,19 @@ def test_finetune_reports_holdout_metrics(easy_case, tiny_models, tmp_path_facto
     assert m["f1"] > 0.8
 
 
+def test_finetune_probe_head_starts_from_a_linear_probe(easy_case, tiny_models, tmp_path_factory):
+    in_domain, pool, is_in = easy_case
+    p = _params("finetune", tiny_models, tmp_path_factory)
+    probe = get_selector("finetune", head_init="probe", **p).fit(in_domain, pool)
+    fresh = get_selector("finetune", **p).fit(in_domain, pool)
+    # the probe already separates the first batches: the first losses are far below a random head's
+    assert np.mean(probe.train_losses_[:3]) < np.mean(fresh.train_losses_[:3]) - 0.1
+    s = probe.score(pool)
+    assert is_in[np.argsort(-s, kind="stable")[: is_in.sum()]].all()
+    with pytest.raises(DomainsiftError, match="unknown head_init"):
+        get_selector("finetune", head_init="nope", **p).fit(in_domain, pool)
+
+
 def test_finetune_self_training_round_adds_pool_positives(easy_case, tiny_models, tmp_path_factory):
     in_domain, pool, is_in = easy_case
     p = _params("finetune", tiny_models, tmp_path_factory)

@@ -99,6 +99,8 @@ class FinetuneSelector(BaseSelector):
     expand : pseudo-positives per training positive in rounds after the first
     bucket : group each epoch's batches by length within windows of this many batches
         (0: plain random batches); the same examples, a different batching, much less padding
+    head_init : "random" (a fresh linear head) or "probe": a logistic regression on the frozen
+        vectors of the first epoch's examples, then fine-tuning (LP-FT)
     holdout : share of positives and negatives held out to measure the classifier
     """
 
@@ -108,7 +110,7 @@ class FinetuneSelector(BaseSelector):
     def __init__(self, model: str = "minilm", epochs: int = 5, lr: float = 2e-5, head_lr: float = 1e-3,
                  batch_size: int = 32, max_length: int = 128, negatives: str = "preranked",
                  neg_ratio: float = 1.0, resample: bool = True, rounds: int = 1, expand: float = 1.0,
-                 bucket: int = 20, holdout: float = 0.1, warmup: float = 0.1,
+                 bucket: int = 20, head_init: str = "random", holdout: float = 0.1, warmup: float = 0.1,
                  score_batch_size: int = 128, seed: int = 0, device: str | None = None,
                  cache_dir: str | None = None, progress: bool = True):
         self.model = model
@@ -123,6 +125,7 @@ class FinetuneSelector(BaseSelector):
         self.rounds = rounds
         self.expand = expand
         self.bucket = bucket
+        self.head_init = head_init
         self.holdout = holdout
         self.warmup = warmup
         self.score_batch_size = score_batch_size
@@ -246,7 +249,14 @@ class FinetuneSelector(BaseSelector):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed + round_)  # head init and dropout; the global state is restored after
             self._head = torch.nn.Linear(hidden, 1)
-            self._encoder.to(self._device).train()
+            self._encoder.to(self._device)
+            self._head.to(self._device)
+            first = epoch_data(0)
+            if self.head_init == "probe":
+                self._probe_head(*first)
+            elif self.head_init != "random":
+                raise DomainsiftError(f"unknown head_init '{self.head_init}' (random or probe)")
+            self._encoder.train()
             self._head.to(self._device).train()
             opt = torch.optim.AdamW([
                 {"params": self._encoder.parameters(), "lr": self.lr},
@@ -262,7 +272,7 @@ class FinetuneSelector(BaseSelector):
             desc = "fine-tune" if round_ == 0 else f"fine-tune, round {round_ + 1}"
             bar = tqdm(total=total, desc=desc, unit="step", disable=not self.progress, leave=False)
             for epoch in range(self.epochs):
-                texts, labels = epoch_data(epoch)
+                texts, labels = first if epoch == 0 else epoch_data(epoch)
                 for b in batches(texts, self.batch_size, rng, self.bucket):
                     logits = self._forward([texts[i] for i in b])
                     loss = loss_fn(logits, torch.from_numpy(labels[b]).to(self._device))
@@ -278,6 +288,26 @@ class FinetuneSelector(BaseSelector):
             bar.close()
         self._encoder.eval()
         self._head.eval()
+
+    def _probe_head(self, texts: list, labels: np.ndarray) -> None:
+        """Linear probe, then fine-tune (LP-FT, Kumar et al. 2022): start the head from a logistic
+        regression on the frozen encoder's pooled vectors of the first epoch's examples."""
+        from sklearn.linear_model import LogisticRegression
+        torch = self._torch
+        from ..embed.transformers import mean_pool
+        self._encoder.eval()
+        feats = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), self.score_batch_size):
+                batch = self._tok(texts[start:start + self.score_batch_size], padding=True, truncation=True,
+                                  max_length=self.max_length, return_tensors="pt")
+                batch = {k: v.to(self._device) for k, v in batch.items()}
+                pooled = mean_pool(self._encoder(**batch).last_hidden_state, batch["attention_mask"])
+                feats.append(pooled.float().cpu().numpy())
+        lr = LogisticRegression(C=1.0, max_iter=2000).fit(np.concatenate(feats), labels.astype(int))
+        with torch.no_grad():
+            self._head.weight.copy_(torch.from_numpy(lr.coef_.astype(np.float32)))
+            self._head.bias.copy_(torch.from_numpy(lr.intercept_.astype(np.float32)))
 
     # ------------------------------------------------------------------ checkpoint
     _STATE_ATTRS = ("n_positives_", "n_negatives_", "n_pseudo_positives_", "holdout_metrics_", "train_losses_")
