@@ -20,12 +20,16 @@ def _add_method_opts(p, add_reader_opts) -> None:
     g = p.add_argument_group("method parameters")
     g.add_argument("--model", default="minilm",
                    help="encoder for cosine/finetune: minilm (default) or a HF name or path")
-    g.add_argument("--epochs", type=int, default=5, help="finetune: epochs (default 5, as the paper)")
+    g.add_argument("--epochs", type=int, default=10,
+                   help="finetune: epochs, each with a fresh draw of negatives (default 10)")
     g.add_argument("--lr", type=float, default=2e-5, help="finetune: encoder learning rate (2e-5)")
-    g.add_argument("--batch-size", type=int, default=32, help="finetune: training batch size (32)")
+    g.add_argument("--batch-size", type=int, default=16, help="finetune: training batch size (16)")
     g.add_argument("--bucket", type=int, default=20,
                    help="finetune: batch sentences of similar length within windows of this many batches "
                         "(default 20; 0 = plain random batches)")
+    g.add_argument("--head-init", choices=["random", "probe"], default="random",
+                   help="finetune: a fresh head (default) or one started from a linear probe of the frozen "
+                        "vectors (LP-FT)")
     g.add_argument("--negatives", choices=["preranked", "random"], default="preranked",
                    help="finetune: negatives from the bottom 2/3 of the cosine ranking (default) or random")
     g.add_argument("--neg-ratio", type=float, default=1.0,
@@ -59,8 +63,9 @@ def _method_params(args) -> dict:
                     cache_dir=args.cache, progress=progress)
     if m == "finetune":
         return dict(model=args.model, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
-                    bucket=args.bucket, negatives=args.negatives, neg_ratio=args.neg_ratio, rounds=args.rounds,
-                    expand=args.expand, max_length=args.max_length, device=args.device,
+                    bucket=args.bucket, head_init=args.head_init, negatives=args.negatives,
+                    neg_ratio=args.neg_ratio, rounds=args.rounds, expand=args.expand,
+                    max_length=args.max_length, device=args.device,
                     cache_dir=args.cache, progress=progress)
     if m == "moore-lewis":
         return dict(order=args.order, progress=progress)
