@@ -44,7 +44,8 @@ def report() -> None:
     lines = ["# Domain-Finetune settings on a 7,000-line subsample of the selection pool", "",
              f"{PER_DOMAIN} seeded lines of each of the seven <D>.train.en files; in-domain set <D>.test.en; "
              f"N = {PER_DOMAIN}; precision of the top N. A screening run for training settings, not the "
-             "benchmark figure (bench/results/selection.md is).", "",
+             "benchmark figure (bench/results/selection.md is). Parameters not listed are the library's defaults; "
+             "a dash: that target was not run (a screen stopped early once its first targets had answered).", "",
              "| variant | parameters | " + " | ".join(CLASSIC) + " | mean |", "|---|---|" + "---|" * (len(CLASSIC) + 1)]
     for v in variants:
         vals = [cell.get((v, t), {}).get("precision") for t in CLASSIC]

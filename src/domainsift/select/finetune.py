@@ -56,7 +56,7 @@ def batches(texts: Sequence[str], batch_size: int, rng: np.random.Generator,
     ``bucket=k > 0`` shuffles, cuts the order into windows of ``k`` batches, sorts
     each window by text length and shuffles the resulting batches: batches hold
     sentences of similar length, so far less padding is computed (random batches
-    of mixed-domain text pad to about 3.5x the real tokens, bucketed ones to ~1.1x).
+    of 16 or 32 mixed-domain lines pad to 2.9x or 3.4x the real tokens, 20-batch windows to 1.3x or 1.4x).
     """
     perm = rng.permutation(len(texts))
     if bucket <= 0:
