@@ -156,14 +156,16 @@ class FinetuneSelector(BaseSelector):
         p.pop("score_batch_size", None)
         return p
 
-    def _forward(self, texts: Sequence[str]):
+    def _pool(self, texts: Sequence[str]):
+        """Mean-pooled last hidden states of the encoder, (n, hidden)."""
         batch = self._tok(list(texts), padding=True, truncation=True, max_length=self.max_length,
                           return_tensors="pt")
         batch = {k: v.to(self._device) for k, v in batch.items()}
         from ..embed.transformers import mean_pool
-        hidden = self._encoder(**batch).last_hidden_state
-        pooled = mean_pool(hidden, batch["attention_mask"])
-        return self._head(pooled).squeeze(-1)
+        return mean_pool(self._encoder(**batch).last_hidden_state, batch["attention_mask"])
+
+    def _forward(self, texts: Sequence[str]):
+        return self._head(self._pool(texts)).squeeze(-1)
 
     # ------------------------------------------------------------------ fit
     def fit(self, in_domain: Sequence[str], pool: Sequence[str] | None = None) -> "FinetuneSelector":
@@ -260,7 +262,7 @@ class FinetuneSelector(BaseSelector):
             elif self.head_init != "random":
                 raise DomainsiftError(f"unknown head_init '{self.head_init}' (random or probe)")
             self._encoder.train()
-            self._head.to(self._device).train()
+            self._head.train()
             opt = torch.optim.AdamW([
                 {"params": self._encoder.parameters(), "lr": self.lr},
                 {"params": self._head.parameters(), "lr": self.head_lr},
@@ -297,16 +299,10 @@ class FinetuneSelector(BaseSelector):
         regression on the frozen encoder's pooled vectors of the first epoch's examples."""
         from sklearn.linear_model import LogisticRegression
         torch = self._torch
-        from ..embed.transformers import mean_pool
         self._encoder.eval()
-        feats = []
         with torch.inference_mode():
-            for start in range(0, len(texts), self.score_batch_size):
-                batch = self._tok(texts[start:start + self.score_batch_size], padding=True, truncation=True,
-                                  max_length=self.max_length, return_tensors="pt")
-                batch = {k: v.to(self._device) for k, v in batch.items()}
-                pooled = mean_pool(self._encoder(**batch).last_hidden_state, batch["attention_mask"])
-                feats.append(pooled.float().cpu().numpy())
+            feats = [self._pool(texts[i:i + self.score_batch_size]).float().cpu().numpy()
+                     for i in range(0, len(texts), self.score_batch_size)]
         lr = LogisticRegression(C=1.0, max_iter=2000).fit(np.concatenate(feats), labels.astype(int))
         with torch.no_grad():
             self._head.weight.copy_(torch.from_numpy(lr.coef_.astype(np.float32)))
