@@ -4,10 +4,10 @@ Pool: <D>.train.en of all seven domains, concatenated (35,000 lines). For each o
 the five classic targets, the in-domain set is <D>.test.en (500 lines); select
 N = 5,000; precision = recall = the share of selected lines from <D>.train.en.
 Methods: every registered selector (finetune with its defaults: 10 epochs of
-batch 16), finetune at the earlier settings (5 epochs of batch 32; 3 epochs), the
-pre-ranking ablation (finetune with random negatives, 3 epochs, against
-finetune-3-epochs), finetune with a second self-training round, and DSIR (the `data-selection` package, hashed n-grams,
-defaults) as an external reference row. Wall time per target and method.
+batch 16), finetune at 15 epochs and at the earlier settings (5 epochs of batch
+32; 3 epochs), the pre-ranking ablation (finetune with random negatives, 3 epochs,
+against finetune-3-epochs), finetune with a second self-training round, and DSIR
+(the `data-selection` package, hashed n-grams, defaults) as an external reference row. Wall time per target and method.
 
 Each (target, method) run is a real run directory under bench/work/selection/
 made by the library's own score/select/evaluate; finished ones are kept, so a

@@ -174,6 +174,8 @@ class FinetuneSelector(BaseSelector):
             raise DomainsiftError("finetune needs the pool to draw negatives from")
         if self.rounds < 1:
             raise DomainsiftError(f"rounds must be at least 1, got {self.rounds}")
+        if self.head_init not in ("random", "probe"):
+            raise DomainsiftError(f"unknown head_init '{self.head_init}' (random or probe)")
         from ..embed.transformers import _torch, resolve_device
         self._torch = _torch()
         self._device = resolve_device(self.device)
@@ -259,8 +261,6 @@ class FinetuneSelector(BaseSelector):
             first = epoch_data(0)
             if self.head_init == "probe":
                 self._probe_head(*first)
-            elif self.head_init != "random":
-                raise DomainsiftError(f"unknown head_init '{self.head_init}' (random or probe)")
             self._encoder.train()
             self._head.train()
             opt = torch.optim.AdamW([
