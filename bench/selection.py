@@ -14,7 +14,10 @@ made by the library's own score/select/evaluate; finished ones are kept, so a
 killed benchmark resumes where it stopped, inside a run too (the finetune model and
 the finished score chunks are kept under the run's .resume/); --fresh starts over.
 
-    python bench/selection.py [--methods cosine finetune ...] [--targets EMEA ...]
+    python bench/selection.py [--methods cosine finetune ...] [--targets EMEA ...] [--seed S]
+
+A non-zero --seed runs the same methods again under '<method>-seed-<S>': the seed study
+table gives each method's mean over the seeds run, so one seed's luck is visible.
 """
 
 from __future__ import annotations
@@ -96,13 +99,15 @@ def main() -> None:
     for target in args.targets:
         in_domain = read_corpus([data_file(target, "test")])
         gold = [data_file(target, "train")]
-        for label in args.methods:
+        for method_label in args.methods:
+            # seed 0 is the main table; other seeds live beside it as '<method>-seed-<s>' (the seed study)
+            label = method_label if args.seed == 0 else f"{method_label}-seed-{args.seed}"
             run_dir = WORK / target / label
             done = run_dir / "bench.json"
             if done.exists():
                 print(f"{target:>14} {label:<26} done before: {json.loads(done.read_text())['precision']:.3f}")
                 continue
-            method, params = METHODS[label]
+            method, params = METHODS[method_label]
             # an interrupted run resumes from the library's own checkpoints (DIR/.resume);
             # its wall time then counts only the part run this time, flagged in the row
             resumed = (run_dir / ".resume").exists()
@@ -120,7 +125,8 @@ def main() -> None:
             run_select(run_dir, run_dir / "reselect", top=N // 2)  # score once, select many
             t_reselect = time.time() - t1
             ev = evaluate_run(run_dir, gold)
-            row = {"target": target, "method": label, "precision": ev["precision"], "recall": ev["recall"],
+            row = {"target": target, "method": label, "base_method": method_label, "seed": args.seed,
+                   "precision": ev["precision"], "recall": ev["recall"],
                    "n_selected": ev["n_selected"], "seconds": round(time.time() - t0, 1),
                    "score_seconds": round(t_score, 1), "reselect_seconds": round(t_reselect, 2),
                    "resumed": resumed,
@@ -134,6 +140,9 @@ def main() -> None:
 
 def report() -> None:
     rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
+    for r in rows:  # runs made before the seed study carry neither key: they are seed 0 of their method
+        r.setdefault("base_method", r["method"])
+        r.setdefault("seed", 0)
     methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
     targets = [t for t in CLASSIC if any(r["target"] == t for r in rows)]
     cell = {(r["target"], r["method"]): r for r in rows}
@@ -173,6 +182,7 @@ def report() -> None:
                 h = cell.get((t, m), {}).get("classifier_holdout")
                 cells.append(f"{h['precision']:.3f} / {h['recall']:.3f} / {h['f1']:.3f}" if h else "-")
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    lines += seed_study(rows, targets)
     re = [r["reselect_seconds"] for r in rows]
     if re:
         lines += ["", f"Re-selecting another N from saved scores of the 35,000-line pool: max {max(re):.2f} s "
@@ -183,6 +193,33 @@ def report() -> None:
               "DSIR row: the `data-selection` package's HashedNgramDSIR with default features, its importance "
               "weights plus Gumbel noise, top N (its default resampling)."]
     write_results("selection", {"N": N, "rows": rows}, "\n".join(lines) + "\n")
+
+
+def seed_study(rows: list, targets: list) -> list:
+    """Lines of the seed-study table: for each method run under more than one seed (all targets),
+    the per-target mean over seeds, each seed's mean over targets, and their mean and spread."""
+    out = []
+    for m in METHODS:
+        by_seed = {}
+        for r in rows:
+            if r["base_method"] == m:
+                by_seed.setdefault(r["seed"], {})[r["target"]] = r["precision"]
+        seeds = sorted(s for s, got in by_seed.items() if all(t in got for t in targets))
+        if len(seeds) < 2:
+            continue
+        if not out:
+            out += ["", "Seed study: the same method and settings under other seeds (`--seed S`; the seed drives "
+                    "the negatives drawn, the held-out split, the head's initialisation, dropout and batch order). "
+                    "Per target: mean over seeds; then each seed's mean over the targets, their mean and standard "
+                    "deviation (ddof 1).", "",
+                    "| method | seeds | " + " | ".join(targets) + " | per-seed means | mean over seeds | sd |",
+                    "|---|---|" + "---|" * (len(targets) + 3)]
+        per_seed = [float(np.mean([by_seed[s][t] for t in targets])) for s in seeds]
+        per_target = [float(np.mean([by_seed[s][t] for s in seeds])) for t in targets]
+        out.append(f"| {m} | {', '.join(map(str, seeds))} | " + " | ".join(f"{v:.3f}" for v in per_target)
+                   + f" | {' / '.join(f'{v:.4f}' for v in per_seed)} | {np.mean(per_seed):.4f} | "
+                   f"{np.std(per_seed, ddof=1):.4f} |")
+    return out
 
 
 if __name__ == "__main__":
