@@ -208,7 +208,8 @@ def seed_study(rows: list, targets: list) -> list:
         if len(seeds) < 2:
             continue
         if not out:
-            out += ["", "Seed study: the same method and settings under other seeds (`--seed S`; the seed drives "
+            out += ["", "Seed study: the same method and settings under other seeds (`python bench/selection.py "
+                    "--methods METHOD --seed S`, seed 0 being the table above; the seed drives "
                     "the negatives drawn, the held-out split, the head's initialisation, dropout and batch order). "
                     "Per target: mean over seeds; then each seed's mean over the targets, their mean and standard "
                     "deviation (ddof 1).", "",
