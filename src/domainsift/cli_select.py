@@ -9,7 +9,11 @@ from .errors import DomainsiftError
 
 
 def _add_method_opts(p, add_reader_opts) -> None:
-    from .select import SELECTORS
+    import inspect
+
+    from .select import SELECTORS, selector_class
+    # finetune's defaults are the selector's own, so the CLI and the Python API cannot drift apart
+    ft = {k: v.default for k, v in inspect.signature(selector_class("finetune").__init__).parameters.items()}
     p.add_argument("--method", required=False, choices=list(SELECTORS), help="selection method")
     p.add_argument("--in-domain", nargs="+", metavar="FILE", help="the in-domain sentences")
     p.add_argument("--pool", nargs="+", metavar="FILE", help="the pool to select from")
@@ -20,24 +24,26 @@ def _add_method_opts(p, add_reader_opts) -> None:
     g = p.add_argument_group("method parameters")
     g.add_argument("--model", default="minilm",
                    help="encoder for cosine/finetune: minilm (default) or a HF name or path")
-    g.add_argument("--epochs", type=int, default=10,
-                   help="finetune: epochs, each with a fresh draw of negatives (default 10)")
-    g.add_argument("--lr", type=float, default=2e-5, help="finetune: encoder learning rate (2e-5)")
-    g.add_argument("--batch-size", type=int, default=16, help="finetune: training batch size (16)")
-    g.add_argument("--bucket", type=int, default=20,
+    g.add_argument("--epochs", type=int, default=ft["epochs"],
+                   help="finetune: epochs, each with a fresh draw of negatives (default %(default)s)")
+    g.add_argument("--lr", type=float, default=ft["lr"],
+                   help="finetune: encoder learning rate (%(default)s)")
+    g.add_argument("--batch-size", type=int, default=ft["batch_size"],
+                   help="finetune: training batch size (%(default)s)")
+    g.add_argument("--bucket", type=int, default=ft["bucket"],
                    help="finetune: batch sentences of similar length within windows of this many batches "
-                        "(default 20; 0 = plain random batches)")
-    g.add_argument("--head-init", choices=["random", "probe"], default="random",
+                        "(default %(default)s; 0 = plain random batches)")
+    g.add_argument("--head-init", choices=["random", "probe"], default=ft["head_init"],
                    help="finetune: a fresh head (default) or one started from a linear probe of the frozen "
                         "vectors (LP-FT)")
-    g.add_argument("--negatives", choices=["preranked", "random"], default="preranked",
+    g.add_argument("--negatives", choices=["preranked", "random"], default=ft["negatives"],
                    help="finetune: negatives from the bottom 2/3 of the cosine ranking (default) or random")
-    g.add_argument("--neg-ratio", type=float, default=1.0,
+    g.add_argument("--neg-ratio", type=float, default=ft["neg_ratio"],
                    help="finetune: negatives per positive in each epoch (default 1: as many as positives)")
-    g.add_argument("--rounds", type=int, default=1,
+    g.add_argument("--rounds", type=int, default=ft["rounds"],
                    help="finetune: training rounds; each further round adds the previous classifier's most "
                         "confident pool lines as positives (self-training; default 1)")
-    g.add_argument("--expand", type=float, default=1.0,
+    g.add_argument("--expand", type=float, default=ft["expand"],
                    help="finetune: pseudo-positives per positive in rounds after the first (default 1)")
     g.add_argument("--order", type=int, default=3, help="moore-lewis: n-gram order (3)")
     g.add_argument("--max-length", type=int, default=128)
