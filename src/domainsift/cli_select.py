@@ -149,6 +149,30 @@ def cmd_select(args) -> int:
     return 0
 
 
+def cmd_combine(args) -> int:
+    from .select.combine import combine_runs
+    from .select.run import run_select
+    rules = sum(x is not None for x in (args.top, args.fraction, args.threshold))
+    if rules > 1:
+        raise DomainsiftError("give at most one of --top, --fraction, --threshold")
+    if args.top is not None:  # fail before writing anything
+        from .select.base import check_n_against_pool
+        from .select.run import load_scores
+        check_n_against_pool(len(load_scores(args.score_dirs[0])[0]), args.top)
+    if args.fraction is not None and not 0 < args.fraction <= 1:
+        raise DomainsiftError(f"fraction must be in (0, 1], got {args.fraction}")
+    t0 = time.time()
+    sig = combine_runs(args.score_dirs, args.out, weights=args.weights, how=args.how)
+    print(f"combined {len(args.score_dirs)} runs ({sig['combined']}, {args.how}) over {sig['n_pool']} pool lines "
+          f"-> {args.out}")
+    print(f"signature: {sig['signature']}")
+    if rules:
+        sel = run_select(args.out, args.out, top=args.top, fraction=args.fraction, threshold=args.threshold)
+        print(f"selected {sel['n_selected']} / {sel['n_pool']} lines in {time.time() - t0:.1f} s -> "
+              + ", ".join(sel["outputs"]))
+    return 0
+
+
 def cmd_evaluate(args) -> int:
     from .evaluate import evaluate_run
     r = evaluate_run(args.run_dir, args.gold)
@@ -194,6 +218,18 @@ def add_commands(sub, add_reader_opts, add_embed_opts, positive_int) -> None:
     s.add_argument("--out", help="output directory (default with --from-scores: DIR itself)")
     _add_choose_opts(s, positive_int)
     s.set_defaults(func=cmd_select)
+
+    s = sub.add_parser("combine", help="combine saved score runs of one pool (weighted sum of standardised scores)")
+    s.add_argument("score_dirs", nargs="+", metavar="DIR", help="score directories (domainsift score/select)")
+    s.add_argument("--out", required=True, help="the combined score directory")
+    s.add_argument("--weights", nargs="+", type=float, metavar="W", help="one weight per run (default: all 1)")
+    s.add_argument("--how", choices=["zscore", "rank"], default="zscore",
+                   help="standardise each run by z-score (probabilities via their logit; default) or by rank")
+    g = s.add_argument_group("what to select (optional; or later with select --from-scores)")
+    g.add_argument("--top", type=positive_int, help="the N best lines")
+    g.add_argument("--fraction", type=float, help="the best fraction of the pool (0-1]")
+    g.add_argument("--threshold", type=float, help="every line whose combined score is at least this")
+    s.set_defaults(func=cmd_combine)
 
     s = sub.add_parser("evaluate", help="precision and recall of a selection against an oracle")
     s.add_argument("run_dir", metavar="DIR")

@@ -105,6 +105,9 @@ class FinetuneSelector(BaseSelector):
     head_init : "random" (a fresh linear head) or "probe": a logistic regression on the frozen
         vectors of the first epoch's examples, then fine-tuning (LP-FT)
     holdout : share of positives and negatives held out to measure the classifier
+    pooling : "mean" (the average of the last hidden states, as the encoder was trained) or
+        "mean-max": that average concatenated with the element-wise maximum over the tokens,
+        so that one salient token can move the score
     """
 
     name = "finetune"
@@ -114,7 +117,7 @@ class FinetuneSelector(BaseSelector):
                  batch_size: int = 16, max_length: int = 128, negatives: str = "preranked",
                  neg_ratio: float = 1.0, resample: bool = True, rounds: int = 1, expand: float = 1.0,
                  bucket: int = 20, head_init: str = "random", holdout: float = 0.1, warmup: float = 0.1,
-                 score_batch_size: int = 128, seed: int = 0, device: str | None = None,
+                 pooling: str = "mean", score_batch_size: int = 128, seed: int = 0, device: str | None = None,
                  cache_dir: str | None = None, progress: bool = True):
         self.model = model
         self.epochs = epochs
@@ -131,6 +134,7 @@ class FinetuneSelector(BaseSelector):
         self.head_init = head_init
         self.holdout = holdout
         self.warmup = warmup
+        self.pooling = pooling
         self.score_batch_size = score_batch_size
         self.seed = seed
         self.device = device
@@ -162,7 +166,16 @@ class FinetuneSelector(BaseSelector):
                           return_tensors="pt")
         batch = {k: v.to(self._device) for k, v in batch.items()}
         from ..embed.transformers import mean_pool
-        return mean_pool(self._encoder(**batch).last_hidden_state, batch["attention_mask"])
+        hidden = self._encoder(**batch).last_hidden_state
+        pooled = mean_pool(hidden, batch["attention_mask"])
+        if self.pooling == "mean-max":
+            pad = (batch["attention_mask"] == 0).unsqueeze(-1)
+            pooled = self._torch.cat([pooled, hidden.masked_fill(pad, float("-inf")).amax(1)], dim=-1)
+        return pooled
+
+    def _head_size(self) -> int:
+        hidden = getattr(self._encoder.config, "hidden_size", None) or self._encoder.config.d_model
+        return hidden * (2 if self.pooling == "mean-max" else 1)
 
     def _forward(self, texts: Sequence[str]):
         return self._head(self._pool(texts)).squeeze(-1)
@@ -176,6 +189,8 @@ class FinetuneSelector(BaseSelector):
             raise DomainsiftError(f"rounds must be at least 1, got {self.rounds}")
         if self.head_init not in ("random", "probe"):
             raise DomainsiftError(f"unknown head_init '{self.head_init}' (random or probe)")
+        if self.pooling not in ("mean", "mean-max"):
+            raise DomainsiftError(f"unknown pooling '{self.pooling}' (mean or mean-max)")
         from ..embed.transformers import _torch, resolve_device
         self._torch = _torch()
         self._device = resolve_device(self.device)
@@ -252,7 +267,7 @@ class FinetuneSelector(BaseSelector):
             return texts, labels
 
         self._tok, self._encoder = load_tokenizer_and_model(self._model_path())
-        hidden = getattr(self._encoder.config, "hidden_size", None) or self._encoder.config.d_model
+        hidden = self._head_size()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed + round_)  # head init and dropout; the global state is restored after
             self._head = torch.nn.Linear(hidden, 1)
@@ -341,7 +356,7 @@ class FinetuneSelector(BaseSelector):
         path = Path(path)
         self._device = resolve_device(self.device)
         self._tok, self._encoder = load_tokenizer_and_model(str(path))
-        hidden = getattr(self._encoder.config, "hidden_size", None) or self._encoder.config.d_model
+        hidden = self._head_size()
         self._head = torch.nn.Linear(hidden, 1)
         self._head.load_state_dict(torch.load(path / "head.pt", map_location="cpu"))
         self._encoder.to(self._device).eval()

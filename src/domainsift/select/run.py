@@ -113,17 +113,26 @@ def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.Pa
     metrics = getattr(selector, "holdout_metrics_", None)
     if metrics is not None:
         sig["classifier_holdout"] = metrics
+    write_score_dir(out, scores, {"files": pool.files, "target_files": pool.target_files,
+                                  "n": len(pool), "reader": reader or {},
+                                  "ids": [[f, n] for f, n in pool.ids]}, sig)
+    shutil.rmtree(out / RESUME_DIR, ignore_errors=True)
+    return sig
+
+
+def write_score_dir(out: Path, scores: np.ndarray, pool: dict, sig: dict) -> None:
+    """Write a score directory: scores.npy, scores.tsv, pool.json (files, ids, ...), signature.json.
+
+    Each file is written under a temporary name and renamed; signature.json, which
+    marks the directory as a score directory, comes last."""
+    out = Path(out)
     save_npy(out / "scores.npy", scores)
     with atomic_open(out / "scores.tsv") as fh:
         fh.write("file\tline\tscore\n")
-        for (f, line), s in zip(pool.ids, scores):
+        for (f, line), s in zip(pool["ids"], scores):
             fh.write(f"{f}\t{line}\t{s:.6g}\n")
-    save_json(out / "pool.json", {"files": pool.files, "target_files": pool.target_files,
-                                  "n": len(pool), "reader": reader or {},
-                                  "ids": [[f, n] for f, n in pool.ids]})
+    save_json(out / "pool.json", pool)
     save_json(out / "signature.json", sig)
-    shutil.rmtree(out / RESUME_DIR, ignore_errors=True)
-    return sig
 
 
 def _output_names(files: Sequence[str], target_files: Sequence[str]) -> tuple[str, str | None]:

@@ -1,0 +1,95 @@
+"""Combine saved score runs: a weighted sum of standardised scores over the same pool.
+
+Different methods make different mistakes. The fine-tuned encoder reads meaning
+through an uncased sub-word vocabulary; an n-gram LM (Moore-Lewis) reads the
+exact words, names, casing and punctuation of the in-domain set. On the shared
+benchmark their errors overlap little, so the sum of their standardised scores
+ranks better than either (bench/results/selection.md, "combined runs").
+
+Scores of different methods live on different scales, so each run is first
+standardised over the pool:
+
+- ``how="zscore"`` (default): ``(s - mean) / sd``; a probabilistic run (finetune)
+  is first mapped to its logit, since probabilities saturate near 0 and 1;
+- ``how="rank"``: the rank of each line divided by the pool size (ties share their mean rank).
+
+Combining is scoring, not choosing: the result is an ordinary score directory,
+and ``run_select`` / ``domainsift select --from-scores`` chooses from it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import DomainsiftError
+from ..signature import make_signature
+
+HOW = ("zscore", "rank")
+_EPS = 1e-12
+
+
+def standardise(scores: np.ndarray, how: str = "zscore", probabilistic: bool = False,
+                name: str = "scores") -> np.ndarray:
+    """Scores mapped to a common scale (see the module docstring)."""
+    s = np.asarray(scores, dtype=np.float64)
+    if not np.all(np.isfinite(s)):
+        raise DomainsiftError(f"{name}: {int((~np.isfinite(s)).sum())} scores are not finite numbers")
+    if how == "rank":
+        from scipy.stats import rankdata
+        return rankdata(s) / len(s)
+    if how != "zscore":
+        raise DomainsiftError(f"unknown standardisation '{how}' (one of: {', '.join(HOW)})")
+    if probabilistic:
+        p = np.clip(s, _EPS, 1 - _EPS)
+        s = np.log(p) - np.log1p(-p)
+    sd = s.std()
+    if sd == 0:
+        raise DomainsiftError(f"{name}: every line has the same score; it cannot be combined")
+    return (s - s.mean()) / sd
+
+
+def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
+                 weights: Sequence[float] | None = None, how: str = "zscore") -> dict:
+    """Write to ``out_dir`` a score directory whose scores are ``sum_i w_i * standardise(run_i)``.
+
+    Every run must have scored the same pool (the same files and line ids, in the
+    same order). Everything is checked before anything is written. Returns the signature.
+    """
+    from .run import load_scores, write_score_dir
+    dirs = [Path(d) for d in score_dirs]
+    if len(dirs) < 2:
+        raise DomainsiftError(f"combine needs at least two score directories, got {len(dirs)}")
+    w = [1.0] * len(dirs) if weights is None else [float(x) for x in weights]
+    if len(w) != len(dirs):
+        raise DomainsiftError(f"{len(w)} weights for {len(dirs)} score directories")
+    if not all(np.isfinite(w)) or not any(w):
+        raise DomainsiftError(f"weights must be finite numbers, not all zero: {w}")
+    if how not in HOW:
+        raise DomainsiftError(f"unknown standardisation '{how}' (one of: {', '.join(HOW)})")
+    out = Path(out_dir).resolve()
+    if any(d.resolve() == out for d in dirs):
+        raise DomainsiftError(f"{out_dir}: the output would overwrite one of the combined runs; choose another --out")
+    runs = [load_scores(d) for d in dirs]
+    scores0, pool0, _ = runs[0]
+    total = np.zeros(len(scores0), dtype=np.float64)
+    members = []
+    for d, (scores, pool, sig), wi in zip(dirs, runs, w):
+        if pool["ids"] != pool0["ids"]:
+            raise DomainsiftError(f"{d}: scored a different pool than {dirs[0]} "
+                                  f"({pool['n']} lines of {', '.join(pool['files'])} vs. "
+                                  f"{pool0['n']} lines of {', '.join(pool0['files'])})")
+        if len(scores) != len(pool["ids"]):
+            raise DomainsiftError(f"{d}: {len(scores)} scores for {len(pool['ids'])} pool lines")
+        total += wi * standardise(scores, how, bool(sig.get("probabilistic")), name=str(d / "scores.npy"))
+        members.append({"dir": str(d), "method": sig.get("method"), "weight": wi,
+                        "signature": sig.get("signature")})
+    name = "+".join(str(m["method"]) for m in members)
+    sig = make_signature("combine", model=None, seed=None, how=how, combined=name,
+                         weights=",".join(f"{x:g}" for x in w), members=members, pool=pool0["files"],
+                         pool_target=pool0.get("target_files") or None, n_pool=len(total), probabilistic=False)
+    write_score_dir(Path(out_dir), total, pool0, sig)
+    return sig
