@@ -52,6 +52,13 @@ METHODS = {
     "dsir": (None, {}),
 }
 
+# combined runs (domainsift.select.combine): the sum of the members' z-scores (finetune via its logit),
+# built from the members' finished runs of the same seed; their time is the members' time plus combining
+COMBOS = {
+    "finetune+moore-lewis": ["finetune", "moore-lewis"],
+    "cosine+moore-lewis": ["cosine", "moore-lewis"],
+}
+
 
 def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     """DSIR with hashed n-gram features (package defaults), Gumbel top-k as its resample does.
@@ -83,7 +90,8 @@ def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    ap.add_argument("--methods", nargs="+", default=list(METHODS) + list(COMBOS),
+                    choices=list(METHODS) + list(COMBOS))
     ap.add_argument("--targets", nargs="+", default=CLASSIC, choices=CLASSIC)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fresh", action="store_true", help="discard finished runs and start over")
@@ -106,6 +114,9 @@ def main() -> None:
             done = run_dir / "bench.json"
             if done.exists():
                 print(f"{target:>14} {label:<26} done before: {json.loads(done.read_text())['precision']:.3f}")
+                continue
+            if method_label in COMBOS:
+                combo_run(target, label, method_label, args.seed, gold)
                 continue
             method, params = METHODS[method_label]
             # an interrupted run resumes from the library's own checkpoints (DIR/.resume);
@@ -138,12 +149,41 @@ def main() -> None:
     report()
 
 
+def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> None:
+    from domainsift._atomic import save_json
+    from domainsift.select.combine import combine_runs
+    # cosine has no randomness: every seed combines its one run
+    members = [m if seed == 0 or m == "cosine" else f"{m}-seed-{seed}" for m in COMBOS[combo]]
+    dirs = [WORK / target / m for m in members]
+    missing = [m for m, d in zip(members, dirs) if not (d / "bench.json").exists()]
+    if missing:
+        print(f"{target:>14} {label:<26} skipped: run {', '.join(missing)} first", flush=True)
+        return
+    run_dir = WORK / target / label
+    shutil.rmtree(run_dir, ignore_errors=True)
+    t0 = time.time()
+    sig = combine_runs(dirs, run_dir)
+    run_select(run_dir, top=N)
+    t1 = time.time()
+    run_select(run_dir, run_dir / "reselect", top=N // 2)
+    t_reselect = time.time() - t1
+    ev = evaluate_run(run_dir, gold)
+    member_rows = [json.loads((d / "bench.json").read_text()) for d in dirs]
+    row = {"target": target, "method": label, "base_method": combo, "seed": seed,
+           "precision": ev["precision"], "recall": ev["recall"], "n_selected": ev["n_selected"],
+           "seconds": round(sum(r["seconds"] for r in member_rows) + time.time() - t0, 1),
+           "combine_seconds": round(time.time() - t0, 2), "reselect_seconds": round(t_reselect, 2),
+           "members": members, "signature": sig.get("signature")}
+    save_json(run_dir / "bench.json", row)
+    print(f"{target:>14} {label:<26} precision {row['precision']:.3f}  {row['seconds']:>7.1f} s", flush=True)
+
+
 def report() -> None:
     rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
     for r in rows:  # runs made before the seed study carry neither key: they are seed 0 of their method
         r.setdefault("base_method", r["method"])
         r.setdefault("seed", 0)
-    methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
+    methods = [m for m in list(METHODS) + list(COMBOS) if any(r["method"] == m for r in rows)]
     targets = [t for t in CLASSIC if any(r["target"] == t for r in rows)]
     cell = {(r["target"], r["method"]): r for r in rows}
     lines = ["# Domain data selection (paper 000, Tables 5 and 7, on the shared OPUS data)", "",
@@ -191,7 +231,11 @@ def report() -> None:
               "logistic regression on frozen embeddings with pre-ranked negatives 0.794; DSIR 0.40; "
               "a reference fine-tune: KDE4 0.867, OpenSubtitles 0.598.",
               "DSIR row: the `data-selection` package's HashedNgramDSIR with default features, its importance "
-              "weights plus Gumbel noise, top N (its default resampling)."]
+              "weights plus Gumbel noise, top N (its default resampling).",
+              "Combined rows (`domainsift combine`): the sum of the members' z-scores over the pool, finetune's "
+              "probabilities through their logit, equal weights, no tuning on these targets; built from the "
+              "members' finished runs of the same seed, their wall time is the members' sum. They are not "
+              "Domain-Finetune: the finetune row alone is that method."]
     write_results("selection", {"N": N, "rows": rows}, "\n".join(lines) + "\n")
 
 
@@ -199,7 +243,7 @@ def seed_study(rows: list, targets: list) -> list:
     """Lines of the seed-study table: for each method run under more than one seed (all targets),
     the per-target mean over seeds, each seed's mean over targets, and their mean and spread."""
     out = []
-    for m in METHODS:
+    for m in list(METHODS) + list(COMBOS):
         by_seed = {}
         for r in rows:
             if r["base_method"] == m:
