@@ -5,7 +5,9 @@ The public surface:
 - :func:`read_corpus`, :func:`read_parallel` — corpus reading with (file, line) ids;
 - :func:`get_embedder`, :class:`CachedEmbedder` — sentence vectors behind a disk cache;
 - :func:`cluster_grid`, :func:`purity` — unsupervised domain clustering;
-- :func:`get_selector`, :func:`choose` — scoring a pool and turning scores into a selection.
+- :func:`get_selector`, :func:`choose` — scoring a pool and turning scores into a selection;
+- :func:`run_score`, :func:`run_select`, :func:`combine_runs` — score directories: score once, select many,
+  combine the scores of several methods.
 """
 
 __version__ = "0.1.0"
@@ -25,4 +27,10 @@ def __getattr__(name):  # lazy: selection pulls no heavy dependency until used
     if name in ("get_selector", "choose", "SELECTORS"):
         from . import select
         return getattr(select, name)
+    if name in ("run_score", "run_select"):
+        from .select import run
+        return getattr(run, name)
+    if name == "combine_runs":
+        from .select.combine import combine_runs
+        return combine_runs
     raise AttributeError(name)
