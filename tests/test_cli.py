@@ -71,3 +71,6 @@ def test_demo_runs_offline(tmp_path, capsys):
     assert "== selection" in out
     ev = (tmp_path / "demo" / "select" / "cosine" / "selected.ids.tsv").read_text().splitlines()
     assert len(ev) == 1 + 24
+    combined = json.loads((tmp_path / "demo" / "select" / "cosine+moore-lewis" / "signature.json").read_text())
+    assert combined["method"] == "combine" and combined["combined"] == "cosine+moore-lewis"
+    assert "cosine+moore-lewis precision" in out
