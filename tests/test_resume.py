@@ -95,3 +95,26 @@ def test_finetune_checkpoint_round_trip(tiny_models, tmp_path):
     loaded = get_selector("finetune", model=tiny_models["bert"], progress=False).load_state(tmp_path / "m")
     np.testing.assert_allclose(loaded.score(pool), sel.score(pool), atol=1e-6)
     assert loaded.holdout_metrics_ == sel.holdout_metrics_
+
+
+@pytest.mark.parametrize("pooling", ["mean-max", "mean+emb", "mean+mid"])
+def test_finetune_poolings_size_the_head_and_round_trip(pooling, tiny_models, tmp_path):
+    ind = make_sentences("med", 12, 0)
+    pool = make_sentences("med", 6, 1) + make_sentences("law", 12, 2)
+    kw = dict(model=tiny_models["bert"], epochs=1, batch_size=8, holdout=0.0, negatives="random",
+              progress=False)
+    sel = get_selector("finetune", pooling=pooling, **kw).fit(ind, pool)
+    plain = get_selector("finetune", **kw).fit(ind, pool)
+    assert sel._head.in_features == 2 * plain._head.in_features  # two pooled vectors side by side
+    assert sel.signature_params()["pooling"] == pooling
+    sel.save_state(tmp_path / "m")
+    loaded = get_selector("finetune", model=tiny_models["bert"], progress=False).load_state(tmp_path / "m")
+    assert loaded.pooling == pooling  # the saved model says how it pools
+    np.testing.assert_allclose(loaded.score(pool), sel.score(pool), atol=1e-6)
+    assert not np.allclose(sel.score(pool), plain.score(pool))
+
+
+def test_finetune_rejects_unknown_pooling(tiny_models):
+    from domainsift.errors import DomainsiftError
+    with pytest.raises(DomainsiftError, match="unknown pooling 'cls'"):
+        get_selector("finetune", model=tiny_models["bert"], pooling="cls", progress=False).fit(["a b"], ["c d"] * 3)

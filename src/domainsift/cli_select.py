@@ -45,6 +45,11 @@ def _add_method_opts(p, add_reader_opts) -> None:
                         "confident pool lines as positives (self-training; default 1)")
     g.add_argument("--expand", type=float, default=ft["expand"],
                    help="finetune: pseudo-positives per positive in rounds after the first (default 1)")
+    from .select.finetune import POOLINGS
+    g.add_argument("--pooling", choices=POOLINGS, default=ft["pooling"],
+                   help="finetune: what the head reads: the mean of the last layer (default %(default)s), with "
+                        "the token-wise max (mean-max), with the mean of the embedding layer (mean+emb) or of "
+                        "the middle layer (mean+mid)")
     g.add_argument("--order", type=int, default=3, help="moore-lewis: n-gram order (3)")
     g.add_argument("--max-length", type=int, default=128)
     g.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
@@ -70,7 +75,7 @@ def _method_params(args) -> dict:
     if m == "finetune":
         return dict(model=args.model, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
                     bucket=args.bucket, head_init=args.head_init, negatives=args.negatives,
-                    neg_ratio=args.neg_ratio, rounds=args.rounds, expand=args.expand,
+                    neg_ratio=args.neg_ratio, rounds=args.rounds, expand=args.expand, pooling=args.pooling,
                     max_length=args.max_length, device=args.device,
                     cache_dir=args.cache, progress=progress)
     if m == "moore-lewis":
