@@ -47,9 +47,9 @@ def _add_method_opts(p, add_reader_opts) -> None:
                    help="finetune: pseudo-positives per positive in rounds after the first (default 1)")
     from .select.finetune import POOLINGS
     g.add_argument("--pooling", choices=POOLINGS, default=ft["pooling"],
-                   help="finetune: what the head reads: the mean of the last layer (default %(default)s), with "
-                        "the token-wise max (mean-max), with the mean of the embedding layer (mean+emb) or of "
-                        "the middle layer (mean+mid)")
+                   help="finetune: what the head reads: the mean of the last layer (default %(default)s), "
+                        "with the token-wise max (mean-max) or with the middle layer's mean (mean+mid), or the "
+                        "middle layer's mean alone (mid)")
     g.add_argument("--order", type=int, default=3, help="moore-lewis: n-gram order (3)")
     g.add_argument("--max-length", type=int, default=128)
     g.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")

@@ -24,7 +24,7 @@ from .cosine import CosineSelector
 
 log = logging.getLogger(__name__)
 
-POOLINGS = ("mean", "mean-max", "mean+emb", "mean+mid")
+POOLINGS = ("mean", "mean-max", "mean+mid", "mid")
 
 
 def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random.Generator,
@@ -109,10 +109,10 @@ class FinetuneSelector(BaseSelector):
     holdout : share of positives and negatives held out to measure the classifier
     pooling : "mean" (the average of the last hidden states, as the encoder was trained) or
         "mean-max": that average concatenated with the element-wise maximum over the tokens,
-        so that one salient token can move the score; "mean+emb": that average concatenated
-        with the average of the embedding layer's output (the words before any context), so the
-        head also sees which words a line uses; "mean+mid": the same with the middle layer (layer 3
-        of 6), whose frozen vectors separate the shared benchmark's domains better than the last layer
+        so that one salient token can move the score; "mean+mid": that average concatenated with
+        the middle layer's (layer 3 of 6), whose *frozen* vectors separate the shared benchmark's
+        domains better than the last layer's; "mid": the middle layer's mean alone (the layers above
+        it are not used). Screened on a pool subsample, none beat "mean" (bench/results/finetune_variants.md)
     """
 
     name = "finetune"
@@ -171,14 +171,14 @@ class FinetuneSelector(BaseSelector):
                           return_tensors="pt")
         batch = {k: v.to(self._device) for k, v in batch.items()}
         from ..embed.transformers import mean_pool
-        out = self._encoder(**batch, output_hidden_states=self.pooling in ("mean+emb", "mean+mid"))
+        out = self._encoder(**batch, output_hidden_states=self.pooling in ("mean+mid", "mid"))
         hidden = out.last_hidden_state
+        if self.pooling == "mid":
+            return mean_pool(out.hidden_states[(len(out.hidden_states) - 1) // 2], batch["attention_mask"])
         pooled = mean_pool(hidden, batch["attention_mask"])
         if self.pooling == "mean-max":
             pad = (batch["attention_mask"] == 0).unsqueeze(-1)
             pooled = self._torch.cat([pooled, hidden.masked_fill(pad, float("-inf")).amax(1)], dim=-1)
-        elif self.pooling == "mean+emb":  # hidden_states[0]: the embedding layer's output, the words themselves
-            pooled = self._torch.cat([pooled, mean_pool(out.hidden_states[0], batch["attention_mask"])], dim=-1)
         elif self.pooling == "mean+mid":  # the middle layer: less context, more of the words and their style
             mid = out.hidden_states[(len(out.hidden_states) - 1) // 2]
             pooled = self._torch.cat([pooled, mean_pool(mid, batch["attention_mask"])], dim=-1)
@@ -186,7 +186,7 @@ class FinetuneSelector(BaseSelector):
 
     def _head_size(self) -> int:
         hidden = getattr(self._encoder.config, "hidden_size", None) or self._encoder.config.d_model
-        return hidden * (1 if self.pooling == "mean" else 2)
+        return hidden * (1 if self.pooling in ("mean", "mid") else 2)
 
     def _forward(self, texts: Sequence[str]):
         return self._head(self._pool(texts)).squeeze(-1)
