@@ -140,7 +140,7 @@ def cmd_select(args) -> int:
         if not args.out:
             raise DomainsiftError("--out is required")
         in_domain, pool = _read_inputs(args)
-        check_n_against_pool(len(pool), args.top)  # fail before any work or output
+        check_n_against_pool(len(pool), args.top, args.fraction)  # fail before any work or output
         if args.positive and args.method != "finetune":
             raise DomainsiftError("--positive needs probability scores (method finetune)")
         sig = run_score(args.method, in_domain, pool, args.out, _method_params(args), seed=args.seed,
@@ -155,19 +155,16 @@ def cmd_select(args) -> int:
 
 
 def cmd_combine(args) -> int:
-    from .select.combine import combine_runs
-    from .select.run import run_select
+    from .select.base import check_n_against_pool
+    from .select.combine import combine_scores
+    from .select.run import run_select, write_score_dir
     rules = sum(x is not None for x in (args.top, args.fraction, args.threshold))
     if rules > 1:
         raise DomainsiftError("give at most one of --top, --fraction, --threshold")
-    if args.top is not None:  # fail before writing anything
-        from .select.base import check_n_against_pool
-        from .select.run import load_scores
-        check_n_against_pool(len(load_scores(args.score_dirs[0])[0]), args.top)
-    if args.fraction is not None and not 0 < args.fraction <= 1:
-        raise DomainsiftError(f"fraction must be in (0, 1], got {args.fraction}")
     t0 = time.time()
-    sig = combine_runs(args.score_dirs, args.out, weights=args.weights, how=args.how)
+    scores, pool, sig = combine_scores(args.score_dirs, weights=args.weights, how=args.how, out_dir=args.out)
+    check_n_against_pool(len(scores), args.top, args.fraction)  # before anything is written
+    write_score_dir(args.out, scores, pool, sig)
     print(f"combined {len(args.score_dirs)} runs ({sig['combined']}, {args.how}) over {sig['n_pool']} pool lines "
           f"-> {args.out}")
     print(f"signature: {sig['signature']}")

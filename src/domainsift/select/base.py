@@ -55,12 +55,15 @@ class BaseSelector:
             raise DomainsiftError("the in-domain set is empty")
 
 
-def check_n_against_pool(n_pool: int, top: int | None) -> None:
-    """Reject N <= 0 and N larger than the pool (called before any scoring, and by :func:`choose`)."""
+def check_n_against_pool(n_pool: int, top: int | None, fraction: float | None = None) -> None:
+    """Reject N <= 0, N larger than the pool and a fraction outside (0, 1] (called before any
+    scoring or writing, and by :func:`choose`)."""
     if top is not None and top <= 0:
         raise DomainsiftError(f"N must be positive, got {top}")
     if top is not None and top > n_pool:
         raise DomainsiftError(f"cannot select {top} lines from a pool of {n_pool}")
+    if fraction is not None and not 0 < fraction <= 1:
+        raise DomainsiftError(f"fraction must be in (0, 1], got {fraction}")
 
 
 def choose(scores: np.ndarray, top: int | None = None, fraction: float | None = None,
@@ -76,13 +79,11 @@ def choose(scores: np.ndarray, top: int | None = None, fraction: float | None = 
     rules = sum(x is not None for x in (top, fraction, threshold)) + bool(positive)
     if rules != 1:
         raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")
+    check_n_against_pool(n, top, fraction)
     order = np.lexsort((np.arange(n), -scores))  # by score desc, then position
     if top is not None:
-        check_n_against_pool(n, top)
         return order[:top]
     if fraction is not None:
-        if not 0 < fraction <= 1:
-            raise DomainsiftError(f"fraction must be in (0, 1], got {fraction}")
         return order[:max(1, int(round(fraction * n)))]
     if positive:
         if not probabilistic:

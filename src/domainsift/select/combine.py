@@ -59,7 +59,18 @@ def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.Path
     Every run must have scored the same pool (the same files and line ids, in the
     same order). Everything is checked before anything is written. Returns the signature.
     """
-    from .run import load_scores, write_score_dir
+    from .run import write_score_dir
+    scores, pool, sig = combine_scores(score_dirs, weights, how, out_dir=out_dir)
+    write_score_dir(Path(out_dir), scores, pool, sig)
+    return sig
+
+
+def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[float] | None = None,
+                   how: str = "zscore", out_dir: str | os.PathLike | None = None):
+    """The combined scores, the common pool (as in pool.json) and the signature; writes nothing.
+
+    ``out_dir``, where the caller will write them, must not be one of the runs."""
+    from .run import load_scores
     dirs = [Path(d) for d in score_dirs]
     if len(dirs) < 2:
         raise DomainsiftError(f"combine needs at least two score directories, got {len(dirs)}")
@@ -70,8 +81,7 @@ def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.Path
         raise DomainsiftError(f"weights must be finite numbers, not all zero: {w}")
     if how not in HOW:
         raise DomainsiftError(f"unknown standardisation '{how}' (one of: {', '.join(HOW)})")
-    out = Path(out_dir).resolve()
-    if any(d.resolve() == out for d in dirs):
+    if out_dir is not None and any(d.resolve() == Path(out_dir).resolve() for d in dirs):
         raise DomainsiftError(f"{out_dir}: the output would overwrite one of the combined runs; choose another --out")
     runs = [load_scores(d) for d in dirs]
     scores0, pool0, _ = runs[0]
@@ -91,5 +101,4 @@ def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.Path
     sig = make_signature("combine", model=None, seed=None, how=how, combined=name,
                          weights=",".join(f"{x:g}" for x in w), members=members, pool=pool0["files"],
                          pool_target=pool0.get("target_files") or None, n_pool=len(total), probabilistic=False)
-    write_score_dir(Path(out_dir), total, pool0, sig)
-    return sig
+    return total, pool0, sig

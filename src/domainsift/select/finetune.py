@@ -24,7 +24,8 @@ from .cosine import CosineSelector
 
 log = logging.getLogger(__name__)
 
-POOLINGS = ("mean", "mean-max", "mean+mid", "mid")
+# pooling -> the pooled vectors it puts side by side (the head's input is that many hidden sizes)
+POOLINGS = {"mean": ("mean",), "mean-max": ("mean", "max"), "mean+mid": ("mean", "mid"), "mid": ("mid",)}
 
 
 def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random.Generator,
@@ -171,22 +172,23 @@ class FinetuneSelector(BaseSelector):
                           return_tensors="pt")
         batch = {k: v.to(self._device) for k, v in batch.items()}
         from ..embed.transformers import mean_pool
-        out = self._encoder(**batch, output_hidden_states=self.pooling in ("mean+mid", "mid"))
+        kinds = POOLINGS[self.pooling]
+        mask = batch["attention_mask"]
+        out = self._encoder(**batch, output_hidden_states="mid" in kinds)
         hidden = out.last_hidden_state
-        if self.pooling == "mid":
-            return mean_pool(out.hidden_states[(len(out.hidden_states) - 1) // 2], batch["attention_mask"])
-        pooled = mean_pool(hidden, batch["attention_mask"])
-        if self.pooling == "mean-max":
-            pad = (batch["attention_mask"] == 0).unsqueeze(-1)
-            pooled = self._torch.cat([pooled, hidden.masked_fill(pad, float("-inf")).amax(1)], dim=-1)
-        elif self.pooling == "mean+mid":  # the middle layer: less context, more of the words and their style
-            mid = out.hidden_states[(len(out.hidden_states) - 1) // 2]
-            pooled = self._torch.cat([pooled, mean_pool(mid, batch["attention_mask"])], dim=-1)
-        return pooled
+        parts = []
+        for kind in kinds:
+            if kind == "mean":
+                parts.append(mean_pool(hidden, mask))
+            elif kind == "max":
+                parts.append(hidden.masked_fill((mask == 0).unsqueeze(-1), float("-inf")).amax(1))
+            else:  # "mid": hidden_states[0] is the embedding layer, so this is layer n/2 of n
+                parts.append(mean_pool(out.hidden_states[(len(out.hidden_states) - 1) // 2], mask))
+        return parts[0] if len(parts) == 1 else self._torch.cat(parts, dim=-1)
 
     def _head_size(self) -> int:
         hidden = getattr(self._encoder.config, "hidden_size", None) or self._encoder.config.d_model
-        return hidden * (1 if self.pooling in ("mean", "mid") else 2)
+        return hidden * len(POOLINGS[self.pooling])
 
     def _forward(self, texts: Sequence[str]):
         return self._head(self._pool(texts)).squeeze(-1)
