@@ -117,3 +117,18 @@ def test_positive_needs_probabilities(sel_data, capsys):
 def test_from_scores_missing_dir(tmp_path, capsys):
     assert main(["-q", "select", "--from-scores", str(tmp_path / "nothing"), "--top", "3"]) == 2
     assert "not a score directory" in capsys.readouterr().err
+
+
+def test_combine_keeps_both_sides_of_a_parallel_pool(sel_data):
+    d = sel_data
+    for method in ("moore-lewis", "random"):
+        assert main(["-q", "score", "--method", method, "--order", "1", "--in-domain", str(d["in"]),
+                     "--pool", str(d["law"]), str(d["med"]), "--pool-target", str(d["law_de"]), str(d["med_de"]),
+                     "--out", str(d["tmp"] / method)]) == 0
+    out = d["tmp"] / "both"
+    assert main(["-q", "combine", str(d["tmp"] / "moore-lewis"), str(d["tmp"] / "random"), "--weights", "1", "0.01",
+                 "--top", "20", "--out", str(out)]) == 0
+    en = (out / "selected.en").read_text().splitlines()
+    de = (out / "selected.de").read_text().splitlines()
+    assert len(en) == len(de) == 20
+    assert all(line.startswith("DE med") for line in de)  # the pairs of the medical lines, both sides
