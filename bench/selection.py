@@ -46,6 +46,8 @@ METHODS = {
     "finetune-5-epochs-batch-32": ("finetune", {"epochs": 5, "batch_size": 32, "bucket": 0}),
     "finetune-3-epochs": ("finetune", {"epochs": 3, "batch_size": 32, "bucket": 0}),
     "finetune-random-negatives": ("finetune", {"negatives": "random", "epochs": 3, "batch_size": 32, "bucket": 0}),
+    # the ablation at the defaults' schedule (10 x 16): what random negatives do with the full training
+    "finetune-defaults-random-negatives": ("finetune", {"negatives": "random"}),
     "finetune-2-rounds": ("finetune", {"rounds": 2, "epochs": 5, "batch_size": 32, "bucket": 0}),
     "moore-lewis": ("moore-lewis", {}),
     "random": ("random", {}),
@@ -209,7 +211,7 @@ def report() -> None:
     if any(r.get("resumed") for r in rows):
         lines += ["", "\\* resumed after an interruption: the time counts only the part run last."]
     variants = [m for m in ("finetune", "finetune-15-epochs", "finetune-5-epochs-batch-32", "finetune-3-epochs",
-                            "finetune-random-negatives", "finetune-2-rounds")
+                            "finetune-random-negatives", "finetune-defaults-random-negatives", "finetune-2-rounds")
                 if m in methods]
     if variants:
         lines += ["", "Domain-Finetune classifier on its held-out 10% (in-domain positives vs. negatives drawn "
