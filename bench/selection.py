@@ -69,7 +69,7 @@ def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     """
     from data_selection import HashedNgramDSIR
 
-    from domainsift._atomic import save_json, save_npy
+    from domainsift.select.run import write_score_dir
     from domainsift.signature import make_signature
 
     t0 = time.time()
@@ -81,11 +81,9 @@ def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     logw = np.array([dsir.importance_estimator(dsir.featurizer(t)) for t in pool.texts], dtype=np.float64)
     gumbel = np.random.default_rng(seed).gumbel(size=len(logw))
     scores = logw + gumbel
-    save_npy(out_dir / "scores.npy", scores)
-    save_json(out_dir / "pool.json", {"files": pool.files, "target_files": [], "n": len(pool),
-                                      "ids": [[f, n] for f, n in pool.ids]})
-    save_json(out_dir / "signature.json", make_signature("dsir", model="hashed-ngram (data-selection)",
-                                                         seed=seed, probabilistic=False))
+    write_score_dir(out_dir, scores, {"files": pool.files, "target_files": [], "n": len(pool),
+                                      "ids": [[f, n] for f, n in pool.ids]},
+                    make_signature("dsir", model="hashed-ngram (data-selection)", seed=seed, probabilistic=False))
     shutil.rmtree(cache, ignore_errors=True)
     return time.time() - t0
 
