@@ -140,6 +140,22 @@ def test_finetune_self_training_round_adds_pool_positives(easy_case, tiny_models
         get_selector("finetune", rounds=0, **p).fit(in_domain, pool)
 
 
+def test_finetune_scores_keep_confident_lines_apart(easy_case, tiny_models, tmp_path_factory):
+    # a very confident classifier (logits near 20): float32 probabilities would all be 1.0, a tie
+    # that choose() breaks by pool position; float64 keeps the classifier's order
+    in_domain, pool, _ = easy_case
+    sel = get_selector("finetune", model=tiny_models["bert"], epochs=1, batch_size=8, holdout=0.0,
+                       negatives="random", progress=False).fit(in_domain, pool)
+    torch = sel._torch
+    with torch.no_grad():
+        sel._head.bias.add_(20.0 - sel._head.bias)
+        logits = sel._forward(pool).double().numpy()
+    s = sel.score(pool)
+    assert s.dtype == np.float64 and (s < 1.0).all()
+    assert (torch.sigmoid(torch.from_numpy(logits).float()).numpy() == 1.0).all()  # what float32 gave
+    assert np.array_equal(np.argsort(-s, kind="stable"), np.argsort(-logits, kind="stable"))
+
+
 # ---------------------------------------------------------------- choose
 
 SCORES = np.array([0.2, 0.9, 0.5, 0.9, 0.1])

@@ -130,7 +130,7 @@ def write_score_dir(out: Path, scores: np.ndarray, pool: dict, sig: dict) -> Non
     with atomic_open(out / "scores.tsv") as fh:
         fh.write("file\tline\tscore\n")
         for (f, line), s in zip(pool["ids"], scores):
-            fh.write(f"{f}\t{line}\t{s:.6g}\n")
+            fh.write(f"{f}\t{line}\t{float(s)!r}\n")  # exact: re-read, it orders as scores.npy does
     save_json(out / "pool.json", pool)
     save_json(out / "signature.json", sig)
 
@@ -178,7 +178,7 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
         fh.write("file\tline\tscore\trank\n")
         for rank, i in enumerate(idx, 1):
             f, ln = pool["ids"][i]
-            fh.write(f"{f}\t{ln}\t{scores[i]:.6g}\t{rank}\n")
+            fh.write(f"{f}\t{ln}\t{float(scores[i])!r}\t{rank}\n")
     rule = {"top": top, "fraction": fraction, "threshold": threshold, "positive": positive or None}
     rule = {k: v for k, v in rule.items() if v is not None}
     selection = {"n_selected": int(n), "n_pool": int(len(scores)), "rule": rule, "outputs": outputs,
