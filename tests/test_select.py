@@ -86,6 +86,21 @@ def test_finetune_negatives_come_from_bottom_two_thirds():
     assert set(rnd) == set(range(30))
 
 
+def test_finetune_negative_hardness_favours_the_top_of_the_bottom_two_thirds():
+    from domainsift.select.finetune import sample_negatives
+    cos = np.arange(300, dtype=float)[::-1]  # item 0 best ... item 299 worst; bottom two thirds: 100-299
+    draws = lambda k: np.concatenate([sample_negatives(cos, 20, "preranked", np.random.default_rng(s),  # noqa: E731
+                                                       hardness=k) for s in range(50)])
+    uniform, hard = draws(0.0), draws(2.0)
+    assert uniform.min() >= 100 and hard.min() >= 100  # the top third is still never drawn
+    # (1-u)^2 has mean u = 1/4: the draws sit near rank 150, uniform ones near rank 200
+    assert abs(uniform.mean() - 200) < 10 and abs(hard.mean() - 150) < 10
+    assert np.array_equal(draws(2.0), hard)  # seeded
+    with pytest.raises(DomainsiftError, match="needs negatives 'preranked'"):
+        sample_negatives(cos, 5, "random", np.random.default_rng(0), hardness=1.0)
+    with pytest.raises(DomainsiftError, match=">= 0"):
+        sample_negatives(cos, 5, "preranked", np.random.default_rng(0), hardness=-1.0)
+
 def test_finetune_bucketed_batches_cover_every_example_once():
     from domainsift.select.finetune import batches
     texts = ["x" * k for k in np.random.default_rng(1).integers(1, 90, size=103)]

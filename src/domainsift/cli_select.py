@@ -40,6 +40,9 @@ def _add_method_opts(p, add_reader_opts) -> None:
                    help="finetune: negatives from the bottom 2/3 of the cosine ranking (default) or random")
     g.add_argument("--neg-ratio", type=float, default=ft["neg_ratio"],
                    help="finetune: negatives per positive in each epoch (default 1: as many as positives)")
+    g.add_argument("--neg-hardness", type=float, default=ft["neg_hardness"],
+                   help="finetune: weight pre-ranked negatives by (1-u)^K at position u below the top third "
+                        "(default %(default)s: uniform over the bottom two thirds)")
     g.add_argument("--rounds", type=int, default=ft["rounds"],
                    help="finetune: training rounds; each further round adds the previous classifier's most "
                         "confident pool lines as positives (self-training; default 1)")
@@ -75,7 +78,7 @@ def _method_params(args) -> dict:
     if m == "finetune":
         return dict(model=args.model, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
                     bucket=args.bucket, head_init=args.head_init, negatives=args.negatives,
-                    neg_ratio=args.neg_ratio, rounds=args.rounds, expand=args.expand, pooling=args.pooling,
+                    neg_ratio=args.neg_ratio, neg_hardness=args.neg_hardness, rounds=args.rounds, expand=args.expand, pooling=args.pooling,
                     max_length=args.max_length, device=args.device,
                     cache_dir=args.cache, progress=progress)
     if m == "moore-lewis":

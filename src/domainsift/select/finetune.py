@@ -29,13 +29,20 @@ POOLINGS = {"mean": ("mean",), "mean-max": ("mean", "max"), "mean+mid": ("mean",
 
 
 def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random.Generator,
-                     exclude: np.ndarray | None = None) -> np.ndarray:
+                     exclude: np.ndarray | None = None, hardness: float = 0.0) -> np.ndarray:
     """Indices of ``n`` pool sentences to use as negatives.
 
-    ``how="preranked"``: uniformly from the bottom two thirds of the cosine ranking;
-    ``how="random"``: uniformly from the whole pool. ``exclude`` marks pool items
-    that must not be negatives (e.g. copies of in-domain sentences).
+    ``how="preranked"``: from the bottom two thirds of the cosine ranking, uniformly
+    (``hardness=0``) or with weight ``(1 - u) ** hardness`` at relative position ``u``
+    below the cut (0 just under the top third, 1 at the bottom), which favours the
+    negatives nearest the in-domain side of the ranking; ``how="random"``: uniformly
+    from the whole pool. ``exclude`` marks pool items that must not be negatives
+    (e.g. copies of in-domain sentences).
     """
+    if hardness < 0:
+        raise DomainsiftError(f"negative hardness must be >= 0, got {hardness}")
+    if hardness > 0 and how != "preranked":
+        raise DomainsiftError("negative hardness weights the cosine pre-ranking: it needs negatives 'preranked'")
     m = len(cosine_scores)
     if how == "preranked":
         order = np.lexsort((np.arange(m), -cosine_scores))
@@ -49,7 +56,10 @@ def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random
     if len(candidates) == 0:
         raise DomainsiftError("the pool has no candidates for negatives")
     n = min(n, len(candidates))
-    return np.sort(rng.choice(candidates, size=n, replace=False))
+    if hardness == 0:
+        return np.sort(rng.choice(candidates, size=n, replace=False))
+    w = (1.0 - np.arange(len(candidates)) / len(candidates)) ** hardness  # candidates are in ranking order
+    return np.sort(rng.choice(candidates, size=n, replace=False, p=w / w.sum()))
 
 
 def batches(texts: Sequence[str], batch_size: int, rng: np.random.Generator,
@@ -96,6 +106,9 @@ class FinetuneSelector(BaseSelector):
     head_lr : learning rate of the freshly initialised linear head
     negatives : "preranked" (bottom two thirds of cosine ranking) or "random"
     neg_ratio : negatives per positive (per epoch)
+    neg_hardness : 0 (default) draws pre-ranked negatives uniformly from the bottom two thirds;
+        k > 0 weights them by ``(1 - u) ** k`` at relative position ``u`` below the cut, so that
+        more of them come from just under the top third (harder, and more often in-domain)
     resample : draw a fresh set of negatives (from the same candidates) for every epoch,
         so that training sees ``epochs`` times more distinct negatives at the same cost
     rounds : training rounds (self-training). Round r > 1 scores the pool with the
@@ -121,7 +134,7 @@ class FinetuneSelector(BaseSelector):
 
     def __init__(self, model: str = "minilm", epochs: int = 10, lr: float = 2e-5, head_lr: float = 1e-3,
                  batch_size: int = 16, max_length: int = 128, negatives: str = "preranked",
-                 neg_ratio: float = 1.0, resample: bool = True, rounds: int = 1, expand: float = 1.0,
+                 neg_ratio: float = 1.0, neg_hardness: float = 0.0, resample: bool = True, rounds: int = 1, expand: float = 1.0,
                  bucket: int = 20, head_init: str = "random", holdout: float = 0.1, warmup: float = 0.1,
                  pooling: str = "mean", score_batch_size: int = 128, seed: int = 0, device: str | None = None,
                  cache_dir: str | None = None, progress: bool = True):
@@ -133,6 +146,7 @@ class FinetuneSelector(BaseSelector):
         self.max_length = max_length
         self.negatives = negatives
         self.neg_ratio = neg_ratio
+        self.neg_hardness = neg_hardness
         self.resample = resample
         self.rounds = rounds
         self.expand = expand
@@ -219,7 +233,7 @@ class FinetuneSelector(BaseSelector):
         else:
             ranking = np.zeros(len(pool))
         n_neg = max(1, int(round(self.neg_ratio * len(in_domain))))
-        neg_idx = sample_negatives(ranking, n_neg, self.negatives, rng, exclude)
+        neg_idx = sample_negatives(ranking, n_neg, self.negatives, rng, exclude, self.neg_hardness)
         positives = list(in_domain)
 
         # 2. stratified hold-out split: a share of the positives and of the first negatives
@@ -274,7 +288,7 @@ class FinetuneSelector(BaseSelector):
         def epoch_data(epoch: int):
             nonlocal negs
             if negs is None or (epoch > 0 and self.resample):
-                negs = sample_negatives(ranking, n_neg, self.negatives, rng, never)
+                negs = sample_negatives(ranking, n_neg, self.negatives, rng, never, self.neg_hardness)
             texts = positives + [pool[i] for i in negs]
             labels = np.concatenate([np.ones(len(positives)), np.zeros(len(negs))]).astype(np.float32)
             return texts, labels
