@@ -108,7 +108,9 @@ class FinetuneSelector(BaseSelector):
     neg_ratio : negatives per positive (per epoch)
     neg_hardness : 0 (default) draws pre-ranked negatives uniformly from the bottom two thirds;
         k > 0 weights them by ``(1 - u) ** k`` at relative position ``u`` below the cut, so that
-        more of them come from just under the top third (harder, and more often in-domain)
+        more of them come from just under the top third (harder, and more often in-domain).
+        Measured at k = 2 on the shared benchmark: KDE4 0.912 and OpenSubtitles 0.617 against 0.904
+        and 0.630 uniform, so uniform stays the default (bench/results/selection.md)
     resample : draw a fresh set of negatives (from the same candidates) for every epoch,
         so that training sees ``epochs`` times more distinct negatives at the same cost
     rounds : training rounds (self-training). Round r > 1 scores the pool with the
