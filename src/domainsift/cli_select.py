@@ -78,7 +78,8 @@ def _method_params(args) -> dict:
     if m == "finetune":
         return dict(model=args.model, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
                     bucket=args.bucket, head_init=args.head_init, negatives=args.negatives,
-                    neg_ratio=args.neg_ratio, neg_hardness=args.neg_hardness, rounds=args.rounds, expand=args.expand, pooling=args.pooling,
+                    neg_ratio=args.neg_ratio, neg_hardness=args.neg_hardness, rounds=args.rounds,
+                    expand=args.expand, pooling=args.pooling,
                     max_length=args.max_length, device=args.device,
                     cache_dir=args.cache, progress=progress)
     if m == "moore-lewis":

@@ -136,7 +136,8 @@ class FinetuneSelector(BaseSelector):
 
     def __init__(self, model: str = "minilm", epochs: int = 10, lr: float = 2e-5, head_lr: float = 1e-3,
                  batch_size: int = 16, max_length: int = 128, negatives: str = "preranked",
-                 neg_ratio: float = 1.0, neg_hardness: float = 0.0, resample: bool = True, rounds: int = 1, expand: float = 1.0,
+                 neg_ratio: float = 1.0, neg_hardness: float = 0.0, resample: bool = True, rounds: int = 1,
+                 expand: float = 1.0,
                  bucket: int = 20, head_init: str = "random", holdout: float = 0.1, warmup: float = 0.1,
                  pooling: str = "mean", score_batch_size: int = 128, seed: int = 0, device: str | None = None,
                  cache_dir: str | None = None, progress: bool = True):
