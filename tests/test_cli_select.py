@@ -132,3 +132,19 @@ def test_combine_keeps_both_sides_of_a_parallel_pool(sel_data):
     de = (out / "selected.de").read_text().splitlines()
     assert len(en) == len(de) == 20
     assert all(line.startswith("DE med") for line in de)  # the pairs of the medical lines, both sides
+
+
+def test_finetune_flags_reach_the_selector():
+    # every finetune flag maps onto the selector's parameter of the same name (and so into the signature)
+    import inspect
+
+    from domainsift.cli import build_parser
+    from domainsift.cli_select import _method_params
+    from domainsift.select import selector_class
+    args = build_parser().parse_args(["score", "--method", "finetune", "--in-domain", "a", "--pool", "b",
+                                      "--out", "c", "--neg-hardness", "2", "--pooling", "mean-max",
+                                      "--negatives", "random", "--epochs", "3"])
+    params = _method_params(args)
+    assert params["neg_hardness"] == 2.0 and params["pooling"] == "mean-max"
+    assert params["negatives"] == "random" and params["epochs"] == 3
+    assert set(params) <= set(inspect.signature(selector_class("finetune").__init__).parameters)
