@@ -141,17 +141,42 @@ def main() -> None:
             run_select(run_dir, run_dir / "reselect", top=N // 2)  # score once, select many
             t_reselect = time.time() - t1
             ev = evaluate_run(run_dir, gold)
+            extra = {"positive": positive_eval(run_dir, gold)} if sig.get("probabilistic") else {}
             row = {"target": target, "method": label, "base_method": method_label, "seed": args.seed,
                    "precision": ev["precision"], "recall": ev["recall"],
                    "n_selected": ev["n_selected"], "seconds": round(time.time() - t0, 1),
                    "score_seconds": round(t_score, 1), "reselect_seconds": round(t_reselect, 2),
                    "resumed": resumed,
-                   "classifier_holdout": sig.get("classifier_holdout"), "signature": sig.get("signature")}
+                   "classifier_holdout": sig.get("classifier_holdout"), "signature": sig.get("signature"),
+                   **extra}
             from domainsift._atomic import save_json
             save_json(done, row)
             print(f"{target:>14} {label:<26} precision {row['precision']:.3f}  {row['seconds']:>7.1f} s",
                   flush=True)
     report()
+
+
+def positive_eval(run_dir: Path, gold: list) -> dict:
+    """Domain-Finetune-Positive: select every line of a probabilistic run with p > 0.5 (the library's
+    own ``--positive``, into run_dir/positive) and evaluate it: n selected, precision, recall, F1."""
+    run_select(run_dir, run_dir / "positive", positive=True)
+    ev = evaluate_run(run_dir / "positive", gold)
+    p, r = ev["precision"], ev["recall"]
+    return {"n_selected": ev["n_selected"], "precision": p, "recall": r,
+            "f1": 2 * p * r / (p + r) if p + r else 0.0}
+
+
+def fill_positive(rows: list) -> None:
+    """Add the positive-rule evaluation to finished probabilistic runs that lack it (runs made before it
+    was measured); the scores are read back, nothing is re-scored."""
+    from domainsift._atomic import save_json
+    for r in rows:
+        run_dir = WORK / r["target"] / r["method"]
+        if "positive" in r or not (run_dir / "signature.json").exists():
+            continue
+        if json.loads((run_dir / "signature.json").read_text()).get("probabilistic"):
+            r["positive"] = positive_eval(run_dir, [data_file(r["target"], "train")])
+            save_json(run_dir / "bench.json", {k: v for k, v in r.items()})
 
 
 def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> None:
@@ -229,6 +254,7 @@ def report() -> None:
                 cells.append(f"{h['precision']:.3f} / {h['recall']:.3f} / {h['f1']:.3f}" if h else "-")
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
     lines += seed_study(rows, targets)
+    lines += positive_table(rows, targets)
     re = [r["reselect_seconds"] for r in rows]
     if re:
         lines += ["", f"Re-selecting another N from saved scores of the 35,000-line pool: max {max(re):.2f} s "
@@ -243,6 +269,39 @@ def report() -> None:
               "members' finished runs of the same seed, their wall time is the members' sum. They are not "
               "Domain-Finetune: the finetune row alone is that method."]
     write_results("selection", {"N": N, "rows": rows}, "\n".join(lines) + "\n")
+
+
+def positive_table(rows: list, targets: list) -> list:
+    """Lines of the Domain-Finetune-Positive table: per probabilistic method, F1 of the p > 0.5
+    selection against the oracle and its size, averaged over the seeds run."""
+    fill_positive(rows)
+    out = []
+    for m in METHODS:
+        got = {}
+        for r in rows:
+            if r["base_method"] == m and "positive" in r:
+                got.setdefault(r["target"], []).append((r["seed"], r["positive"]))
+        if not got:
+            continue
+        if not out:
+            out += ["", "Domain-Finetune-Positive (`select --positive`: every line with p > 0.5, no N given): "
+                    "F1 against the oracle (and lines selected; the oracle has 5,000), mean over the seeds run "
+                    "for that target.", "",
+                    "| method | seeds | " + " | ".join(targets) + " | mean F1 |",
+                    "|---|---|" + "---|" * (len(targets) + 1)]
+        seeds = sorted({s for v in got.values() for s, _ in v})
+        cells, f1s = [], []
+        for t in targets:
+            if t not in got:
+                cells.append("-")
+                continue
+            f1 = float(np.mean([p["f1"] for _, p in got[t]]))
+            n = float(np.mean([p["n_selected"] for _, p in got[t]]))
+            f1s.append(f1)
+            cells.append(f"{f1:.3f} ({n:.0f})")
+        mean = f"{np.mean(f1s):.4f}" if len(f1s) == len(targets) else "-"
+        out.append(f"| {m} | {', '.join(map(str, seeds))} | " + " | ".join(cells) + f" | {mean} |")
+    return out
 
 
 def seed_study(rows: list, targets: list) -> list:
