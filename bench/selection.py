@@ -141,14 +141,12 @@ def main() -> None:
             run_select(run_dir, run_dir / "reselect", top=N // 2)  # score once, select many
             t_reselect = time.time() - t1
             ev = evaluate_run(run_dir, gold)
-            extra = {"positive": positive_eval(run_dir, gold)} if sig.get("probabilistic") else {}
             row = {"target": target, "method": label, "base_method": method_label, "seed": args.seed,
                    "precision": ev["precision"], "recall": ev["recall"],
                    "n_selected": ev["n_selected"], "seconds": round(time.time() - t0, 1),
                    "score_seconds": round(t_score, 1), "reselect_seconds": round(t_reselect, 2),
                    "resumed": resumed,
-                   "classifier_holdout": sig.get("classifier_holdout"), "signature": sig.get("signature"),
-                   **extra}
+                   "classifier_holdout": sig.get("classifier_holdout"), "signature": sig.get("signature")}
             from domainsift._atomic import save_json
             save_json(done, row)
             print(f"{target:>14} {label:<26} precision {row['precision']:.3f}  {row['seconds']:>7.1f} s",
@@ -161,14 +159,12 @@ def positive_eval(run_dir: Path, gold: list) -> dict:
     own ``--positive``, into run_dir/positive) and evaluate it: n selected, precision, recall, F1."""
     run_select(run_dir, run_dir / "positive", positive=True)
     ev = evaluate_run(run_dir / "positive", gold)
-    p, r = ev["precision"], ev["recall"]
-    return {"n_selected": ev["n_selected"], "precision": p, "recall": r,
-            "f1": 2 * p * r / (p + r) if p + r else 0.0}
+    return {k: ev[k] for k in ("n_selected", "precision", "recall", "f1")}
 
 
 def fill_positive(rows: list) -> None:
-    """Add the positive-rule evaluation to finished probabilistic runs that lack it (runs made before it
-    was measured); the scores are read back, nothing is re-scored."""
+    """Add the positive-rule evaluation to every finished probabilistic run that lacks it, once (the
+    report calls this; the scores are read back, nothing is re-scored)."""
     from domainsift._atomic import save_json
     for r in rows:
         run_dir = WORK / r["target"] / r["method"]
@@ -176,7 +172,7 @@ def fill_positive(rows: list) -> None:
             continue
         if json.loads((run_dir / "signature.json").read_text()).get("probabilistic"):
             r["positive"] = positive_eval(run_dir, [data_file(r["target"], "train")])
-            save_json(run_dir / "bench.json", {k: v for k, v in r.items()})
+            save_json(run_dir / "bench.json", r)
 
 
 def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> None:

@@ -202,7 +202,8 @@ def test_precision_recall_hand_computed(tmp_path):
     sel = [("a.txt", 1), ("a.txt", 2), ("b.txt", 1), ("b.txt", 5)]
     gold = [("a.txt", n) for n in range(1, 6)]
     r = precision_recall(sel, gold)
-    assert r == {"precision": 0.5, "recall": 0.4, "n_selected": 4, "n_gold": 5, "n_correct": 2}
+    assert r == pytest.approx({"precision": 0.5, "recall": 0.4, "f1": 0.4 / 0.9, "n_selected": 4, "n_gold": 5,
+                               "n_correct": 2})  # F1 = 2 * 0.5 * 0.4 / 0.9
 
 
 def test_precision_recall_matches_by_id_not_text(tmp_path):

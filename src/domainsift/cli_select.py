@@ -182,7 +182,7 @@ def cmd_combine(args) -> int:
 def cmd_evaluate(args) -> int:
     from .evaluate import evaluate_run
     r = evaluate_run(args.run_dir, args.gold)
-    print(f"precision {r['precision']:.4f}  recall {r['recall']:.4f}  "
+    print(f"precision {r['precision']:.4f}  recall {r['recall']:.4f}  F1 {r['f1']:.4f}  "
           f"({r['n_correct']} of {r['n_selected']} selected are in the {r['n_gold']} gold lines)")
     print(f"-> {Path(args.run_dir) / 'eval.json'}")
     return 0

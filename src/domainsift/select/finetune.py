@@ -87,10 +87,10 @@ def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
     tp = int(((y_true == 1) & (y_pred == 1)).sum())
     fp = int(((y_true == 0) & (y_pred == 1)).sum())
     fn = int(((y_true == 1) & (y_pred == 0)).sum())
+    from ..evaluate import f1_score
     p = tp / (tp + fp) if tp + fp else 0.0
     r = tp / (tp + fn) if tp + fn else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return {"precision": p, "recall": r, "f1": f, "n": int(len(y_true))}
+    return {"precision": p, "recall": r, "f1": f1_score(p, r), "n": int(len(y_true))}
 
 
 class FinetuneSelector(BaseSelector):
