@@ -101,6 +101,7 @@ def test_finetune_negative_hardness_favours_the_top_of_the_bottom_two_thirds():
     with pytest.raises(DomainsiftError, match=">= 0"):
         sample_negatives(cos, 5, "preranked", np.random.default_rng(0), hardness=-1.0)
 
+
 def test_finetune_bucketed_batches_cover_every_example_once():
     from domainsift.select.finetune import batches
     texts = ["x" * k for k in np.random.default_rng(1).integers(1, 90, size=103)]
@@ -163,7 +164,7 @@ def test_finetune_scores_keep_confident_lines_apart(easy_case, tiny_models, tmp_
                        negatives="random", progress=False).fit(in_domain, pool)
     torch = sel._torch
     with torch.no_grad():
-        sel._head.bias.add_(20.0 - sel._head.bias)
+        sel._head.bias.fill_(20.0)
         logits = sel._forward(pool).double().numpy()
     s = sel.score(pool)
     assert s.dtype == np.float64 and (s < 1.0).all()
