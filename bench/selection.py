@@ -250,6 +250,7 @@ def report() -> None:
                 cells.append(f"{h['precision']:.3f} / {h['recall']:.3f} / {h['f1']:.3f}" if h else "-")
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
     lines += seed_study(rows, targets)
+    fill_positive(rows)
     lines += positive_table(rows, targets)
     re = [r["reselect_seconds"] for r in rows]
     if re:
@@ -270,7 +271,6 @@ def report() -> None:
 def positive_table(rows: list, targets: list) -> list:
     """Lines of the Domain-Finetune-Positive table: per probabilistic method, F1 of the p > 0.5
     selection against the oracle and its size, averaged over the seeds run."""
-    fill_positive(rows)
     out = []
     for m in METHODS:
         got = {}
