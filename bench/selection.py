@@ -53,6 +53,12 @@ METHODS = {
     # pre-ranked negatives weighted towards the top of the bottom two thirds ((1-u)^2: 58% of them
     # from ranks 33-50%), the defaults otherwise: do harder negatives within the paper's cut help?
     "finetune-hard-negatives": ("finetune", {"neg_hardness": 2.0}),
+    # negatives from the bottom two thirds of the classifier's own ranking of a 5,000-line pool sample,
+    # re-ranked after every k epochs (the cosine pre-ranking until the first re-rank)
+    "finetune-rerank-5": ("finetune", {"rerank_every": 5}),
+    "finetune-rerank-2": ("finetune", {"rerank_every": 2}),
+    # every in-domain line trains (no held-out share, so no held-out metrics): what 10% more positives give
+    "finetune-all-positives": ("finetune", {"holdout": 0.0}),
     "finetune-2-rounds": ("finetune", {"rounds": 2, "epochs": 5, "batch_size": 32, "bucket": 0}),
     "moore-lewis": ("moore-lewis", {}),
     "random": ("random", {}),

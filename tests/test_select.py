@@ -102,6 +102,47 @@ def test_finetune_negative_hardness_favours_the_top_of_the_bottom_two_thirds():
         sample_negatives(cos, 5, "preranked", np.random.default_rng(0), hardness=-1.0)
 
 
+def test_finetune_negatives_from_a_ranked_sample_map_back_to_pool_positions():
+    from domainsift.select.finetune import sample_negatives
+    index = np.array([3, 8, 12, 20, 21, 25, 30, 33, 40])  # a 9-line sample of a 41-line pool
+    scores = np.array([9, 8, 7, 6, 5, 4, 3, 2, 1], dtype=float)  # ranked in that order
+    neg = sample_negatives(scores, 100, "preranked", np.random.default_rng(0), index=index)
+    assert set(neg) == {20, 21, 25, 30, 33, 40}  # the sample's bottom two thirds, as pool positions
+    excl = np.zeros(41, bool)
+    excl[[21, 40]] = True
+    neg = sample_negatives(scores, 100, "preranked", np.random.default_rng(0), exclude=excl, index=index)
+    assert set(neg) == {20, 25, 30, 33}
+
+
+def test_finetune_rerank_draws_negatives_from_the_classifiers_ranking(easy_case, tiny_models,
+                                                                     tmp_path_factory, monkeypatch):
+    import domainsift.select.finetune as ft
+    in_domain, pool, is_in = easy_case
+    calls = []
+    real = ft.sample_negatives
+
+    def spy(scores, n, how, rng, exclude=None, hardness=0.0, index=None):
+        out = real(scores, n, how, rng, exclude, hardness, index)
+        calls.append((np.array(scores), None if index is None else np.array(index), out))
+        return out
+
+    monkeypatch.setattr(ft, "sample_negatives", spy)
+    p = _params("finetune", tiny_models, tmp_path_factory)
+    sel = get_selector("finetune", rerank_every=1, rerank_sample=30, seed=2, **p).fit(in_domain, pool)
+    assert sel.reranks_ == 2  # after epochs 1 and 2 of 3
+    assert [c[1] is None for c in calls] == [True, False, False]  # the cosine pre-ranking, then the re-ranks
+    for scores, index, negs in calls[1:]:
+        assert len(index) == 30 and set(negs) <= set(index)
+        bottom = index[np.argsort(-scores, kind="stable")[10:]]
+        assert set(negs) <= set(bottom)  # never from the sample's top third
+    s = sel.score(pool)
+    assert is_in[np.argsort(-s, kind="stable")[: is_in.sum()]].all()
+    with pytest.raises(DomainsiftError, match="needs negatives 'preranked'"):
+        get_selector("finetune", rerank_every=1, negatives="random", **p).fit(in_domain, pool)
+    with pytest.raises(DomainsiftError, match=">= 0"):
+        get_selector("finetune", rerank_every=-1, **p).fit(in_domain, pool)
+
+
 def test_finetune_bucketed_batches_cover_every_example_once():
     from domainsift.select.finetune import batches
     texts = ["x" * k for k in np.random.default_rng(1).integers(1, 90, size=103)]

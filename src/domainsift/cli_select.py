@@ -43,6 +43,12 @@ def _add_method_opts(p, add_reader_opts) -> None:
     g.add_argument("--neg-hardness", type=float, default=ft["neg_hardness"],
                    help="finetune: weight pre-ranked negatives by (1-u)^K at position u below the top third "
                         "(default %(default)s: uniform over the bottom two thirds)")
+    g.add_argument("--rerank-every", type=int, default=ft["rerank_every"], metavar="K",
+                   help="finetune: after every K epochs, re-rank a pool sample with the classifier in training "
+                        "and draw the next negatives from the bottom 2/3 of that ranking "
+                        "(default %(default)s; 0 = the cosine pre-ranking throughout)")
+    g.add_argument("--rerank-sample", type=int, default=ft["rerank_sample"], metavar="M",
+                   help="finetune: pool lines each re-rank scores (default %(default)s; 0 = the whole pool)")
     g.add_argument("--rounds", type=int, default=ft["rounds"],
                    help="finetune: training rounds; each further round adds the previous classifier's most "
                         "confident pool lines as positives (self-training; default 1)")
@@ -78,7 +84,8 @@ def _method_params(args) -> dict:
     if m == "finetune":
         return dict(model=args.model, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
                     bucket=args.bucket, head_init=args.head_init, negatives=args.negatives,
-                    neg_ratio=args.neg_ratio, neg_hardness=args.neg_hardness, rounds=args.rounds,
+                    neg_ratio=args.neg_ratio, neg_hardness=args.neg_hardness,
+                    rerank_every=args.rerank_every, rerank_sample=args.rerank_sample, rounds=args.rounds,
                     expand=args.expand, pooling=args.pooling,
                     max_length=args.max_length, device=args.device,
                     cache_dir=args.cache, progress=progress)
