@@ -125,7 +125,10 @@ class FinetuneSelector(BaseSelector):
     rerank_every : k > 0 re-ranks the pool with the classifier being trained after every k epochs;
         the following epochs draw their negatives from the bottom two thirds of *that* ranking
         instead of the cosine one (same cut, a better ranker: fewer in-domain lines among the
-        candidates, and out-of-domain lines that cosine ranked high become candidates). 0: never
+        candidates, and out-of-domain lines that cosine ranked high become candidates). 0: never.
+        Measured on the shared benchmark: KDE4 0.899 (k = 5) and 0.891 (k = 2) against 0.902-0.907
+        over five seeds without it; the lines the classifier confuses stay in its top third, out
+        of the negatives' reach (bench/results/selection.md)
     rerank_sample : re-rank a fresh seeded sample of this many pool lines (the cut is that sample's
         two-thirds point); 0 or at least the pool's size: the whole pool
     bucket : group each epoch's batches by length within windows of this many batches
