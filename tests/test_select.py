@@ -102,6 +102,18 @@ def test_finetune_negative_hardness_favours_the_top_of_the_bottom_two_thirds():
         sample_negatives(cos, 5, "preranked", np.random.default_rng(0), hardness=-1.0)
 
 
+def test_finetune_negative_cut_sets_how_much_of_the_top_is_never_drawn():
+    from domainsift.select.finetune import sample_negatives
+    cos = np.arange(30, dtype=float)[::-1]  # item 0 best ... item 29 worst
+    default = sample_negatives(cos, 15, "preranked", np.random.default_rng(0))
+    assert np.array_equal(default, sample_negatives(cos, 15, "preranked", np.random.default_rng(0), cut=1 / 3))
+    assert set(sample_negatives(cos, 100, "preranked", np.random.default_rng(0), cut=0.5)) == set(range(15, 30))
+    assert set(sample_negatives(cos, 100, "preranked", np.random.default_rng(0), cut=0.0)) == set(range(30))
+    for bad in (-0.1, 1.0):
+        with pytest.raises(DomainsiftError, match="cut must be in"):
+            sample_negatives(cos, 5, "preranked", np.random.default_rng(0), cut=bad)
+
+
 def test_finetune_negatives_from_a_ranked_sample_map_back_to_pool_positions():
     from domainsift.select.finetune import sample_negatives
     index = np.array([3, 8, 12, 20, 21, 25, 30, 33, 40])  # a 9-line sample of a 41-line pool

@@ -43,6 +43,9 @@ def _add_method_opts(p, add_reader_opts) -> None:
     g.add_argument("--neg-hardness", type=float, default=ft["neg_hardness"],
                    help="finetune: weight pre-ranked negatives by (1-u)^K at position u below the top third "
                         "(default %(default)s: uniform over the bottom two thirds)")
+    g.add_argument("--neg-cut", type=float, default=ft["neg_cut"], metavar="C",
+                   help="finetune: pre-ranked negatives never come from the top C of the ranking "
+                        "(default 1/3: the paper's bottom two thirds; 0: anywhere)")
     g.add_argument("--rerank-every", type=int, default=ft["rerank_every"], metavar="K",
                    help="finetune: after every K epochs, re-rank a pool sample with the classifier in training "
                         "and draw the next negatives from the bottom 2/3 of that ranking "
@@ -84,7 +87,7 @@ def _method_params(args) -> dict:
     if m == "finetune":
         return dict(model=args.model, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
                     bucket=args.bucket, head_init=args.head_init, negatives=args.negatives,
-                    neg_ratio=args.neg_ratio, neg_hardness=args.neg_hardness,
+                    neg_ratio=args.neg_ratio, neg_hardness=args.neg_hardness, neg_cut=args.neg_cut,
                     rerank_every=args.rerank_every, rerank_sample=args.rerank_sample, rounds=args.rounds,
                     expand=args.expand, pooling=args.pooling,
                     max_length=args.max_length, device=args.device,

@@ -30,7 +30,7 @@ POOLINGS = {"mean": ("mean",), "mean-max": ("mean", "max"), "mean+mid": ("mean",
 
 def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random.Generator,
                      exclude: np.ndarray | None = None, hardness: float = 0.0,
-                     index: np.ndarray | None = None) -> np.ndarray:
+                     index: np.ndarray | None = None, cut: float = 1 / 3) -> np.ndarray:
     """Indices of ``n`` pool sentences to use as negatives.
 
     ``how="preranked"``: from the bottom two thirds of the cosine ranking, uniformly
@@ -38,17 +38,20 @@ def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random
     below the cut (0 just under the top third, 1 at the bottom), which favours the
     negatives nearest the in-domain side of the ranking; ``how="random"``: uniformly
     from the whole pool. ``exclude`` marks pool items that must not be negatives
-    (e.g. copies of in-domain sentences). ``index``: the scores rank a sample of the pool, and
+    (e.g. copies of in-domain sentences). ``cut``: the share at the top of the ranking that
+    pre-ranked negatives never come from (the paper's "certain threshold": 1/3). ``index``: the scores rank a sample of the pool, and
     ``index[i]`` is the pool position of score ``i`` (the result is in pool positions either way).
     """
     if hardness < 0:
         raise DomainsiftError(f"negative hardness must be >= 0, got {hardness}")
+    if not 0 <= cut < 1:
+        raise DomainsiftError(f"the negatives' cut must be in [0, 1), got {cut}")
     if hardness > 0 and how != "preranked":
         raise DomainsiftError("negative hardness weights the cosine pre-ranking: it needs negatives 'preranked'")
     m = len(cosine_scores)
     if how == "preranked":
         order = np.lexsort((np.arange(m), -cosine_scores))
-        candidates = order[m // 3:]
+        candidates = order[int(m * cut + 1e-6):]  # cut 1/3: m // 3
     elif how == "random":
         candidates = np.arange(m)
     else:
@@ -115,6 +118,10 @@ class FinetuneSelector(BaseSelector):
         more of them come from just under the top third (harder, and more often in-domain).
         Measured at k = 2 on the shared benchmark: KDE4 0.912 and OpenSubtitles 0.617 against 0.904
         and 0.630 uniform, so uniform stays the default (bench/results/selection.md)
+    neg_cut : the share at the top of the ranking that pre-ranked negatives never come from; the
+        paper samples "under a certain threshold", the bottom two thirds (1/3, the default). Lower
+        cuts let nearer (harder, more often in-domain) lines be negatives; 0 is random negatives
+        drawn through the pre-ranking
     resample : draw a fresh set of negatives (from the same candidates) for every epoch,
         so that training sees ``epochs`` times more distinct negatives at the same cost
     rounds : training rounds (self-training). Round r > 1 scores the pool with the
@@ -149,7 +156,7 @@ class FinetuneSelector(BaseSelector):
 
     def __init__(self, model: str = "minilm", epochs: int = 10, lr: float = 2e-5, head_lr: float = 1e-3,
                  batch_size: int = 16, max_length: int = 128, negatives: str = "preranked",
-                 neg_ratio: float = 1.0, neg_hardness: float = 0.0, resample: bool = True, rounds: int = 1,
+                 neg_ratio: float = 1.0, neg_hardness: float = 0.0, neg_cut: float = 1 / 3, resample: bool = True, rounds: int = 1,
                  expand: float = 1.0, rerank_every: int = 0, rerank_sample: int = 5000,
                  bucket: int = 20, head_init: str = "random", holdout: float = 0.1, warmup: float = 0.1,
                  pooling: str = "mean", score_batch_size: int = 128, seed: int = 0, device: str | None = None,
@@ -163,6 +170,7 @@ class FinetuneSelector(BaseSelector):
         self.negatives = negatives
         self.neg_ratio = neg_ratio
         self.neg_hardness = neg_hardness
+        self.neg_cut = neg_cut
         self.resample = resample
         self.rounds = rounds
         self.expand = expand
@@ -255,7 +263,8 @@ class FinetuneSelector(BaseSelector):
         else:
             ranking = np.zeros(len(pool))
         n_neg = max(1, int(round(self.neg_ratio * len(in_domain))))
-        neg_idx = sample_negatives(ranking, n_neg, self.negatives, rng, exclude, self.neg_hardness)
+        neg_idx = sample_negatives(ranking, n_neg, self.negatives, rng, exclude, self.neg_hardness,
+                                   cut=self.neg_cut)
         positives = list(in_domain)
 
         # 2. stratified hold-out split: a share of the positives and of the first negatives
@@ -316,7 +325,7 @@ class FinetuneSelector(BaseSelector):
                 negs = None
             if negs is None or (epoch > 0 and self.resample):
                 negs = sample_negatives(rank_scores, n_neg, self.negatives, rng, never, self.neg_hardness,
-                                        rank_index)
+                                        rank_index, self.neg_cut)
             texts = positives + [pool[i] for i in negs]
             labels = np.concatenate([np.ones(len(positives)), np.zeros(len(negs))]).astype(np.float32)
             return texts, labels
