@@ -149,8 +149,9 @@ def test_finetune_rerank_draws_negatives_from_the_classifiers_ranking(easy_case,
         assert set(negs) <= set(bottom)  # never from the sample's top third
     s = sel.score(pool)
     assert is_in[np.argsort(-s, kind="stable")[: is_in.sum()]].all()
-    with pytest.raises(DomainsiftError, match="needs negatives 'preranked'"):
-        get_selector("finetune", rerank_every=1, negatives="random", **p).fit(in_domain, pool)
+    for refinement in ({"rerank_every": 1}, {"neg_cut": 0.2}):
+        with pytest.raises(DomainsiftError, match="need negatives 'preranked'"):
+            get_selector("finetune", negatives="random", **refinement, **p).fit(in_domain, pool)
     with pytest.raises(DomainsiftError, match=">= 0"):
         get_selector("finetune", rerank_every=-1, **p).fit(in_domain, pool)
 
