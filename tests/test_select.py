@@ -133,8 +133,8 @@ def test_finetune_rerank_draws_negatives_from_the_classifiers_ranking(easy_case,
     calls = []
     real = ft.sample_negatives
 
-    def spy(scores, n, how, rng, exclude=None, hardness=0.0, index=None):
-        out = real(scores, n, how, rng, exclude, hardness, index)
+    def spy(scores, n, how, rng, exclude=None, hardness=0.0, index=None, cut=1 / 3):
+        out = real(scores, n, how, rng, exclude, hardness, index, cut)
         calls.append((np.array(scores), None if index is None else np.array(index), out))
         return out
 
