@@ -122,9 +122,9 @@ class FinetuneSelector(BaseSelector):
     neg_cut : the share at the top of the ranking that pre-ranked negatives never come from; the
         paper samples "under a certain threshold", the bottom two thirds (1/3, the default). Lower
         cuts let nearer (harder, more often in-domain) lines be negatives; 0 is random negatives
-        drawn through the pre-ranking. Measured on the shared benchmark (seed 0): 0.2 gives mean
-        0.8585 against 0.8497 at 1/3 (KDE4 0.915 vs 0.903, OpenSubtitles 0.645 vs 0.631), 0.1 gives
-        KDE4 0.920 and OpenSubtitles 0.652 (bench/results/selection.md)
+        drawn through the pre-ranking. Measured on the shared benchmark: 0.2 gives mean 0.8596
+        (seeds 0-1) against 0.8498 at 1/3 (seeds 0-4); on seed 0, KDE4 0.915 vs 0.903 and
+        OpenSubtitles 0.645 vs 0.631, and 0.1 gives 0.920 and 0.652 (bench/results/selection.md)
     resample : draw a fresh set of negatives (from the same candidates) for every epoch,
         so that training sees ``epochs`` times more distinct negatives at the same cost
     rounds : training rounds (self-training). Round r > 1 scores the pool with the
