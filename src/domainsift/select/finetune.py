@@ -390,7 +390,7 @@ class FinetuneSelector(BaseSelector):
         scores = self._predict([pool[i] for i in idx], desc=f"re-rank after epoch {epoch}")
         self._encoder.train()
         self._head.train()
-        self.reranks_ = getattr(self, "reranks_", 0) + 1
+        self.reranks_ += 1
         return scores, idx
 
     def _probe_head(self, texts: list, labels: np.ndarray) -> None:
