@@ -19,10 +19,14 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import DomainsiftError
+from ..evaluate import f1_score
 from .base import BaseSelector
 from .cosine import CosineSelector
 
 log = logging.getLogger(__name__)
+
+# the paper's pre-ranking cut: negatives come from the bottom two thirds of the cosine ranking
+PAPER_CUT = 1 / 3
 
 # pooling -> the pooled vectors it puts side by side (the head's input is that many hidden sizes)
 POOLINGS = {"mean": ("mean",), "mean-max": ("mean", "max"), "mean+mid": ("mean", "mid"), "mid": ("mid",)}
@@ -30,12 +34,12 @@ POOLINGS = {"mean": ("mean",), "mean-max": ("mean", "max"), "mean+mid": ("mean",
 
 def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random.Generator,
                      exclude: np.ndarray | None = None, hardness: float = 0.0,
-                     index: np.ndarray | None = None, cut: float = 1 / 3) -> np.ndarray:
+                     index: np.ndarray | None = None, cut: float = PAPER_CUT) -> np.ndarray:
     """Indices of ``n`` pool sentences to use as negatives.
 
-    ``how="preranked"``: from the bottom two thirds of the cosine ranking, uniformly
+    ``how="preranked"``: from below ``cut`` in the cosine ranking (the bottom two thirds), uniformly
     (``hardness=0``) or with weight ``(1 - u) ** hardness`` at relative position ``u``
-    below the cut (0 just under the top third, 1 at the bottom), which favours the
+    below the cut (0 just under it, 1 at the bottom), which favours the
     negatives nearest the in-domain side of the ranking; ``how="random"``: uniformly
     from the whole pool. ``exclude`` marks pool items that must not be negatives
     (e.g. copies of in-domain sentences). ``cut``: the share at the top of the ranking
@@ -95,7 +99,6 @@ def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
     tp = int(((y_true == 1) & (y_pred == 1)).sum())
     fp = int(((y_true == 0) & (y_pred == 1)).sum())
     fn = int(((y_true == 1) & (y_pred == 0)).sum())
-    from ..evaluate import f1_score
     p = tp / (tp + fp) if tp + fp else 0.0
     r = tp / (tp + fn) if tp + fn else 0.0
     return {"precision": p, "recall": r, "f1": f1_score(p, r), "n": int(len(y_true))}
@@ -159,7 +162,7 @@ class FinetuneSelector(BaseSelector):
 
     def __init__(self, model: str = "minilm", epochs: int = 10, lr: float = 2e-5, head_lr: float = 1e-3,
                  batch_size: int = 16, max_length: int = 128, negatives: str = "preranked",
-                 neg_ratio: float = 1.0, neg_hardness: float = 0.0, neg_cut: float = 1 / 3,
+                 neg_ratio: float = 1.0, neg_hardness: float = 0.0, neg_cut: float = PAPER_CUT,
                  resample: bool = True, rounds: int = 1, expand: float = 1.0,
                  rerank_every: int = 0, rerank_sample: int = 5000,
                  bucket: int = 20, head_init: str = "random", holdout: float = 0.1, warmup: float = 0.1,
@@ -246,7 +249,7 @@ class FinetuneSelector(BaseSelector):
             raise DomainsiftError(f"rounds must be at least 1, got {self.rounds}")
         if self.rerank_every < 0 or self.rerank_sample < 0:
             raise DomainsiftError("rerank_every and rerank_sample must be >= 0")
-        if self.negatives != "preranked" and (self.rerank_every or self.neg_cut != 1 / 3):
+        if self.negatives != "preranked" and (self.rerank_every or self.neg_cut != PAPER_CUT):
             raise DomainsiftError("re-ranking and the negatives' cut refine the pre-ranking: "
                                   "they need negatives 'preranked'")
         if self.head_init not in ("random", "probe"):
