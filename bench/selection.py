@@ -56,6 +56,9 @@ METHODS = {
     # pre-ranked negatives from the bottom 80% of the cosine ranking instead of the paper's two thirds
     "finetune-neg-cut-0.2": ("finetune", {"neg_cut": 0.2}),
     "finetune-neg-cut-0.1": ("finetune", {"neg_cut": 0.1}),
+    # the defaults, keeping an exponential moving average of the weights (decay 0.995 per step: about
+    # the last 200 of 570 steps) instead of the last step's
+    "finetune-ema-0.995": ("finetune", {"ema": 0.995}),
     # negatives from the bottom two thirds of the classifier's own ranking of a 5,000-line pool sample,
     # re-ranked after every k epochs (the cosine pre-ranking until the first re-rank)
     "finetune-rerank-5": ("finetune", {"rerank_every": 5}),

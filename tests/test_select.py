@@ -265,3 +265,35 @@ def test_precision_recall_matches_by_id_not_text(tmp_path):
     # the same text in two files: only the gold file's line counts
     r = precision_recall([("other.txt", 1)], [("gold.txt", 1)])
     assert r["precision"] == 0.0
+
+
+def test_finetune_ema_keeps_the_moving_average_of_the_weights(easy_case, tiny_models, tmp_path_factory,
+                                                              monkeypatch):
+    import torch
+    from torch.optim import swa_utils
+    in_domain, pool, is_in = easy_case
+    p = _params("finetune", tiny_models, tmp_path_factory)
+    seen = []
+    real = swa_utils.AveragedModel.update_parameters
+
+    def spy(self, model):
+        seen.append(model["head"].weight.detach().clone())
+        return real(self, model)
+
+    monkeypatch.setattr(swa_utils.AveragedModel, "update_parameters", spy)
+    plain = get_selector("finetune", seed=3, **p).fit(in_domain, pool)
+    assert seen == []  # off by default
+    d = 0.8
+    ema = get_selector("finetune", ema=d, seed=3, **p).fit(in_domain, pool)
+    assert len(seen) == len(ema.train_losses_)  # one update per optimiser step
+    assert ema.train_losses_ == plain.train_losses_  # averaging never changes the training itself
+    expect = seen[0]
+    for w in seen[1:]:
+        expect = d * expect + (1 - d) * w
+    assert torch.allclose(ema._head.weight, expect, atol=1e-6)  # the average is what scores
+    assert not torch.allclose(ema._head.weight, seen[-1])
+    s = ema.score(pool)
+    assert is_in[np.argsort(-s, kind="stable")[: is_in.sum()]].all()
+    for bad in (-0.1, 1.0):
+        with pytest.raises(DomainsiftError, match="ema must be in"):
+            get_selector("finetune", ema=bad, **p).fit(in_domain, pool)

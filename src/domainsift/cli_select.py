@@ -52,6 +52,9 @@ def _add_method_opts(p, add_reader_opts) -> None:
                         "(default %(default)s; 0 = the cosine pre-ranking throughout)")
     g.add_argument("--rerank-sample", type=int, default=ft["rerank_sample"], metavar="M",
                    help="finetune: pool lines each re-rank scores (default %(default)s; 0 = the whole pool)")
+    g.add_argument("--ema", type=float, default=ft["ema"], metavar="D",
+                   help="finetune: keep an exponential moving average of the weights over the training "
+                        "steps, decay D per step (default %(default)s: the last step's weights)")
     g.add_argument("--rounds", type=int, default=ft["rounds"],
                    help="finetune: training rounds; each further round adds the previous classifier's most "
                         "confident pool lines as positives (self-training; default 1)")
@@ -88,7 +91,8 @@ def _method_params(args) -> dict:
         return dict(model=args.model, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
                     bucket=args.bucket, head_init=args.head_init, negatives=args.negatives,
                     neg_ratio=args.neg_ratio, neg_hardness=args.neg_hardness, neg_cut=args.neg_cut,
-                    rerank_every=args.rerank_every, rerank_sample=args.rerank_sample, rounds=args.rounds,
+                    rerank_every=args.rerank_every, rerank_sample=args.rerank_sample, ema=args.ema,
+                    rounds=args.rounds,
                     expand=args.expand, pooling=args.pooling,
                     max_length=args.max_length, device=args.device,
                     cache_dir=args.cache, progress=progress)

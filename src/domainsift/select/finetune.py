@@ -144,6 +144,10 @@ class FinetuneSelector(BaseSelector):
         of the negatives' reach (bench/results/selection.md)
     rerank_sample : re-rank a fresh seeded sample of this many pool lines (the cut is that sample's
         two-thirds point); 0 or at least the pool's size: the whole pool
+    ema : 0 (default) keeps the last step's weights; d in (0, 1) keeps instead an exponential moving
+        average of the encoder's and head's weights over the training steps (decay d per step, so
+        roughly the last 1 / (1 - d) steps count; torch.optim.swa_utils), a cheap stand-in for an
+        ensemble of checkpoints
     bucket : group each epoch's batches by length within windows of this many batches
         (0: plain random batches); the same examples, a different batching, much less padding
     head_init : "random" (a fresh linear head) or "probe": a logistic regression on the frozen
@@ -164,7 +168,7 @@ class FinetuneSelector(BaseSelector):
                  batch_size: int = 16, max_length: int = 128, negatives: str = "preranked",
                  neg_ratio: float = 1.0, neg_hardness: float = 0.0, neg_cut: float = PAPER_CUT,
                  resample: bool = True, rounds: int = 1, expand: float = 1.0,
-                 rerank_every: int = 0, rerank_sample: int = 5000,
+                 rerank_every: int = 0, rerank_sample: int = 5000, ema: float = 0.0,
                  bucket: int = 20, head_init: str = "random", holdout: float = 0.1, warmup: float = 0.1,
                  pooling: str = "mean", score_batch_size: int = 128, seed: int = 0, device: str | None = None,
                  cache_dir: str | None = None, progress: bool = True):
@@ -183,6 +187,7 @@ class FinetuneSelector(BaseSelector):
         self.expand = expand
         self.rerank_every = rerank_every
         self.rerank_sample = rerank_sample
+        self.ema = ema
         self.bucket = bucket
         self.head_init = head_init
         self.holdout = holdout
@@ -252,6 +257,8 @@ class FinetuneSelector(BaseSelector):
         if self.negatives != "preranked" and (self.rerank_every or self.neg_cut != PAPER_CUT):
             raise DomainsiftError("re-ranking and the negatives' cut refine the pre-ranking: "
                                   "they need negatives 'preranked'")
+        if not 0 <= self.ema < 1:
+            raise DomainsiftError(f"ema must be in [0, 1), got {self.ema}")
         if self.head_init not in ("random", "probe"):
             raise DomainsiftError(f"unknown head_init '{self.head_init}' (random or probe)")
         if self.pooling not in POOLINGS:
@@ -360,6 +367,11 @@ class FinetuneSelector(BaseSelector):
             sched = torch.optim.lr_scheduler.LambdaLR(
                 opt, lambda s: (s + 1) / max(1, warm) if s < warm else max(0.0, (total - s) / max(1, total - warm)))
             loss_fn = torch.nn.BCEWithLogitsLoss()
+            both = torch.nn.ModuleDict({"encoder": self._encoder, "head": self._head})
+            averaged = None
+            if self.ema > 0:
+                from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+                averaged = AveragedModel(both, multi_avg_fn=get_ema_multi_avg_fn(self.ema))
             from tqdm.auto import tqdm
             desc = "fine-tune" if round_ == 0 else f"fine-tune, round {round_ + 1}"
             bar = tqdm(total=total, desc=desc, unit="step", disable=not self.progress, leave=False)
@@ -374,10 +386,14 @@ class FinetuneSelector(BaseSelector):
                                                    list(self._head.parameters()), 1.0)
                     opt.step()
                     sched.step()
+                    if averaged is not None:
+                        averaged.update_parameters(both)
                     self.train_losses_.append(loss.item())
                     bar.update(1)
                     bar.set_postfix(loss=f"{self.train_losses_[-1]:.3f}")
             bar.close()
+            if averaged is not None:
+                both.load_state_dict(averaged.module.state_dict())
         self._encoder.eval()
         self._head.eval()
 
