@@ -92,8 +92,7 @@ def _method_params(args) -> dict:
                     bucket=args.bucket, head_init=args.head_init, negatives=args.negatives,
                     neg_ratio=args.neg_ratio, neg_hardness=args.neg_hardness, neg_cut=args.neg_cut,
                     rerank_every=args.rerank_every, rerank_sample=args.rerank_sample, ema=args.ema,
-                    rounds=args.rounds,
-                    expand=args.expand, pooling=args.pooling,
+                    rounds=args.rounds, expand=args.expand, pooling=args.pooling,
                     max_length=args.max_length, device=args.device,
                     cache_dir=args.cache, progress=progress)
     if m == "moore-lewis":
