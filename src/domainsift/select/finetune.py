@@ -125,8 +125,8 @@ class FinetuneSelector(BaseSelector):
     neg_cut : the share at the top of the ranking that pre-ranked negatives never come from; the
         paper samples "under a certain threshold", the bottom two thirds (1/3, the default). Lower
         cuts let nearer (harder, more often in-domain) lines be negatives; 0 is random negatives
-        drawn through the pre-ranking. Measured on the shared benchmark: 0.2 gives mean 0.8583
-        (seeds 0-2) against 0.8498 at 1/3 (seeds 0-4); on seed 0, KDE4 0.915 vs 0.903 and
+        drawn through the pre-ranking. Measured on the shared benchmark: 0.2 gives mean 0.8572
+        (seeds 0-3) against 0.8498 at 1/3 (seeds 0-4); on seed 0, KDE4 0.915 vs 0.903 and
         OpenSubtitles 0.645 vs 0.631, and 0.1 gives 0.920 and 0.652 (bench/results/selection.md)
     resample : draw a fresh set of negatives (from the same candidates) for every epoch,
         so that training sees ``epochs`` times more distinct negatives at the same cost
