@@ -148,7 +148,8 @@ class FinetuneSelector(BaseSelector):
         average of the encoder's and head's weights over the training steps (decay d per step, so
         roughly the last 1 / (1 - d) steps count; torch.optim.swa_utils), a cheap stand-in for an
         ensemble of checkpoints. Measured at 0.995 (about the last 200 of 570 steps) on the shared
-        benchmark: KDE4 0.903 and OpenSubtitles 0.627 against 0.903 and 0.631 on the same seed;
+        benchmark: mean 0.8483 against 0.8497 on the same seed (KDE4 0.903 and OpenSubtitles 0.627
+        against 0.903 and 0.631);
         the linear schedule's last steps are small already (bench/results/selection.md)
     bucket : group each epoch's batches by length within windows of this many batches
         (0: plain random batches); the same examples, a different batching, much less padding
