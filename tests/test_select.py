@@ -133,7 +133,7 @@ def test_finetune_rerank_draws_negatives_from_the_classifiers_ranking(easy_case,
     calls = []
     real = ft.sample_negatives
 
-    def spy(scores, n, how, rng, exclude=None, hardness=0.0, index=None, cut=1 / 3):
+    def spy(scores, n, how, rng, exclude=None, hardness=0.0, index=None, cut=ft.PAPER_CUT):
         out = real(scores, n, how, rng, exclude, hardness, index, cut)
         calls.append((np.array(scores), None if index is None else np.array(index), out))
         return out

@@ -149,8 +149,8 @@ class FinetuneSelector(BaseSelector):
         roughly the last 1 / (1 - d) steps count; torch.optim.swa_utils), a cheap stand-in for an
         ensemble of checkpoints. Measured at 0.995 (about the last 200 of 570 steps) on the shared
         benchmark: mean 0.8483 against 0.8497 on the same seed (KDE4 0.903 and OpenSubtitles 0.627
-        against 0.903 and 0.631);
-        the linear schedule's last steps are small already (bench/results/selection.md)
+        against 0.903 and 0.631); the linear schedule's last steps are small already
+        (bench/results/selection.md)
     bucket : group each epoch's batches by length within windows of this many batches
         (0: plain random batches); the same examples, a different batching, much less padding
     head_init : "random" (a fresh linear head) or "probe": a logistic regression on the frozen
@@ -370,7 +370,7 @@ class FinetuneSelector(BaseSelector):
             sched = torch.optim.lr_scheduler.LambdaLR(
                 opt, lambda s: (s + 1) / max(1, warm) if s < warm else max(0.0, (total - s) / max(1, total - warm)))
             loss_fn = torch.nn.BCEWithLogitsLoss()
-            both = torch.nn.ModuleDict({"encoder": self._encoder, "head": self._head})
+            both = torch.nn.ModuleDict({"encoder": self._encoder, "head": self._head})  # what trains
             averaged = None
             if self.ema > 0:
                 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
@@ -385,8 +385,7 @@ class FinetuneSelector(BaseSelector):
                     loss = loss_fn(logits, torch.from_numpy(labels[b]).to(self._device))
                     opt.zero_grad()
                     loss.backward()
-                    torch.nn.utils.clip_grad_norm_(list(self._encoder.parameters()) +
-                                                   list(self._head.parameters()), 1.0)
+                    torch.nn.utils.clip_grad_norm_(both.parameters(), 1.0)
                     opt.step()
                     sched.step()
                     if averaged is not None:
