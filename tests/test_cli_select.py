@@ -144,9 +144,15 @@ def test_finetune_flags_reach_the_selector():
     args = build_parser().parse_args(["score", "--method", "finetune", "--in-domain", "a", "--pool", "b",
                                       "--out", "c", "--neg-hardness", "2", "--pooling", "mean-max",
                                       "--negatives", "random", "--epochs", "3", "--rerank-every", "4",
-                                      "--rerank-sample", "900", "--neg-cut", "0.2", "--ema", "0.99"])
+                                      "--rerank-sample", "900", "--neg-cut", "1/3", "--ema", "0.99"])
     params = _method_params(args)
-    assert params["rerank_every"] == 4 and params["rerank_sample"] == 900 and params["neg_cut"] == 0.2
+    assert params["rerank_every"] == 4 and params["rerank_sample"] == 900 and params["neg_cut"] == 1 / 3
     assert params["neg_hardness"] == 2.0 and params["pooling"] == "mean-max" and params["ema"] == 0.99
     assert params["negatives"] == "random" and params["epochs"] == 3
     assert set(params) <= set(inspect.signature(selector_class("finetune").__init__).parameters)
+    default = _method_params(build_parser().parse_args(["score", "--method", "finetune", "--in-domain", "a",
+                                                         "--pool", "b", "--out", "c"]))
+    assert default["neg_cut"] == 0.2 and default["negatives"] == "preranked"
+    with pytest.raises(SystemExit):  # argparse: "not a number or fraction"
+        build_parser().parse_args(["score", "--method", "finetune", "--in-domain", "a", "--pool", "b",
+                                   "--out", "c", "--neg-cut", "one third"])

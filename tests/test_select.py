@@ -73,24 +73,24 @@ def test_unknown_method():
 
 
 def test_finetune_negatives_come_from_bottom_two_thirds():
-    from domainsift.select.finetune import sample_negatives
+    from domainsift.select.finetune import PAPER_CUT, sample_negatives
     cos = np.arange(30, dtype=float)[::-1]  # item 0 best ... item 29 worst
     rng = np.random.default_rng(0)
-    neg = sample_negatives(cos, 15, "preranked", rng)
+    neg = sample_negatives(cos, 15, "preranked", rng, cut=PAPER_CUT)
     assert len(neg) == 15 and neg.min() >= 10  # top third (items 0-9) never drawn
     excl = np.zeros(30, bool)
     excl[10:20] = True
-    neg = sample_negatives(cos, 100, "preranked", np.random.default_rng(0), exclude=excl)
+    neg = sample_negatives(cos, 100, "preranked", np.random.default_rng(0), exclude=excl, cut=PAPER_CUT)
     assert set(neg) == set(range(20, 30))
     rnd = sample_negatives(cos, 30, "random", np.random.default_rng(0))
     assert set(rnd) == set(range(30))
 
 
 def test_finetune_negative_hardness_favours_the_top_of_the_bottom_two_thirds():
-    from domainsift.select.finetune import sample_negatives
+    from domainsift.select.finetune import PAPER_CUT, sample_negatives
     cos = np.arange(300, dtype=float)[::-1]  # item 0 best ... item 299 worst; bottom two thirds: 100-299
     draws = lambda k: np.concatenate([sample_negatives(cos, 20, "preranked", np.random.default_rng(s),  # noqa: E731
-                                                       hardness=k) for s in range(50)])
+                                                       hardness=k, cut=PAPER_CUT) for s in range(50)])
     uniform, hard = draws(0.0), draws(2.0)
     assert uniform.min() >= 100 and hard.min() >= 100  # the top third is still never drawn
     # (1-u)^2 has mean u = 1/4: the draws sit near rank 150, uniform ones near rank 200
@@ -103,10 +103,12 @@ def test_finetune_negative_hardness_favours_the_top_of_the_bottom_two_thirds():
 
 
 def test_finetune_negative_cut_sets_how_much_of_the_top_is_never_drawn():
-    from domainsift.select.finetune import sample_negatives
+    from domainsift.select.finetune import DEFAULT_CUT, PAPER_CUT, sample_negatives
     cos = np.arange(30, dtype=float)[::-1]  # item 0 best ... item 29 worst
-    default = sample_negatives(cos, 15, "preranked", np.random.default_rng(0))
-    assert np.array_equal(default, sample_negatives(cos, 15, "preranked", np.random.default_rng(0), cut=1 / 3))
+    assert DEFAULT_CUT == 0.2 and PAPER_CUT == 1 / 3
+    default = sample_negatives(cos, 100, "preranked", np.random.default_rng(0))
+    assert set(default) == set(range(6, 30))  # the default: the bottom 80%
+    assert set(sample_negatives(cos, 100, "preranked", np.random.default_rng(0), cut=PAPER_CUT)) == set(range(10, 30))
     assert set(sample_negatives(cos, 100, "preranked", np.random.default_rng(0), cut=0.5)) == set(range(15, 30))
     assert set(sample_negatives(cos, 100, "preranked", np.random.default_rng(0), cut=0.0)) == set(range(30))
     for bad in (-0.1, 1.0):
@@ -115,14 +117,15 @@ def test_finetune_negative_cut_sets_how_much_of_the_top_is_never_drawn():
 
 
 def test_finetune_negatives_from_a_ranked_sample_map_back_to_pool_positions():
-    from domainsift.select.finetune import sample_negatives
+    from domainsift.select.finetune import PAPER_CUT, sample_negatives
     index = np.array([3, 8, 12, 20, 21, 25, 30, 33, 40])  # a 9-line sample of a 41-line pool
     scores = np.array([9, 8, 7, 6, 5, 4, 3, 2, 1], dtype=float)  # ranked in that order
-    neg = sample_negatives(scores, 100, "preranked", np.random.default_rng(0), index=index)
+    neg = sample_negatives(scores, 100, "preranked", np.random.default_rng(0), index=index, cut=PAPER_CUT)
     assert set(neg) == {20, 21, 25, 30, 33, 40}  # the sample's bottom two thirds, as pool positions
     excl = np.zeros(41, bool)
     excl[[21, 40]] = True
-    neg = sample_negatives(scores, 100, "preranked", np.random.default_rng(0), exclude=excl, index=index)
+    neg = sample_negatives(scores, 100, "preranked", np.random.default_rng(0), exclude=excl, index=index,
+                           cut=PAPER_CUT)
     assert set(neg) == {20, 25, 30, 33}
 
 
@@ -133,7 +136,7 @@ def test_finetune_rerank_draws_negatives_from_the_classifiers_ranking(easy_case,
     calls = []
     real = ft.sample_negatives
 
-    def spy(scores, n, how, rng, exclude=None, hardness=0.0, index=None, cut=ft.PAPER_CUT):
+    def spy(scores, n, how, rng, exclude=None, hardness=0.0, index=None, cut=ft.DEFAULT_CUT):
         out = real(scores, n, how, rng, exclude, hardness, index, cut)
         calls.append((np.array(scores), None if index is None else np.array(index), out))
         return out
@@ -145,11 +148,11 @@ def test_finetune_rerank_draws_negatives_from_the_classifiers_ranking(easy_case,
     assert [c[1] is None for c in calls] == [True, False, False]  # the cosine pre-ranking, then the re-ranks
     for scores, index, negs in calls[1:]:
         assert len(index) == 30 and set(negs) <= set(index)
-        bottom = index[np.argsort(-scores, kind="stable")[10:]]
-        assert set(negs) <= set(bottom)  # never from the sample's top third
+        bottom = index[np.argsort(-scores, kind="stable")[6:]]
+        assert set(negs) <= set(bottom)  # never from the sample's top 20% (the default cut)
     s = sel.score(pool)
     assert is_in[np.argsort(-s, kind="stable")[: is_in.sum()]].all()
-    for refinement in ({"rerank_every": 1}, {"neg_cut": 0.2}):
+    for refinement in ({"rerank_every": 1}, {"neg_cut": ft.PAPER_CUT}):
         with pytest.raises(DomainsiftError, match="need negatives 'preranked'"):
             get_selector("finetune", negatives="random", **refinement, **p).fit(in_domain, pool)
     with pytest.raises(DomainsiftError, match=">= 0"):
@@ -197,7 +200,7 @@ def test_finetune_probe_head_starts_from_a_linear_probe(easy_case, tiny_models, 
 def test_finetune_self_training_round_adds_pool_positives(easy_case, tiny_models, tmp_path_factory):
     in_domain, pool, is_in = easy_case
     p = _params("finetune", tiny_models, tmp_path_factory)
-    sel = get_selector("finetune", rounds=2, expand=0.25, seed=3, **p).fit(in_domain, pool)
+    sel = get_selector("finetune", rounds=2, expand=0.25, neg_cut=1 / 3, seed=3, **p).fit(in_domain, pool)
     assert sel.n_pseudo_positives_ == 6  # 0.25 x 24 training positives
     steps_one_round = 3 * int(np.ceil(48 / 8))
     # round 2: 30 positives, negatives capped by the bottom two thirds of the 36-line pool (24)

@@ -8,6 +8,16 @@ from pathlib import Path
 from .errors import DomainsiftError
 
 
+def _share(text: str) -> float:
+    """A share of the ranking, as a decimal or a fraction ('0.2', '1/3')."""
+    import argparse
+    from fractions import Fraction
+    try:
+        return float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"not a number or fraction: '{text}'") from None
+
+
 def _add_method_opts(p, add_reader_opts) -> None:
     import inspect
 
@@ -37,18 +47,19 @@ def _add_method_opts(p, add_reader_opts) -> None:
                    help="finetune: a fresh head (default) or one started from a linear probe of the frozen "
                         "vectors (LP-FT)")
     g.add_argument("--negatives", choices=["preranked", "random"], default=ft["negatives"],
-                   help="finetune: negatives from the bottom 2/3 of the cosine ranking (default) or random")
+                   help="finetune: negatives from below --neg-cut in the cosine ranking (default) or random")
     g.add_argument("--neg-ratio", type=float, default=ft["neg_ratio"],
                    help="finetune: negatives per positive in each epoch (default 1: as many as positives)")
     g.add_argument("--neg-hardness", type=float, default=ft["neg_hardness"],
-                   help="finetune: weight pre-ranked negatives by (1-u)^K at position u below the top third "
-                        "(default %(default)s: uniform over the bottom two thirds)")
-    g.add_argument("--neg-cut", type=float, default=ft["neg_cut"], metavar="C",
+                   help="finetune: weight pre-ranked negatives by (1-u)^K at position u below the cut "
+                        "(default %(default)s: uniform)")
+    g.add_argument("--neg-cut", type=_share, default=ft["neg_cut"], metavar="C",
                    help="finetune: pre-ranked negatives never come from the top C of the ranking "
-                        "(default 1/3: the paper's bottom two thirds; 0: anywhere)")
+                        "(default %(default)s: the bottom 80%%; the paper's bottom two thirds is 1/3; "
+                        "0: anywhere)")
     g.add_argument("--rerank-every", type=int, default=ft["rerank_every"], metavar="K",
                    help="finetune: after every K epochs, re-rank a pool sample with the classifier in training "
-                        "and draw the next negatives from the bottom 2/3 of that ranking "
+                        "and draw the next negatives from below the cut in that ranking "
                         "(default %(default)s; 0 = the cosine pre-ranking throughout)")
     g.add_argument("--rerank-sample", type=int, default=ft["rerank_sample"], metavar="M",
                    help="finetune: pool lines each re-rank scores (default %(default)s; 0 = the whole pool)")
