@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 PAPER_CUT = 1 / 3
 # the default cut: negatives come from the bottom 80%. The paper samples "under a certain threshold";
 # on the shared benchmark (a seventh of the pool in-domain) its two thirds keeps too many confusable
-# lines out of the negatives: mean precision 0.8498 at 1/3 (seeds 0-4) against 0.8572 at 0.2 (seeds 0-3)
+# lines out of the negatives: mean precision 0.8498 at 1/3 against 0.8575 at 0.2 (seeds 0-4 each)
 # (bench/results/selection.md). A lighter cut still keeps most unlabeled in-domain lines out.
 DEFAULT_CUT = 0.2
 
@@ -132,9 +132,9 @@ class FinetuneSelector(BaseSelector):
         (default 0.2: the bottom 80%). The paper samples "under a certain threshold", the bottom two
         thirds (``PAPER_CUT``, 1/3). Lower cuts let nearer (harder, more often in-domain) lines be
         negatives; 0 is random negatives drawn through the pre-ranking. Measured on the shared
-        benchmark: 0.2 gives mean 0.8572 (seeds 0-3) against 0.8498 at 1/3 (seeds 0-4); on seed 0, KDE4 0.915
-        vs 0.903 and OpenSubtitles 0.645 vs 0.631, and 0.1 gives 0.920 and 0.652. A pool in which
-        the target domain is a large share needs a larger cut (bench/results/selection.md)
+        benchmark: 0.2 gives mean 0.8575 against 0.8498 at 1/3 (seeds 0-4 each); on seed 0, KDE4
+        0.915 vs 0.903 and OpenSubtitles 0.645 vs 0.631, and 0.1 gives 0.920 and 0.652. A pool in
+        which the target domain is a large share needs a larger cut (bench/results/selection.md)
     resample : draw a fresh set of negatives (from the same candidates) for every epoch,
         so that training sees ``epochs`` times more distinct negatives at the same cost
     rounds : training rounds (self-training). Round r > 1 scores the pool with the
@@ -146,9 +146,9 @@ class FinetuneSelector(BaseSelector):
         the following epochs draw their negatives from below the cut in *that* ranking
         instead of the cosine one (same cut, a better ranker: fewer in-domain lines among the
         candidates, and out-of-domain lines that cosine ranked high become candidates). 0: never.
-        Measured with the paper's cut on the shared benchmark: KDE4 0.899 (k = 5) and 0.891 (k = 2) against 0.902-0.907
-        over five seeds without it; the lines the classifier confuses stay in its top third, out
-        of the negatives' reach (bench/results/selection.md)
+        Measured with the paper's cut on the shared benchmark: KDE4 0.899 (k = 5) and 0.891 (k = 2)
+        against 0.902-0.907 over five seeds without it; the lines the classifier confuses stay in
+        its top third, out of the negatives' reach (bench/results/selection.md)
     rerank_sample : re-rank a fresh seeded sample of this many pool lines (the cut applies to that
         sample's ranking); 0 or at least the pool's size: the whole pool
     ema : 0 (default) keeps the last step's weights; d in (0, 1) keeps instead an exponential moving
