@@ -152,6 +152,8 @@ def test_finetune_rerank_draws_negatives_from_the_classifiers_ranking(easy_case,
         assert set(negs) <= set(bottom)  # never from the sample's top 20% (the default cut)
     s = sel.score(pool)
     assert is_in[np.argsort(-s, kind="stable")[: is_in.sum()]].all()
+    with pytest.raises(DomainsiftError, match="cut must be in"):
+        get_selector("finetune", neg_cut=1.0, **p).fit(in_domain, pool)
     for refinement in ({"rerank_every": 1}, {"neg_cut": ft.PAPER_CUT}):
         with pytest.raises(DomainsiftError, match="need negatives 'preranked'"):
             get_selector("finetune", negatives="random", **refinement, **p).fit(in_domain, pool)

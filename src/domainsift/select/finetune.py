@@ -264,6 +264,8 @@ class FinetuneSelector(BaseSelector):
             raise DomainsiftError(f"rounds must be at least 1, got {self.rounds}")
         if self.rerank_every < 0 or self.rerank_sample < 0:
             raise DomainsiftError("rerank_every and rerank_sample must be >= 0")
+        if not 0 <= self.neg_cut < 1:  # checked here too, before any encoding
+            raise DomainsiftError(f"the negatives' cut must be in [0, 1), got {self.neg_cut}")
         if self.negatives != "preranked" and (self.rerank_every or self.neg_cut != DEFAULT_CUT):
             raise DomainsiftError("re-ranking and the negatives' cut refine the pre-ranking: "
                                   "they need negatives 'preranked'")
