@@ -38,6 +38,11 @@ DEFAULT_CUT = 0.2
 POOLINGS = {"mean": ("mean",), "mean-max": ("mean", "max"), "mean+mid": ("mean", "mid"), "mid": ("mid",)}
 
 
+def check_cut(cut: float) -> None:
+    if not 0 <= cut < 1:
+        raise DomainsiftError(f"the negatives' cut must be in [0, 1), got {cut}")
+
+
 def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random.Generator,
                      exclude: np.ndarray | None = None, hardness: float = 0.0,
                      index: np.ndarray | None = None, cut: float = DEFAULT_CUT) -> np.ndarray:
@@ -55,8 +60,7 @@ def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random
     """
     if hardness < 0:
         raise DomainsiftError(f"negative hardness must be >= 0, got {hardness}")
-    if not 0 <= cut < 1:
-        raise DomainsiftError(f"the negatives' cut must be in [0, 1), got {cut}")
+    check_cut(cut)
     if hardness > 0 and how != "preranked":
         raise DomainsiftError("negative hardness weights the cosine pre-ranking: it needs negatives 'preranked'")
     m = len(cosine_scores)
@@ -264,8 +268,7 @@ class FinetuneSelector(BaseSelector):
             raise DomainsiftError(f"rounds must be at least 1, got {self.rounds}")
         if self.rerank_every < 0 or self.rerank_sample < 0:
             raise DomainsiftError("rerank_every and rerank_sample must be >= 0")
-        if not 0 <= self.neg_cut < 1:  # checked here too, before any encoding
-            raise DomainsiftError(f"the negatives' cut must be in [0, 1), got {self.neg_cut}")
+        check_cut(self.neg_cut)  # before any encoding
         if self.negatives != "preranked" and (self.rerank_every or self.neg_cut != DEFAULT_CUT):
             raise DomainsiftError("re-ranking and the negatives' cut refine the pre-ranking: "
                                   "they need negatives 'preranked'")
