@@ -38,7 +38,7 @@ from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
 from domainsift.corpus import read_corpus
 from domainsift.evaluate import evaluate_run
 from domainsift.select.finetune import PAPER_CUT
-from domainsift.select.run import run_score, run_select
+from domainsift.select.run import load_scores, run_score, run_select
 
 WORK = ROOT / "bench" / "work" / "selection"
 N = 5000
@@ -334,20 +334,17 @@ def positive_table(rows: list, targets: list) -> list:
 def cut_table(targets: list, cuts=(0.0, 0.1, 0.2, PAPER_CUT)) -> list:
     """Lines of a table: for each target, the share of its own lines among the candidates that
     pre-ranked negatives are drawn from (below the cut in the cosine run's ranking), per cut."""
-    got = {t: np.load(WORK / t / "cosine" / "scores.npy") for t in targets
-           if (WORK / t / "cosine" / "scores.npy").exists()}
-    if not got:
+    runs = [t for t in targets if (WORK / t / "cosine" / "scores.npy").exists()]
+    if not runs:
         return []
     out = ["", "The target's own lines among the candidate negatives (pre-ranked: below the top C of the "
            "cosine run's ranking; C = 0 is random negatives): their share and number. The default cut is "
            "0.2, the paper's 1/3.", "",
            "| target | " + " | ".join(f"C = {c:.2f}" for c in cuts) + " |", "|---|" + "---|" * len(cuts)]
-    sizes = [len(read_corpus([data_file(d, "train")])) for d in SEVEN]  # the pool: these files in order
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    for t, scores in got.items():
-        gold = np.zeros(len(scores), dtype=bool)
-        k = SEVEN.index(t)
-        gold[starts[k]:starts[k + 1]] = True
+    for t in runs:
+        scores, pool, _ = load_scores(WORK / t / "cosine")
+        gold_file = str(data_file(t, "train"))
+        gold = np.array([f == gold_file for f, _ in pool["ids"]])  # the run's own line ids
         order = np.lexsort((np.arange(len(scores)), -scores))  # the order sample_negatives cuts
         cells = []
         for c in cuts:

@@ -28,10 +28,7 @@ log = logging.getLogger(__name__)
 
 # the paper's pre-ranking cut: negatives come from the bottom two thirds of the cosine ranking
 PAPER_CUT = 1 / 3
-# the default cut: negatives come from the bottom 80%. The paper samples "under a certain threshold";
-# on the shared benchmark (a seventh of the pool in-domain) its two thirds keeps too many confusable
-# lines out of the negatives: mean precision 0.8498 at 1/3 against 0.8575 at 0.2 (seeds 0-4 each)
-# (bench/results/selection.md). A lighter cut still keeps most unlabeled in-domain lines out.
+# the default cut: negatives come from the bottom 80% (why, and what it measured: FinetuneSelector's neg_cut)
 DEFAULT_CUT = 0.2
 
 # pooling -> the pooled vectors it puts side by side (the head's input is that many hidden sizes)
