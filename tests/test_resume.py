@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from conftest import make_sentences
-from domainsift.corpus import Corpus
+from domainsift.corpus import Corpus, as_corpus
 from domainsift.select import SELECTORS, get_selector
 from domainsift.select.base import BaseSelector
 from domainsift.select.run import RESUME_DIR, run_score
@@ -28,7 +28,8 @@ class CountingSelector(BaseSelector):
         CountingSelector.calls["fit"] += 1
         return self
 
-    def score(self, texts):
+    def score(self, records):
+        texts = as_corpus(records).texts
         c = CountingSelector.calls
         if CountingSelector.die_after is not None and c["score_calls"] >= CountingSelector.die_after:
             raise Killed()
@@ -95,27 +96,3 @@ def test_finetune_checkpoint_round_trip(tiny_models, tmp_path):
     loaded = get_selector("finetune", model=tiny_models["bert"], progress=False).load_state(tmp_path / "m")
     np.testing.assert_allclose(loaded.score(pool), sel.score(pool), atol=1e-6)
     assert loaded.holdout_metrics_ == sel.holdout_metrics_
-
-
-@pytest.mark.parametrize("pooling", ["mean-max", "mean+mid", "mid"])
-def test_finetune_poolings_size_the_head_and_round_trip(pooling, tiny_models, tmp_path):
-    ind = make_sentences("med", 12, 0)
-    pool = make_sentences("med", 6, 1) + make_sentences("law", 12, 2)
-    kw = dict(model=tiny_models["bert"], epochs=1, batch_size=8, holdout=0.0, negatives="random",
-              progress=False)
-    sel = get_selector("finetune", pooling=pooling, **kw).fit(ind, pool)
-    plain = get_selector("finetune", **kw).fit(ind, pool)
-    # two pooled vectors side by side, or one
-    assert sel._head.in_features == (1 if pooling == "mid" else 2) * plain._head.in_features
-    assert sel.signature_params()["pooling"] == pooling
-    sel.save_state(tmp_path / "m")
-    loaded = get_selector("finetune", model=tiny_models["bert"], progress=False).load_state(tmp_path / "m")
-    assert loaded.pooling == pooling  # the saved model says how it pools
-    np.testing.assert_allclose(loaded.score(pool), sel.score(pool), atol=1e-6)
-    assert not np.allclose(sel.score(pool), plain.score(pool))
-
-
-def test_finetune_rejects_unknown_pooling(tiny_models):
-    from domainsift.errors import DomainsiftError
-    with pytest.raises(DomainsiftError, match="unknown pooling 'cls'"):
-        get_selector("finetune", model=tiny_models["bert"], pooling="cls", progress=False).fit(["a b"], ["c d"] * 3)

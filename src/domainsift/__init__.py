@@ -3,23 +3,23 @@
 The public surface:
 
 - :func:`read_corpus`, :func:`read_parallel` — corpus reading with (file, line) ids;
-- :func:`get_embedder`, :class:`CachedEmbedder` — sentence vectors behind a disk cache;
+- :func:`get_embedder`, :class:`EmbedConfig`, :class:`CachedEmbedder` — sentence vectors behind a disk cache;
 - :func:`cluster_grid`, :func:`purity` — unsupervised domain clustering;
 - :func:`get_selector`, :func:`choose` — scoring a pool and turning scores into a selection;
 - :func:`run_score`, :func:`run_select`, :func:`combine_runs` — score directories: score once, select many,
   combine the scores of several methods.
 """
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 from .errors import DomainsiftError, InputError  # noqa: E402
 from .corpus import Corpus, read_corpus, read_parallel  # noqa: E402
-from .embed import Embedder, CachedEmbedder, get_embedder  # noqa: E402
+from .embed import CachedEmbedder, EmbedConfig, Embedder, get_embedder  # noqa: E402
 from .cluster import cluster_grid, purity  # noqa: E402
 
 __all__ = [
     "__version__", "DomainsiftError", "InputError", "Corpus", "read_corpus",
-    "read_parallel", "Embedder", "CachedEmbedder", "get_embedder", "cluster_grid", "purity",
+    "read_parallel", "Embedder", "EmbedConfig", "CachedEmbedder", "get_embedder", "cluster_grid", "purity",
 ]
 
 
@@ -33,4 +33,7 @@ def __getattr__(name):  # lazy: selection pulls no heavy dependency until used
     if name == "combine_runs":
         from .select.combine import combine_runs
         return combine_runs
+    if name == "evaluate_run":
+        from .evaluate import evaluate_run
+        return evaluate_run
     raise AttributeError(name)

@@ -1,6 +1,12 @@
-"""The command-line interface: one subcommand per task, each a call into the library.
+"""The command-line interface: a thin layer over the library, one subcommand per job.
 
-Errors the user can fix print one line (``domainsift: error: ...``) and exit 2.
+Jobs: vectors and domains (``embed``, ``cluster``, ``split``); selection (``score``,
+``select``, ``combine``, ``evaluate``); checks (``downstream``, ``crossdomain``); the
+``demo``. Each selection method's flags come from the parameters its selector
+declares (:class:`domainsift.select.Param`), so a new method needs no CLI edit.
+
+Errors the user can fix print one line (``domainsift: error: ...``) and exit 2,
+bad flags included.
 """
 
 from __future__ import annotations
@@ -9,12 +15,42 @@ import argparse
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .errors import DomainsiftError
 
 log = logging.getLogger("domainsift")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error printed as one line."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+# ================================================================ shared options
+
+def positive_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {s}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {v}")
+    return v
+
+
+def fraction(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {s}") from None
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {v}")
+    return v
 
 
 def domain_name(path: str) -> str:
@@ -30,9 +66,7 @@ def file_labels(ids, files) -> list[str]:
     return [names[f] for f, _ in ids]
 
 
-# ---------------------------------------------------------------- shared options
-
-def _add_reader_opts(p: argparse.ArgumentParser) -> None:
+def add_reader_opts(p) -> None:
     g = p.add_argument_group("input format")
     g.add_argument("--format", choices=["text", "tsv", "jsonl"], default=None,
                    help="input format (default: from the file name; .gz allowed)")
@@ -40,14 +74,20 @@ def _add_reader_opts(p: argparse.ArgumentParser) -> None:
     g.add_argument("--field", default="text", help="JSONL field holding the text")
 
 
-def _add_embed_opts(p: argparse.ArgumentParser, default: str = "minilm") -> None:
+def reader_kwargs(args) -> dict:
+    if args.column < 0:
+        raise DomainsiftError(f"--column must be >= 0, got {args.column}")
+    return dict(fmt=args.format, column=args.column, field=args.field)
+
+
+def add_embed_opts(p) -> None:
     g = p.add_argument_group("encoder")
-    g.add_argument("--model", "--embedder", dest="embedder", default=default,
+    g.add_argument("--model", "--embedder", dest="embedder", default="minilm",
                    help="minilm (default), tfidf, word2vec, lda, random, or a Hugging Face "
                         "model name or local path")
     g.add_argument("--layer", type=int, default=-1, help="hidden layer to pool (default: last)")
-    g.add_argument("--max-length", type=int, default=128, help="tokens per sentence")
-    g.add_argument("--batch-size", type=int, default=64)
+    g.add_argument("--max-length", type=positive_int, default=128, help="tokens per sentence")
+    g.add_argument("--batch-size", type=positive_int, default=64)
     g.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     g.add_argument("--normalize", choices=["auto", "yes", "no"], default="auto",
                    help="L2-normalise sentence vectors (auto: as the model's sentence-transformers "
@@ -57,31 +97,21 @@ def _add_embed_opts(p: argparse.ArgumentParser, default: str = "minilm") -> None
                         "~/.cache/domainsift; '' disables)")
 
 
-def _embed_config(args, seed: int = 0):
-    from .pipeline import EmbedConfig
+def embed_config(args, seed: int = 0):
+    from .embed import EmbedConfig
     return EmbedConfig(embedder=args.embedder, layer=args.layer, max_length=args.max_length,
                        batch_size=args.batch_size, device=args.device, seed=seed,
                        cache_dir=args.cache, progress=not args.quiet,
                        normalize={"auto": None, "yes": True, "no": False}[args.normalize])
 
 
-def _positive_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {s}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {v}")
-    return v
-
-
-# ---------------------------------------------------------------- subcommands
+# ================================================================ vectors and domains
 
 def cmd_embed(args) -> int:
     from .corpus import read_corpus
     from .pipeline import run_embed
-    corpus = read_corpus(args.files, fmt=args.format, column=args.column, field=args.field)
-    sig = run_embed(corpus, args.out, _embed_config(args))
+    corpus = read_corpus(args.files, **reader_kwargs(args))
+    sig = run_embed(corpus, args.out, embed_config(args))
     print(f"embedded {sig['n_sentences']} sentences ({sig['dim']} dims; {corpus.n_empty} empty lines "
           f"skipped) -> {Path(args.out) / 'embeddings.npy'}")
     print(f"signature: {sig['signature']}")
@@ -91,15 +121,15 @@ def cmd_embed(args) -> int:
 def cmd_cluster(args) -> int:
     from .corpus import read_corpus, read_labels
     from .pipeline import format_summary_table, run_cluster
-    corpus = read_corpus(args.files, fmt=args.format, column=args.column, field=args.field,
-                         max_per_file=args.max_per_file, distinct=args.distinct)
+    corpus = read_corpus(args.files, max_per_file=args.max_per_file, distinct=args.distinct, **reader_kwargs(args))
     gold = read_labels(args.labels, len(corpus)) if args.labels else file_labels(corpus.ids, corpus.files)
     if args.no_gold:
         gold = None
+    if any(p < 0 for p in args.pca):
+        raise DomainsiftError(f"--pca takes dimensions >= 0 (0 = no PCA), got {min(args.pca)}")
     pcas = [None if p == 0 else p for p in args.pca]
-    seeds = list(range(args.seeds))
-    result = run_cluster(corpus, gold, args.out, ks=args.k, pcas=pcas, seeds=seeds,
-                         algorithm=args.algorithm, n_init=args.n_init, config=_embed_config(args),
+    result = run_cluster(corpus, gold, args.out, ks=args.k, pcas=pcas, seeds=list(range(args.seeds)),
+                         algorithm=args.algorithm, n_init=args.n_init, config=embed_config(args),
                          plots=not args.no_plots)
     print(f"{len(corpus)} sentences, {len(set(gold)) if gold else '?'} gold domains, "
           f"model {result['signature']['model']}")
@@ -115,15 +145,212 @@ def cmd_cluster(args) -> int:
 def cmd_split(args) -> int:
     from .split import read_directory, read_tsv, run_split
     norms = [x for x in (args.normalize or "").split(",") if x]
-    if Path(args.corpus).is_dir():
-        corpus = read_directory(args.corpus, args.src, args.tgt)
-    else:
-        corpus = read_tsv(args.corpus)
+    corpus = read_directory(args.corpus, args.src, args.tgt) if Path(args.corpus).is_dir() else read_tsv(args.corpus)
     report = run_split(corpus, args.out, args.src, args.tgt, normalise=norms, across_domains=args.across_domains,
                        dev_size=args.dev_size, test_size=args.test_size, cap=args.cap, seed=args.seed,
                        source=str(args.corpus))
     print(report["markdown"])
     print(f"wrote {len(report['files'])} files, {Path(args.out) / 'report.md'} and report.json")
+    return 0
+
+
+# ================================================================ selection
+
+def method_params() -> dict:
+    """Every CLI-visible parameter of every registered selector, by flag: (param, {method: param})."""
+    from .select import SELECTORS, selector_class
+    flags: dict = {}
+    for method in SELECTORS:
+        for p in selector_class(method).params:
+            if p.cli and p.name != "seed":
+                flags.setdefault(p.flag, {})[method] = p
+    return flags
+
+
+def add_method_opts(p) -> None:
+    from .select import SELECTORS
+    p.add_argument("--method", choices=list(SELECTORS), help="selection method")
+    p.add_argument("--in-domain", nargs="+", metavar="FILE", help="the in-domain sentences")
+    p.add_argument("--pool", nargs="+", metavar="FILE", help="the pool to select from")
+    p.add_argument("--pool-target", nargs="+", metavar="FILE",
+                   help="the other side of a parallel pool, aligned line by line with --pool; "
+                        "--pool must be the side in the in-domain set's language")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", default=None, help="embedding cache directory ('' disables)")
+    g = p.add_argument_group("method parameters (each applies to the methods it names)")
+    for flag, by_method in method_params().items():
+        first = next(iter(by_method.values()))
+        if any(q.type is not first.type for q in by_method.values()):
+            raise TypeError(f"{flag}: methods declare it with different types")
+        if first.type is bool:
+            g.add_argument(flag, dest=first.dest, default=None, action=argparse.BooleanOptionalAction,
+                           help="; ".join(f"{m}: {q.help}" for m, q in by_method.items()))
+            continue
+        helps = "; ".join(f"{m}: {q.help} (default {q.default})" for m, q in by_method.items())
+        g.add_argument(flag, dest=first.dest, type=_cli_type(first), default=None, metavar=first.metavar,
+                       choices=first.choices, help=helps.replace("%", "%%"))
+    add_reader_opts(p)
+
+
+def _cli_type(param):
+    def convert(text):
+        try:
+            return param.type(text)
+        except (TypeError, ValueError) as exc:
+            raise argparse.ArgumentTypeError(str(exc) or f"bad value '{text}'") from None
+    convert.__name__ = getattr(param.type, "__name__", "value")
+    return convert
+
+
+def selector_kwargs(args) -> dict:
+    """The chosen method's parameters from the flags given (the selector's own defaults otherwise)."""
+    from .select import selector_class
+    declared = {p.name: p for p in selector_class(args.method).params}
+    kw = {}
+    given = {flag: getattr(args, by[next(iter(by))].dest) for flag, by in method_params().items()}
+    for flag, value in given.items():
+        if value is None:
+            continue
+        p = method_params()[flag].get(args.method)
+        if p is None:
+            log.warning("%s does not apply to method %s; ignored", flag, args.method)
+            continue
+        kw[p.name] = value
+    if "cache_dir" in declared:
+        kw["cache_dir"] = args.cache
+    if "progress" in declared:
+        kw["progress"] = not args.quiet
+    return kw
+
+
+def read_inputs(args):
+    from .corpus import concat, read_corpus, read_parallel
+    if not args.method:
+        raise DomainsiftError("--method is required (or --from-scores DIR)")
+    if not args.in_domain or not args.pool:
+        raise DomainsiftError("--in-domain and --pool are required")
+    kw = reader_kwargs(args)
+    in_domain = read_corpus(args.in_domain, **kw)
+    if args.pool_target:
+        if len(args.pool_target) != len(args.pool):
+            raise DomainsiftError(f"{len(args.pool)} --pool files but {len(args.pool_target)} --pool-target files")
+        pool = concat([read_parallel(s, t, **kw) for s, t in zip(args.pool, args.pool_target)])
+    else:
+        pool = read_corpus(args.pool, **kw)
+    return in_domain, pool
+
+
+def _score(args, check=None) -> dict:
+    """Build the selector (bad parameters fail before any reading), read, check, score."""
+    from .select import get_selector
+    from .select.run import run_score
+    if not args.method:
+        raise DomainsiftError("--method is required (or --from-scores DIR)")
+    params = dict(selector_kwargs(args), seed=args.seed)
+    get_selector(args.method, **params)
+    in_domain, pool = read_inputs(args)
+    if check:
+        check(pool)
+    t0 = time.time()
+    sig = run_score(args.method, in_domain, pool, args.out, params, seed=args.seed,
+                    reader={"format": args.format, "column": args.column, "field": args.field})
+    print(f"scored {sig['n_pool']} pool lines with {sig['method']} in {time.time() - t0:.1f} s -> {args.out}")
+    if sig.get("classifier_holdout"):
+        m = sig["classifier_holdout"]
+        print(f"classifier on held-out data: precision {m['precision']:.3f}  recall {m['recall']:.3f}  "
+              f"F1 {m['f1']:.3f}  (n={m['n']})")
+    print(f"signature: {sig['signature']}")
+    return sig
+
+
+def cmd_score(args) -> int:
+    _score(args)
+    return 0
+
+
+def _rules(args, positive: bool = True) -> int:
+    return sum(x is not None for x in (args.top, args.fraction, args.threshold)) + bool(
+        positive and getattr(args, "positive", False))
+
+
+def _print_selection(sel, t0) -> None:
+    print(f"selected {sel['n_selected']} / {sel['n_pool']} lines in {time.time() - t0:.1f} s -> "
+          + ", ".join(sel["outputs"]))
+
+
+def cmd_select(args) -> int:
+    from .select import selector_class
+    from .select.base import check_n_against_pool
+    from .select.run import run_select
+    if _rules(args) != 1:
+        raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")
+    t0 = time.time()
+    if args.from_scores:
+        score_dir, out = args.from_scores, args.out or args.from_scores
+    else:
+        if not args.out:
+            raise DomainsiftError("--out is required")
+        if args.positive and args.method and not selector_class(args.method).probabilistic:
+            raise DomainsiftError("--positive needs probability scores (method finetune)")
+        _score(args, check=lambda pool: check_n_against_pool(len(pool), args.top, args.fraction))
+        score_dir = out = args.out
+    _print_selection(run_select(score_dir, out, top=args.top, fraction=args.fraction,
+                                threshold=args.threshold, positive=args.positive), t0)
+    return 0
+
+
+def cmd_combine(args) -> int:
+    from . import rundir
+    from .select.base import check_n_against_pool
+    from .select.combine import combine_scores
+    from .select.run import run_select
+    if _rules(args, positive=False) > 1:
+        raise DomainsiftError("give at most one of --top, --fraction, --threshold")
+    t0 = time.time()
+    scores, pool, sig = combine_scores(args.score_dirs, weights=args.weights, how=args.how, out_dir=args.out)
+    check_n_against_pool(len(scores), args.top, args.fraction)  # before anything is written
+    rundir.write_scores(args.out, scores, pool, sig)
+    print(f"combined {len(args.score_dirs)} runs ({sig['combined']}, {args.how}) over {sig['n_pool']} pool lines "
+          f"-> {args.out}")
+    print(f"signature: {sig['signature']}")
+    if _rules(args, positive=False):
+        _print_selection(run_select(args.out, args.out, top=args.top, fraction=args.fraction,
+                                    threshold=args.threshold), t0)
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from .evaluate import evaluate_run
+    r = evaluate_run(args.run_dir, args.gold)
+    print(f"precision {r['precision']:.4f}  recall {r['recall']:.4f}  F1 {r['f1']:.4f}  "
+          f"({r['n_correct']} of {r['n_selected']} selected are in the {r['n_gold']} gold records)")
+    print(f"-> {Path(args.run_dir) / 'eval.json'}")
+    return 0
+
+
+# ================================================================ checks
+
+def cmd_downstream(args) -> int:
+    from .downstream import format_rows, parse_named, run_downstream
+    refs = parse_named(args.reference, "--reference")
+    if not args.run_dirs and not refs:
+        raise DomainsiftError("give at least one run directory or --reference NAME=FILE")
+    result = run_downstream(args.run_dirs, args.test, refs, order=args.order, out_dir=args.out)
+    print(f"{args.order}-gram LMs (VariKN, Kneser-Ney) on {args.test}:")
+    print(format_rows(result["rows"]))
+    print(f"-> {Path(args.out) / 'downstream.json'}")
+    return 0
+
+
+def cmd_crossdomain(args) -> int:
+    from .downstream import cross_domain, format_matrix, parse_named
+    from .embed import EmbedConfig
+    emb = None if args.no_similarity else EmbedConfig(embedder=args.model, cache_dir=args.cache,
+                                                      progress=not args.quiet).build()
+    result = cross_domain(parse_named(args.train, "--train"), parse_named(args.test, "--test"),
+                          order=args.order, embedder=emb, max_centroid=args.max_centroid, out_dir=args.out)
+    print(format_matrix(result))
+    print(f"-> {Path(args.out) / 'crossdomain.json'}" + (f", {result['plot']}" if result.get("plot") else ""))
     return 0
 
 
@@ -133,40 +360,40 @@ def cmd_demo(args) -> int:
     return 0
 
 
-# ---------------------------------------------------------------- parser
+# ================================================================ parser
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="domainsift", description=(
+    p = Parser(prog="domainsift", description=(
         "Find the domains hidden in a corpus and select the sentences that belong to yours."))
     p.add_argument("--version", action="version", version=f"domainsift {__version__}")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, warnings only")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
 
+    # -- vectors and domains
     s = sub.add_parser("embed", help="encode sentences into mean-pooled vectors")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.add_argument("--out", required=True, help="output directory")
-    _add_reader_opts(s)
-    _add_embed_opts(s)
+    add_reader_opts(s)
+    add_embed_opts(s)
     s.set_defaults(func=cmd_embed)
 
     s = sub.add_parser("cluster", help="cluster sentences by domain (PCA + GMM) and score purity")
     s.add_argument("files", nargs="+", metavar="FILE", help="each file is one gold domain unless --labels")
-    s.add_argument("--k", type=_positive_int, nargs="+", default=[5], help="numbers of clusters")
+    s.add_argument("--k", type=positive_int, nargs="+", default=[5], help="numbers of clusters")
     s.add_argument("--pca", type=int, nargs="+", default=[50], help="PCA dims; 0 = no PCA")
-    s.add_argument("--seeds", type=_positive_int, default=5, help="number of seeds (0..N-1)")
+    s.add_argument("--seeds", type=positive_int, default=5, help="number of seeds (0..N-1)")
     s.add_argument("--algorithm", choices=["gmm", "kmeans"], default="gmm")
-    s.add_argument("--n-init", type=_positive_int, default=3,
-                   help="EM restarts per seed, best likelihood kept (default 3)")
+    s.add_argument("--n-init", type=positive_int, default=3, help="EM restarts per seed, best likelihood kept")
     s.add_argument("--labels", help="a file with one gold label per non-empty input line")
     s.add_argument("--no-gold", action="store_true", help="no gold labels: cluster only")
-    s.add_argument("--max-per-file", type=_positive_int, default=None, help="first N lines of each file")
+    s.add_argument("--max-per-file", type=positive_int, default=None, help="first N lines of each file")
     s.add_argument("--distinct", action="store_true", help="with --max-per-file: first N distinct lines")
     s.add_argument("--no-plots", action="store_true")
     s.add_argument("--out", required=True, help="output directory")
-    _add_reader_opts(s)
-    _add_embed_opts(s)
+    add_reader_opts(s)
+    add_embed_opts(s)
     s.set_defaults(func=cmd_cluster)
 
     s = sub.add_parser("split", help="deduplicate and make overlap-free train/dev/test splits")
@@ -180,19 +407,75 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also drop train pairs found in any other domain's dev/test")
     s.add_argument("--dev-size", type=int, default=0, help="carve a dev set of N pairs from train when missing")
     s.add_argument("--test-size", type=int, default=0, help="carve a test set of N pairs from train when missing")
-    s.add_argument("--cap", type=_positive_int, default=None, help="at most N train pairs per domain (seeded sample)")
+    s.add_argument("--cap", type=positive_int, default=None, help="at most N train pairs per domain (seeded sample)")
     s.add_argument("--normalize", default="",
                    help="comma-separated extra normalisations for matching: case,punct,space "
                         "(default: exact match after stripping whitespace)")
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(func=cmd_split)
 
+    # -- selection
+    def choose_opts(s, positive=True, title="what to select (exactly one)"):
+        g = s.add_argument_group(title)
+        g.add_argument("--top", type=positive_int, help="the N best lines")
+        g.add_argument("--fraction", type=fraction, help="the best fraction of the pool (0-1]")
+        g.add_argument("--threshold", type=float, help="every line scoring at least this")
+        if positive:
+            g.add_argument("--positive", action="store_true",
+                           help="probabilistic methods (finetune): lines the classifier calls in-domain (p > 0.5)")
+
+    s = sub.add_parser("score", help="score a pool by how in-domain each line is (no selection)")
+    add_method_opts(s)
+    s.add_argument("--out", required=True, help="run directory")
+    s.set_defaults(func=cmd_score)
+
+    s = sub.add_parser("select", help="score and select in one go, or re-select from saved scores")
+    add_method_opts(s)
+    s.add_argument("--from-scores", metavar="DIR", help="re-select from a score directory (no re-scoring)")
+    s.add_argument("--out", help="output directory (default with --from-scores: DIR itself)")
+    choose_opts(s)
+    s.set_defaults(func=cmd_select)
+
+    s = sub.add_parser("combine", help="combine saved score runs of one pool (weighted sum of standardised scores)")
+    s.add_argument("score_dirs", nargs="+", metavar="DIR", help="score directories (domainsift score/select)")
+    s.add_argument("--out", required=True, help="the combined score directory")
+    s.add_argument("--weights", nargs="+", type=float, metavar="W", help="one weight per run (default: all 1)")
+    s.add_argument("--how", choices=["zscore", "rank"], default="zscore",
+                   help="standardise each run by z-score (probabilities via their logit; default) or by rank")
+    choose_opts(s, positive=False, title="what to select (optional; or later with select --from-scores)")
+    s.set_defaults(func=cmd_combine)
+
+    s = sub.add_parser("evaluate", help="precision and recall of a selection against an oracle")
+    s.add_argument("run_dir", metavar="DIR")
+    s.add_argument("--gold", nargs="+", required=True, metavar="FILE",
+                   help="pool file(s) whose every record is in-domain (the oracle)")
+    s.set_defaults(func=cmd_evaluate)
+
+    # -- checks
+    s = sub.add_parser("downstream", help="perplexity of an n-gram LM trained on each selection, on held-out text")
+    s.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help="selection run directories")
+    s.add_argument("--test", required=True, help="held-out in-domain text")
+    s.add_argument("--reference", nargs="+", default=[], metavar="NAME=FILE",
+                   help="reference corpora, e.g. all=pool.txt oracle=in-domain-train.txt")
+    s.add_argument("--order", type=positive_int, default=4, help="n-gram order (4)")
+    s.add_argument("--out", required=True, help="output directory")
+    s.set_defaults(func=cmd_downstream)
+
+    s = sub.add_parser("crossdomain", help="cross-domain LM perplexity matrix and its link to centroid similarity")
+    s.add_argument("--train", nargs="+", required=True, metavar="D=FILE", help="one train file per domain")
+    s.add_argument("--test", nargs="+", required=True, metavar="D=FILE", help="one test file per domain")
+    s.add_argument("--order", type=positive_int, default=4)
+    s.add_argument("--model", default="minilm", help="encoder for the centroids (minilm)")
+    s.add_argument("--max-centroid", type=positive_int, default=2000,
+                   help="sentences per domain for its centroid (first N)")
+    s.add_argument("--no-similarity", action="store_true", help="perplexity matrix only, no encoder")
+    s.add_argument("--cache", default=None, help="embedding cache directory")
+    s.add_argument("--out", required=True, help="output directory")
+    s.set_defaults(func=cmd_crossdomain)
+
     s = sub.add_parser("demo", help="run offline on the built-in multi-domain sample")
     s.add_argument("--out", default="demo-out", help="output directory (default: demo-out)")
     s.set_defaults(func=cmd_demo)
-
-    from . import cli_select
-    cli_select.add_commands(sub, _add_reader_opts, _add_embed_opts, _positive_int)
     return p
 
 
@@ -200,8 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO),
                         format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("transformers", "gensim", "urllib3", "matplotlib", "huggingface_hub"):
@@ -212,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"domainsift: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("domainsift: interrupted (finished cache chunks are kept; rerun to resume)", file=sys.stderr)
+        print("domainsift: interrupted (finished chunks are kept; rerun to resume)", file=sys.stderr)
         return 130
 
 

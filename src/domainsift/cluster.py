@@ -15,6 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import DomainsiftError
+
 log = logging.getLogger(__name__)
 
 
@@ -35,7 +37,7 @@ def fit_clusters(x: np.ndarray, k: int, seed: int = 0, algorithm: str = "gmm",
     ``n_init`` EM (or k-means) restarts per seed; the best likelihood wins.
     """
     if k < 1 or k > len(x):
-        raise ValueError(f"k={k} must be between 1 and the number of sentences ({len(x)})")
+        raise DomainsiftError(f"k={k} must be between 1 and the number of sentences ({len(x)})")
     if algorithm == "gmm":
         from sklearn.mixture import GaussianMixture
         model = GaussianMixture(n_components=k, covariance_type="full", max_iter=max_iter,
@@ -44,7 +46,7 @@ def fit_clusters(x: np.ndarray, k: int, seed: int = 0, algorithm: str = "gmm",
         from sklearn.cluster import KMeans
         model = KMeans(n_clusters=k, random_state=seed, n_init=n_init, max_iter=max(max_iter, 300))
     else:
-        raise ValueError(f"unknown clustering algorithm '{algorithm}' (gmm or kmeans)")
+        raise DomainsiftError(f"unknown clustering algorithm '{algorithm}' (gmm or kmeans)")
     labels = model.fit_predict(x.astype(np.float64))
     return labels, model
 

@@ -59,6 +59,39 @@ class Corpus:
         """The file each line came from (a gold domain when each file is one domain)."""
         return [f for f, _ in self.ids]
 
+    def __getitem__(self, index) -> "Corpus":
+        """The records at ``index`` (a slice or a sequence of positions), as a corpus."""
+        if isinstance(index, int):
+            raise TypeError("index a Corpus with a slice or a sequence of positions; its texts are .texts")
+        if isinstance(index, slice):
+            pick = lambda xs: xs[index]  # noqa: E731
+        else:
+            pos = [int(i) for i in index]
+            pick = lambda xs: [xs[i] for i in pos]  # noqa: E731
+        return Corpus(texts=pick(self.texts), ids=pick(self.ids), files=self.files,
+                      targets=pick(self.targets) if self.targets is not None else None,
+                      target_files=self.target_files)
+
+
+def as_corpus(records) -> Corpus:
+    """Records for a selector: a :class:`Corpus` as it is, or a plain sequence of strings
+    (ids ``("<memory>", 1..n)``) for Python users who hold texts in memory."""
+    if isinstance(records, Corpus):
+        return records
+    if isinstance(records, str):
+        raise TypeError("expected a Corpus or a sequence of strings, got one string")
+    texts = list(records)
+    return Corpus(texts=texts, ids=[("<memory>", i) for i in range(1, len(texts) + 1)], files=["<memory>"])
+
+
+def concat(parts: Sequence[Corpus]) -> Corpus:
+    """One corpus from several, in order (ids keep their own files)."""
+    targets = [t for c in parts for t in (c.targets or [])] if all(c.targets is not None for c in parts) else None
+    return Corpus(texts=[t for c in parts for t in c.texts], ids=[i for c in parts for i in c.ids],
+                  files=[f for c in parts for f in c.files], n_empty=sum(c.n_empty for c in parts),
+                  n_duplicates_dropped=sum(c.n_duplicates_dropped for c in parts), targets=targets,
+                  target_files=[f for c in parts for f in c.target_files])
+
 
 def detect_format(path: str | os.PathLike) -> str:
     name = str(path).lower()

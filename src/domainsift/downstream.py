@@ -13,7 +13,6 @@ domains' encoder centroids).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Sequence
@@ -24,17 +23,13 @@ from ._atomic import save_json
 from .corpus import read_corpus
 from .errors import DomainsiftError
 from .lm import NgramLM
+from .rundir import read_pool, read_selected_ids, read_signature
 
 
 def selection_texts(run_dir: str | os.PathLike) -> list[str]:
     """The selected sentences of a run directory (the scored side), in pool order."""
-    from .select.run import read_selected_ids
-    d = Path(run_dir)
-    ids = set(read_selected_ids(d))
-    pool = json.loads((d / "pool.json").read_text()) if (d / "pool.json").exists() else None
-    if pool is None:  # a --from-scores selection written elsewhere: follow it to its scores
-        sel = json.loads((d / "selection.json").read_text())
-        pool = json.loads((Path(sel["score_dir"]) / "pool.json").read_text())
+    ids = set(read_selected_ids(run_dir))
+    pool = read_pool(run_dir)
     reader = pool.get("reader", {})
     corpus = read_corpus(pool["files"], fmt=reader.get("format"), column=reader.get("column", 0),
                          field=reader.get("field", "text"))
@@ -43,12 +38,7 @@ def selection_texts(run_dir: str | os.PathLike) -> list[str]:
 
 def run_names(run_dirs: Sequence[str]) -> list[str]:
     """A run's name is its method; its directory name when two runs share a method."""
-    methods = []
-    for d in run_dirs:
-        sig = Path(d) / "signature.json"
-        if not sig.exists():
-            raise DomainsiftError(f"{d}: not a selection run (no signature.json)")
-        methods.append(json.loads(sig.read_text())["method"])
+    methods = [read_signature(d)["method"] for d in run_dirs]
     return [m if methods.count(m) == 1 else Path(d).name for m, d in zip(methods, run_dirs)]
 
 

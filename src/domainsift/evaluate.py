@@ -1,23 +1,21 @@
 """Evaluation of a selection against an oracle, and of a classifier.
 
-The oracle of ``evaluate`` is every non-empty line of the given gold pool
-file(s), matched by (file, line) id, so a duplicate text elsewhere in the pool
-is not confused with an in-domain line. Paths are compared after resolving
-them, so ``./pool/a.txt`` and ``pool/a.txt`` match.
+The oracle of ``evaluate`` is every record of the pool that came from the given
+gold file(s), matched by (file, line) id, so a duplicate text elsewhere in the
+pool is not confused with an in-domain line. Recall counts the pool's own
+records (a TSV row, a JSON object, a sentence pair), not raw text lines. Paths
+are resolved, so a run evaluates the same from any directory and under any
+spelling of a file's path; a gold file that is not one of the pool's files is
+an error, never a silent precision of 0.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Iterable, Sequence
 
-from ._atomic import save_json
-from .corpus import iter_texts
-
-
-def _key(path: str, line: int) -> tuple[str, int]:
-    return (os.path.realpath(path), int(line))
+from .errors import DomainsiftError
+from .rundir import read_pool, read_selected_ids, resolve, write_eval
 
 
 def f1_score(precision: float, recall: float) -> float:
@@ -26,9 +24,9 @@ def f1_score(precision: float, recall: float) -> float:
 
 
 def precision_recall(selected: Iterable[tuple[str, int]], gold: Iterable[tuple[str, int]]) -> dict:
-    """Precision, recall and F1 of selected ids against gold ids."""
-    sel = {_key(f, n) for f, n in selected}
-    gold_set = {_key(f, n) for f, n in gold}
+    """Precision, recall and F1 of selected ids against gold ids (paths compared resolved)."""
+    sel = {(resolve(f), int(n)) for f, n in selected}
+    gold_set = {(resolve(f), int(n)) for f, n in gold}
     hit = len(sel & gold_set)
     p = hit / len(sel) if sel else 0.0
     r = hit / len(gold_set) if gold_set else 0.0
@@ -36,15 +34,29 @@ def precision_recall(selected: Iterable[tuple[str, int]], gold: Iterable[tuple[s
             "n_selected": len(sel), "n_gold": len(gold_set), "n_correct": hit}
 
 
-def gold_ids(files: Sequence[str]) -> list[tuple[str, int]]:
-    """Every non-empty line of the gold files, as ids."""
-    return [(str(f), n) for f in files for n, text in iter_texts(f, "text") if text]
+def gold_ids(pool: dict, gold_files: Sequence[str | os.PathLike]) -> list[tuple[str, int]]:
+    """The pool's records that came from ``gold_files`` (either side of a parallel pool)."""
+    files = [resolve(f) for f in pool["files"]]
+    by_target = {resolve(t): f for f, t in zip(files, [resolve(t) for t in pool.get("target_files") or []])}
+    wanted = set()
+    for g in gold_files:
+        real = resolve(g)
+        if real in files:
+            wanted.add(real)
+        elif real in by_target:
+            wanted.add(by_target[real])
+        else:
+            raise DomainsiftError(f"{g}: not one of the pool's files ({', '.join(pool['files'])}); "
+                                  "--gold names the pool file(s) whose every record is in-domain")
+    return [(f, int(n)) for f, n in pool["ids"] if resolve(f) in wanted]
 
 
-def evaluate_run(run_dir: str | os.PathLike, gold_files: Sequence[str]) -> dict:
-    """Write ``run_dir/eval.json`` with precision, recall, f1, n_selected, n_gold."""
-    from .select.run import read_selected_ids
-    result = precision_recall(read_selected_ids(run_dir), gold_ids(gold_files))
-    result["gold"] = [str(g) for g in gold_files]
-    save_json(Path(run_dir) / "eval.json", result)
+def evaluate_run(run_dir: str | os.PathLike, gold_files: Sequence[str | os.PathLike]) -> dict:
+    """Write ``run_dir/eval.json`` with precision, recall, f1, n_selected, n_gold, n_correct."""
+    if not gold_files:
+        raise DomainsiftError("give at least one --gold file")
+    gold = gold_ids(read_pool(run_dir), gold_files)
+    result = precision_recall(read_selected_ids(run_dir), gold)
+    result["gold"] = [resolve(g) for g in gold_files]
+    write_eval(run_dir, result)
     return result

@@ -47,24 +47,46 @@ def _varikn():
     return varikn
 
 
+def _train_arpa(train: str, arpa: str, order: int, prune_scale: float) -> None:
+    """Train with VariKN in this process (called in a child process: see :meth:`NgramLM.fit`)."""
+    vk = _varikn()
+    vg = vk.VarigramTrainer(False, False)
+    vg.set_datacost_scale(prune_scale)
+    vg.set_datacost_scale2(2 * prune_scale)
+    vg.set_max_order(order)
+    vg.initialize(train, 0, 0, -1, "", "<s>", False, "")
+    vg.set_cutoffs([0, 0, 1])
+    vg.grow(1)
+    vg.write_file(arpa, True)
+
+
 @contextlib.contextmanager
-def _quiet_fds():
-    """Silence the C++ library's chatter on file descriptors 1 and 2."""
+def _captured_fds():
+    """Send what C++ code writes to file descriptors 1 and 2 during the block to the debug log.
+
+    Used only around loading a model (a few lines of VariKN chatter); training runs in a child
+    process whose output is captured there, so this process's streams are never touched for long.
+    """
+    import logging
     import sys
     for s in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             s.flush()
     saved = [os.dup(1), os.dup(2)]
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved + [devnull]:
-            os.close(fd)
+    with tempfile.TemporaryFile() as sink:
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            sink.seek(0)
+            text = sink.read().decode("utf-8", "replace").strip()
+            if text:
+                logging.getLogger(__name__).debug("VariKN: %s", text)
 
 
 class NgramLM:
@@ -78,7 +100,7 @@ class NgramLM:
 
     def __init__(self, order: int = 4, prune_scale: float = 0.0001):
         if order < 1:
-            raise ValueError("order must be >= 1")
+            raise DomainsiftError(f"the n-gram order must be at least 1, got {order}")
         self.order = order
         self.prune_scale = prune_scale
         self._dir: str | None = None
@@ -87,8 +109,8 @@ class NgramLM:
 
     # -- training / loading ------------------------------------------------
     def fit(self, sentences: Iterable[str]) -> "NgramLM":
-        """Train on an iterable of raw sentences (tokenized here)."""
-        vk = _varikn()
+        """Train on an iterable of raw sentences (tokenized here), in a child process so that
+        VariKN's console output stays out of this process's streams."""
         self._dir = tempfile.mkdtemp(prefix="domainsift-lm-")
         train = Path(self._dir) / "train.txt"
         n = 0
@@ -101,15 +123,16 @@ class NgramLM:
         if n == 0:
             raise DomainsiftError("cannot train a language model on no (non-empty) sentences")
         arpa = Path(self._dir) / "model.arpa"
-        with _quiet_fds():
-            vg = vk.VarigramTrainer(False, False)
-            vg.set_datacost_scale(self.prune_scale)
-            vg.set_datacost_scale2(2 * self.prune_scale)
-            vg.set_max_order(self.order)
-            vg.initialize(str(train), 0, 0, -1, "", "<s>", False, "")
-            vg.set_cutoffs([0, 0, 1])
-            vg.grow(1)
-            vg.write_file(str(arpa), True)
+        _varikn()  # a missing extra is reported here, not by the child
+        import subprocess
+        import sys
+        proc = subprocess.run([sys.executable, "-c", "import sys; from domainsift.lm import _train_arpa; "
+                               "_train_arpa(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))",
+                               str(train), str(arpa), str(self.order), repr(self.prune_scale)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0 or not arpa.exists():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise DomainsiftError(f"VariKN failed to train a {self.order}-gram model: {tail[0]}")
         self.n_train_sentences_ = n
         return self.load(str(arpa))
 
@@ -118,7 +141,7 @@ class NgramLM:
         vk = _varikn()
         if not os.path.exists(arpa_path):
             raise DomainsiftError(f"{arpa_path}: no such language model file")
-        with _quiet_fds():
+        with _captured_fds():
             scorer = vk.Perplexity(arpa_path, 0, "", "", "", UNK, 0, False)
         scorer.set_init_hist(1)
         scorer.set_unk_warn(False)

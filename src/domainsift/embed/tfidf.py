@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-import numpy as np
+from .base import FittedEmbedder
 
 
-class TfidfSvdEmbedder:
-    """Fits tf-idf + truncated SVD on the texts it encodes (transductive)."""
+class TfidfSvdEmbedder(FittedEmbedder):
+    """tf-idf + truncated SVD, fitted once (:meth:`fit`), then a fixed map for any text."""
 
     def __init__(self, n_components: int = 50, seed: int = 0):
         self.n_components = n_components
         self.seed = seed
         self.name = f"tfidf-svd{n_components}"
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def _fit(self, texts):
         from sklearn.decomposition import TruncatedSVD
         from sklearn.feature_extraction.text import TfidfVectorizer
-        x = TfidfVectorizer(sublinear_tf=True, min_df=1).fit_transform(texts)
+        self._vec = TfidfVectorizer(sublinear_tf=True, min_df=1)
+        x = self._vec.fit_transform(texts)
         k = max(1, min(self.n_components, x.shape[1] - 1, x.shape[0] - 1))
-        return TruncatedSVD(n_components=k, random_state=self.seed).fit_transform(x).astype(np.float32)
+        self._svd = TruncatedSVD(n_components=k, random_state=self.seed).fit(x)
+        self.dim_ = k
+
+    def _transform(self, texts):
+        return self._svd.transform(self._vec.transform(texts))

@@ -8,9 +8,12 @@ token is set to its end-of-text token).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
 import os
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -54,16 +57,14 @@ def load_tokenizer_and_model(name_or_path: str, model_class=None, **model_kwargs
     A tokenizer without a pad token gets its end-of-text (or unk) token as pad.
     """
     _torch()
-    import transformers
     from transformers import AutoModel, AutoTokenizer
-    transformers.utils.logging.disable_progress_bar()
-    transformers.utils.logging.set_verbosity_error()
     model_class = model_class or AutoModel
     if Path(name_or_path).exists():
         name_or_path = str(Path(name_or_path).resolve())
     try:
-        tok = AutoTokenizer.from_pretrained(name_or_path)
-        model = model_class.from_pretrained(name_or_path, **model_kwargs)
+        with quiet_transformers():
+            tok = AutoTokenizer.from_pretrained(name_or_path)
+            model = model_class.from_pretrained(name_or_path, **model_kwargs)
     except OSError as exc:
         hint = "" if Path(name_or_path).exists() else (
             " (not a local directory; hub downloads need network, HF_HUB_OFFLINE="
@@ -74,6 +75,38 @@ def load_tokenizer_and_model(name_or_path: str, model_class=None, **model_kwargs
         if getattr(model.config, "pad_token_id", None) is None:
             model.config.pad_token_id = tok.pad_token_id
     return tok, model
+
+
+@contextlib.contextmanager
+def quiet_transformers():
+    """transformers' warnings and progress bars off for the call, its own settings restored after."""
+    from transformers.utils import logging as tlog
+    level = tlog.get_verbosity()
+    bars = tlog.is_progress_bar_enabled()
+    tlog.set_verbosity_error()
+    tlog.disable_progress_bar()
+    try:
+        yield
+    finally:
+        tlog.set_verbosity(level)
+        if bars:
+            tlog.enable_progress_bar()
+
+
+def model_fingerprint(name_or_path: str) -> str:
+    """What identifies a model's weights: a SHA-256 over its files' names and bytes for a local
+    directory (two checkpoints both called ``model`` differ), the name itself for a hub model."""
+    p = Path(name_or_path)
+    if not p.exists():
+        return f"hub:{name_or_path}"
+    files = sorted(f for f in (p.rglob("*") if p.is_dir() else [p]) if f.is_file())
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f.relative_to(p) if p.is_dir() else f.name).encode() + b"\x00")
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()[:16]
 
 
 def model_display_name(name_or_path: str) -> str:
@@ -130,12 +163,34 @@ class TransformersEmbedder:
         self.batch_size = batch_size
         self.device = device
         self.progress = progress
+        self._fingerprint = None
         self._loaded = None
+
+    @classmethod
+    def from_loaded(cls, tokenizer, model, device: str, batch_size: int = 64, max_length: int = 128,
+                    layer: int = -1, normalize: bool = False, name: str = "fine-tuned",
+                    progress: bool = False) -> "TransformersEmbedder":
+        """An embedder over a model already in memory (e.g. one being fine-tuned): the same
+        encoding path as a model loaded from disk."""
+        emb = cls.__new__(cls)
+        emb.model_path, emb.name, emb.layer, emb.max_length = None, name, layer, max_length
+        emb.batch_size, emb.device, emb.progress, emb.normalize = batch_size, device, progress, normalize
+        emb._fingerprint = None
+        emb._loaded = (_torch(), tokenizer, model, device)
+        return emb
+
+    @property
+    def fingerprint(self) -> str | None:
+        if self._fingerprint is None and self.model_path is not None:
+            self._fingerprint = model_fingerprint(self.model_path)
+        return self._fingerprint
 
     @property
     def cache_key(self) -> str:
-        return (f"{self.name}|layer:{self.layer}|pool:{self.pooling}|maxlen:{self.max_length}"
-                f"|norm:{int(self.normalize)}")
+        if self.model_path is None:
+            raise TypeError("an in-memory model has no cache key")
+        return (f"{self.name}|{self.fingerprint}|layer:{self.layer}|pool:{self.pooling}"
+                f"|maxlen:{self.max_length}|norm:{int(self.normalize)}")
 
     def _load(self):
         if self._loaded is None:
@@ -146,12 +201,32 @@ class TransformersEmbedder:
             self._loaded = (torch, tok, model, device)
         return self._loaded
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Return float32 ``(len(texts), hidden_size)`` vectors, in input order."""
+    def pool(self, texts: Sequence[str]):
+        """Mean-pooled vectors of ``texts`` as a torch tensor (n, hidden): differentiable when
+        gradients are on, so fine-tuning trains through exactly the encoding path."""
+        torch, tok, model, device = self._load()
+        batch = tok(list(texts), padding=True, truncation=True, max_length=self.max_length,
+                    return_tensors="pt")
+        batch = {k: v.to(device) for k, v in batch.items()}
+        if self.layer == -1:  # the last layer: no need to keep every layer's states
+            hidden = model(**batch).last_hidden_state
+        else:
+            hidden = model(**batch, output_hidden_states=True).hidden_states[self.layer]
+        pooled = mean_pool(hidden, batch["attention_mask"])
+        if self.normalize:
+            pooled = torch.nn.functional.normalize(pooled.float(), dim=-1)
+        return pooled
+
+    def encode(self, texts: Sequence[str], head=None) -> np.ndarray:
+        """Return float32 ``(len(texts), hidden_size)`` vectors, in input order, batched by length.
+
+        ``head``: a torch module applied to each batch's vectors before they leave the device (a
+        fine-tuned classifier's head); its outputs are returned instead, as float64.
+        """
         torch, tok, model, device = self._load()
         n = len(texts)
         dim = model.config.hidden_size if hasattr(model.config, "hidden_size") else model.config.d_model
-        out = np.zeros((n, dim), dtype=np.float32)
+        out = np.zeros((n, dim) if head is None else n, dtype=np.float32 if head is None else np.float64)
         if n == 0:
             return out
         order = sorted(range(n), key=lambda i: len(texts[i]), reverse=True)
@@ -161,15 +236,11 @@ class TransformersEmbedder:
         with torch.inference_mode():
             for start in range(0, n, self.batch_size):
                 idx = order[start:start + self.batch_size]
-                batch = tok([texts[i] for i in idx], padding=True, truncation=True,
-                            max_length=self.max_length, return_tensors="pt")
-                batch = {k: v.to(device) for k, v in batch.items()}
-                result = model(**batch, output_hidden_states=True)
-                hidden = result.hidden_states[self.layer]
-                pooled = mean_pool(hidden, batch["attention_mask"])
-                if self.normalize:
-                    pooled = torch.nn.functional.normalize(pooled.float(), dim=-1)
-                out[idx] = pooled.float().cpu().numpy()
+                pooled = self.pool([texts[i] for i in idx])
+                if head is not None:
+                    out[idx] = head(pooled).squeeze(-1).double().cpu().numpy()
+                else:
+                    out[idx] = pooled.float().cpu().numpy()
                 bar.update(len(idx))
         bar.close()
         return out

@@ -1,4 +1,4 @@
-"""Baseline: word2vec trained on the corpus itself, averaged over each sentence."""
+"""Baseline: word2vec trained on a corpus, averaged over each sentence."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from ..errors import missing_extra
+from .base import FittedEmbedder
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
@@ -15,8 +16,8 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-class Word2VecEmbedder:
-    """Trains gensim word2vec (skip-gram off: CBOW) on the texts, then averages."""
+class Word2VecEmbedder(FittedEmbedder):
+    """gensim word2vec (CBOW) fitted once (:meth:`fit`); a sentence is the mean of its known words."""
 
     def __init__(self, vector_size: int = 100, epochs: int = 10, seed: int = 0):
         self.vector_size = vector_size
@@ -24,17 +25,21 @@ class Word2VecEmbedder:
         self.seed = seed
         self.name = f"word2vec{vector_size}"
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def _fit(self, texts):
         try:
             from gensim.models import Word2Vec
         except ImportError:
             raise missing_extra("gensim", "word2vec") from None
-        sents = [tokenize(t) for t in texts]
         # one worker: gensim is only deterministic under a seed with a single thread
-        model = Word2Vec(sents, vector_size=self.vector_size, window=5, min_count=1,
-                         workers=1, seed=self.seed, epochs=self.epochs)
+        self._model = Word2Vec([tokenize(t) for t in texts], vector_size=self.vector_size, window=5,
+                               min_count=1, workers=1, seed=self.seed, epochs=self.epochs)
+        self.dim_ = self.vector_size
+
+    def _transform(self, texts):
+        wv = self._model.wv
         out = np.zeros((len(texts), self.vector_size), dtype=np.float32)
-        for i, toks in enumerate(sents):
+        for i, t in enumerate(texts):
+            toks = [w for w in tokenize(t) if w in wv.key_to_index]
             if toks:
-                out[i] = model.wv[toks].mean(0)
+                out[i] = wv[toks].mean(0)
         return out

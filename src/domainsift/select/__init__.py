@@ -1,7 +1,8 @@
 """Data selection methods behind one protocol, and the shared choosing step.
 
-A method is added by writing one file with a :class:`~.base.Selector` and one
-line in :data:`SELECTORS`; classes are imported only when asked for.
+A method is added by writing one file with a :class:`~.base.BaseSelector` subclass
+(its ``params`` declare its options; the CLI gets a flag for each) and one line in
+:data:`SELECTORS`; classes are imported only when asked for.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 from ..errors import DomainsiftError
-from .base import BaseSelector, Selector, choose
+from .base import BaseSelector, Param, Selector, choose
 
 SELECTORS = {
     "cosine": "domainsift.select.cosine:CosineSelector",
@@ -31,4 +32,4 @@ def get_selector(name: str, **params) -> Selector:
     return selector_class(name)(**params)
 
 
-__all__ = ["SELECTORS", "Selector", "BaseSelector", "choose", "get_selector", "selector_class"]
+__all__ = ["SELECTORS", "Selector", "BaseSelector", "Param", "choose", "get_selector", "selector_class"]

@@ -1,58 +1,147 @@
-"""The Selector protocol and the one shared step that turns scores into a selection.
+"""The Selector protocol, the parameters a selector declares, and the one shared step
+that turns scores into a selection.
 
-A selector only *scores* (higher = more in-domain)::
+A selector only *scores* records (higher = more in-domain)::
 
-    sel = get_selector("cosine").fit(in_domain_texts, pool_texts)
-    scores = sel.score(pool_texts)            # (n,) float
+    sel = get_selector("cosine").fit(in_domain, pool)     # Corpus objects, or lists of strings
+    scores = sel.score(pool)                               # (n,) float
 
 and :func:`choose` picks from scores: the top N, a top fraction, everything at
 or above a threshold, or (for probability scores) everything above 0.5.
+
+A selector declares its parameters once, as :class:`Param` entries in ``params``;
+:class:`BaseSelector` turns them into constructor keywords with defaults, the CLI
+into ``--flags``, and the signature into its parameter list. A new method is one
+file with a selector class and one line in :data:`domainsift.select.SELECTORS`.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ..corpus import Corpus, as_corpus
 from ..errors import DomainsiftError
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a selector: its keyword, type, default and help.
+
+    ``cli=False`` keeps it out of the command line (set by the run: ``progress``, ``cache_dir``).
+    ``check`` returns an error message for a bad value (None when it is fine).
+    ``signature=False`` leaves it out of the signature (it does not change the scores).
+    """
+
+    name: str
+    type: Callable = str
+    default: Any = None
+    help: str = ""
+    choices: tuple | None = None
+    cli: bool = True
+    signature: bool = True
+    metavar: str | None = None
+    check: Callable[[Any], str | None] | None = None
+    option: str | None = None  # the CLI flag when it is not --<name> (cosine's embedder is --model)
+
+    @property
+    def flag(self) -> str:
+        return self.option or "--" + self.name.replace("_", "-")
+
+    @property
+    def dest(self) -> str:
+        return self.flag[2:].replace("-", "_")
+
+
+def at_least(lo: float) -> Callable[[Any], str | None]:
+    return lambda v: None if v >= lo else f"must be at least {lo:g}, got {v}"
+
+
+def in_range(lo: float, hi: float, hi_open: bool = False) -> Callable[[Any], str | None]:
+    def check(v):
+        ok = lo <= v < hi if hi_open else lo <= v <= hi
+        return None if ok else f"must be in [{lo:g}, {hi:g}{')' if hi_open else ']'}, got {v}"
+    return check
+
+
+# parameters that several selectors share, declared once
+SEED = Param("seed", int, 0, "random seed")
+PROGRESS = Param("progress", bool, True, "progress bars", cli=False, signature=False)
+CACHE_DIR = Param("cache_dir", str, None, "embedding cache directory", cli=False, signature=False)
+DEVICE = Param("device", str, None, "cpu or cuda (default: cuda when available)", signature=False)
+MAX_LENGTH = Param("max_length", int, 128, "tokens per sentence", check=at_least(1))
 
 
 @runtime_checkable
 class Selector(Protocol):
-    """Scores sentences by how in-domain they are."""
+    """Scores records by how in-domain they are."""
 
     name: str
     #: True when :meth:`score` returns probabilities of being in-domain (``--positive`` works)
     probabilistic: bool
 
-    def fit(self, in_domain: Sequence[str], pool: Sequence[str] | None = None) -> "Selector":
-        """Learn from the in-domain sentences (and, where the method needs it, the pool)."""
+    def fit(self, in_domain: Corpus | Sequence[str], pool: Corpus | Sequence[str] | None = None) -> "Selector":
+        """Learn from the in-domain records (and, where the method needs it, the pool)."""
 
-    def score(self, texts: Sequence[str]) -> np.ndarray:
-        """Return float scores of shape ``(len(texts),)``; higher = more in-domain."""
+    def score(self, records: Corpus | Sequence[str]) -> np.ndarray:
+        """Return float scores of shape ``(len(records),)``; higher = more in-domain."""
 
     def signature_params(self) -> dict:
         """Parameters that identify this selector's scores (for the signature)."""
 
 
 class BaseSelector:
-    """Holds what every selector shares: a seed, a name, parameter reporting."""
+    """What every selector shares: declared parameters, their checks, signature reporting.
 
-    name = "base"
-    probabilistic = False
-    #: a sentence's score depends on that sentence alone, so the pool may be scored in chunks
-    per_sentence = True
+    Subclasses set ``name``, ``params`` and implement ``fit`` and ``score``; records reach them
+    as :class:`~domainsift.corpus.Corpus` objects (``.texts``, ``.ids``, ``.targets``).
+    """
+
+    name: ClassVar[str] = "base"
+    probabilistic: ClassVar[bool] = False
+    #: a record's score depends on that record alone, so the pool may be scored in chunks
+    per_sentence: ClassVar[bool] = True
+    #: fit needs the pool (to sample negatives, a general LM, ...)
+    needs_pool: ClassVar[bool] = False
+    params: ClassVar[tuple[Param, ...]] = (SEED,)
+
+    def __init__(self, **kwargs):
+        known = {p.name: p for p in self.params}
+        unknown = sorted(set(kwargs) - set(known))
+        if unknown:
+            raise DomainsiftError(f"{self.name}: unknown parameter(s) {', '.join(unknown)} "
+                                  f"(known: {', '.join(known)})")
+        for p in self.params:
+            setattr(self, p.name, kwargs.get(p.name, p.default))
+        self.check_params()
+
+    def check_params(self) -> None:
+        """Reject bad values with a one-line error (called on construction, before any work)."""
+        for p in self.params:
+            value = getattr(self, p.name)
+            if value is None:
+                continue
+            if p.choices is not None and value not in p.choices:
+                raise DomainsiftError(f"{self.name}: {p.name} must be one of {', '.join(map(str, p.choices))}, "
+                                      f"got {value!r}")
+            if p.check is not None:
+                msg = p.check(value)
+                if msg:
+                    raise DomainsiftError(f"{self.name}: {p.name} {msg}")
 
     def signature_params(self) -> dict:
-        return {k: v for k, v in vars(self).items()
-                if not k.startswith("_") and not k.endswith("_") and k != "progress"
-                and isinstance(v, (int, float, str, bool, type(None)))}
+        return {p.name: getattr(self, p.name) for p in self.params if p.signature}
 
-    @staticmethod
-    def _check_fit_input(in_domain: Sequence[str]) -> None:
+    def _fit_input(self, in_domain, pool) -> tuple[Corpus, Corpus | None]:
+        in_domain = as_corpus(in_domain)
+        pool = as_corpus(pool) if pool is not None else None
         if len(in_domain) == 0:
             raise DomainsiftError("the in-domain set is empty")
+        if self.needs_pool and not pool:
+            raise DomainsiftError(f"{self.name} needs the pool")
+        return in_domain, pool
 
 
 def check_n_against_pool(n_pool: int, top: int | None, fraction: float | None = None) -> None:

@@ -25,6 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import rundir
 from ..errors import DomainsiftError
 from ..signature import make_signature
 
@@ -59,9 +60,8 @@ def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.Path
     Every run must have scored the same pool (the same files and line ids, in the
     same order). Everything is checked before anything is written. Returns the signature.
     """
-    from .run import write_score_dir
     scores, pool, sig = combine_scores(score_dirs, weights, how, out_dir=out_dir)
-    write_score_dir(Path(out_dir), scores, pool, sig)
+    rundir.write_scores(Path(out_dir), scores, pool, sig)
     return sig
 
 
@@ -70,7 +70,6 @@ def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[fl
     """The combined scores, the common pool (as in pool.json) and the signature; writes nothing.
 
     ``out_dir``, where the caller will write them, must not be one of the runs."""
-    from .run import load_scores
     dirs = [Path(d) for d in score_dirs]
     if len(dirs) < 2:
         raise DomainsiftError(f"combine needs at least two score directories, got {len(dirs)}")
@@ -83,20 +82,18 @@ def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[fl
         raise DomainsiftError(f"unknown standardisation '{how}' (one of: {', '.join(HOW)})")
     if out_dir is not None and any(d.resolve() == Path(out_dir).resolve() for d in dirs):
         raise DomainsiftError(f"{out_dir}: the output would overwrite one of the combined runs; choose another --out")
-    runs = [load_scores(d) for d in dirs]
-    scores0, pool0, _ = runs[0]
-    total = np.zeros(len(scores0), dtype=np.float64)
+    runs = [rundir.load_scores(d) for d in dirs]
+    pool0 = runs[0].pool
+    total = np.zeros(len(runs[0].scores), dtype=np.float64)
     members = []
-    for d, (scores, pool, sig), wi in zip(dirs, runs, w):
-        if pool["ids"] != pool0["ids"]:
+    for d, run, wi in zip(dirs, runs, w):
+        if run.pool["ids"] != pool0["ids"]:
             raise DomainsiftError(f"{d}: scored a different pool than {dirs[0]} "
-                                  f"({pool['n']} lines of {', '.join(pool['files'])} vs. "
+                                  f"({run.pool['n']} lines of {', '.join(run.pool['files'])} vs. "
                                   f"{pool0['n']} lines of {', '.join(pool0['files'])})")
-        if len(scores) != len(pool["ids"]):
-            raise DomainsiftError(f"{d}: {len(scores)} scores for {len(pool['ids'])} pool lines")
-        total += wi * standardise(scores, how, bool(sig.get("probabilistic")), name=str(d / "scores.npy"))
-        members.append({"dir": str(d), "method": sig.get("method"), "weight": wi,
-                        "signature": sig.get("signature")})
+        total += wi * standardise(run.scores, how, run.probabilistic, name=str(d / "scores.npy"))
+        members.append({"dir": rundir.resolve(d), "method": run.signature.get("method"), "weight": wi,
+                        "signature": run.signature.get("signature")})
     name = "+".join(str(m["method"]) for m in members)
     sig = make_signature("combine", model=None, seed=None, how=how, combined=name,
                          weights=",".join(f"{x:g}" for x in w), members=members, pool=pool0["files"],

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
-from .base import BaseSelector
+from ..corpus import as_corpus
+from .base import CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, BaseSelector, Param, at_least
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -14,55 +13,54 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 class CosineSelector(BaseSelector):
-    """Ranks sentences by cosine similarity to the mean in-domain vector.
+    """Ranks records by cosine similarity to the mean in-domain vector.
 
-    ``embedder`` is a name for :func:`domainsift.embed.get_embedder` or any object
-    with ``encode``; vectors go through the embedding cache.
+    ``embedder`` is a name for :func:`domainsift.embed.get_embedder` or any object with
+    ``encode``; vectors go through the embedding cache. An embedder that learns its space
+    from text (tf-idf, word2vec, LDA) is fitted once, on the pool (a seeded sample of at
+    most 200,000 lines), so the in-domain set and every pool chunk share one space.
     """
 
     name = "cosine"
+    params = (
+        Param("embedder", str, "minilm", "encoder: minilm (default), tfidf, word2vec, lda, random, or a "
+              "Hugging Face name or local path", option="--model"),
+        Param("batch_size", int, 64, "sentences per encoding batch", check=at_least(1), signature=False),
+        MAX_LENGTH, SEED, DEVICE, CACHE_DIR, PROGRESS,
+    )
 
-    def __init__(self, embedder="minilm", batch_size: int = 64, max_length: int = 128,
-                 device: str | None = None, cache_dir: str | None = None, seed: int = 0,
-                 progress: bool = True):
-        self.embedder = embedder
-        self.batch_size = batch_size
-        self.max_length = max_length
-        self.device = device
-        self.cache_dir = cache_dir
-        self.seed = seed
-        self.progress = progress
-
-    def _encoder(self):
+    def _encoder(self, fit_on=None):
         if not hasattr(self, "_enc"):
             if isinstance(self.embedder, str):
-                from ..pipeline import EmbedConfig
+                from ..embed import EmbedConfig
                 self._enc = EmbedConfig(embedder=self.embedder, batch_size=self.batch_size,
-                                        max_length=self.max_length, device=self.device,
-                                        seed=self.seed, cache_dir=self.cache_dir,
-                                        progress=self.progress).build()
+                                        max_length=self.max_length, device=self.device, seed=self.seed,
+                                        cache_dir=self.cache_dir, progress=self.progress).build(fit_on)
             else:
                 self._enc = self.embedder
         return self._enc
 
     @property
     def model_name(self) -> str:
-        return getattr(self._encoder(), "name", str(self.embedder))
+        return getattr(self._enc, "name", None) if hasattr(self, "_enc") else str(self.embedder)
 
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed(self, texts) -> np.ndarray:
         return np.asarray(self._encoder().encode(list(texts)), dtype=np.float32)
 
-    def fit(self, in_domain: Sequence[str], pool: Sequence[str] | None = None) -> "CosineSelector":
-        self._check_fit_input(in_domain)
-        self.centroid_ = _unit(_unit(self._embed(in_domain)).mean(0))
+    def fit(self, in_domain, pool=None) -> "CosineSelector":
+        in_domain, pool = self._fit_input(in_domain, pool)
+        self._encoder(fit_on=(pool or in_domain).texts)
+        self.centroid_ = _unit(_unit(self._embed(in_domain.texts)).mean(0))
         return self
 
-    def score(self, texts: Sequence[str]) -> np.ndarray:
+    def score(self, records) -> np.ndarray:
         """Cosine similarity to the centroid, (n,) in [-1, 1]."""
-        return _unit(self._embed(texts)) @ self.centroid_
+        return _unit(self._embed(as_corpus(records).texts)) @ self.centroid_
 
     def signature_params(self) -> dict:
         p = super().signature_params()
         p["embedder"] = self.model_name
-        p.pop("cache_dir", None)
+        fp = getattr(getattr(getattr(self, "_enc", None), "embedder", None), "fingerprint", None)
+        if fp:
+            p["model_fingerprint"] = fp
         return p

@@ -8,37 +8,33 @@ Kneser–Ney n-gram models trained with VariKN (see :mod:`domainsift.lm`).
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
-from ..errors import DomainsiftError
-from .base import BaseSelector
+from ..corpus import as_corpus
+from .base import PROGRESS, SEED, BaseSelector, Param, at_least
 
 
 class MooreLewisSelector(BaseSelector):
     name = "moore-lewis"
-
-    def __init__(self, order: int = 3, seed: int = 0, prune_scale: float = 0.0001,
-                 progress: bool = True):
-        self.order = order
-        self.seed = seed
-        self.prune_scale = prune_scale
-        self.progress = progress
-
+    needs_pool = True
     model_name = "n-gram (VariKN)"
+    params = (
+        Param("order", int, 3, "n-gram order of both language models", check=at_least(1)),
+        Param("prune_scale", float, 0.0001, "VariKN's data-cost scale (smaller keeps more n-grams)",
+              check=lambda v: None if v > 0 else f"must be positive, got {v}"),
+        SEED, PROGRESS,
+    )
 
-    def fit(self, in_domain: Sequence[str], pool: Sequence[str] | None = None) -> "MooreLewisSelector":
+    def fit(self, in_domain, pool=None) -> "MooreLewisSelector":
         from ..lm import NgramLM
-        self._check_fit_input(in_domain)
-        if not pool:
-            raise DomainsiftError("moore-lewis needs the pool to train its general language model")
+        in_domain, pool = self._fit_input(in_domain, pool)
         rng = np.random.default_rng(self.seed)
         size = min(len(in_domain), len(pool))
-        sample = [pool[i] for i in rng.choice(len(pool), size=size, replace=False)]
-        self.in_lm_ = NgramLM(self.order, self.prune_scale).fit(in_domain)
+        sample = [pool.texts[i] for i in rng.choice(len(pool), size=size, replace=False)]
+        self.in_lm_ = NgramLM(self.order, self.prune_scale).fit(in_domain.texts)
         self.general_lm_ = NgramLM(self.order, self.prune_scale).fit(sample)
         return self
 
-    def score(self, texts: Sequence[str]) -> np.ndarray:
+    def score(self, records) -> np.ndarray:
+        texts = as_corpus(records).texts
         return self.general_lm_.cross_entropy(texts) - self.in_lm_.cross_entropy(texts)

@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
-from .base import BaseSelector
+from ..corpus import as_corpus
+from .base import SEED, BaseSelector
 
 
 class RandomSelector(BaseSelector):
-    """Uniform random scores; the same seed and texts give the same scores."""
+    """Uniform random scores; the same seed and pool give the same scores."""
 
     name = "random"
     per_sentence = False  # one seeded stream over the whole pool
+    params = (SEED,)
 
-    def __init__(self, seed: int = 0):
-        self.seed = seed
-
-    def fit(self, in_domain: Sequence[str], pool: Sequence[str] | None = None) -> "RandomSelector":
-        self._check_fit_input(in_domain)
+    def fit(self, in_domain, pool=None) -> "RandomSelector":
+        self._fit_input(in_domain, pool)
         return self
 
-    def score(self, texts: Sequence[str]) -> np.ndarray:
-        return np.random.default_rng(self.seed).random(len(texts))
+    def score(self, records) -> np.ndarray:
+        return np.random.default_rng(self.seed).random(len(as_corpus(records)))

@@ -1,0 +1,167 @@
+"""The fine-tuning loop: a pretrained encoder and a linear head trained as a binary classifier.
+
+One unit that Domain-Finetune (and any later classifier over an encoder) uses:
+:class:`EncoderClassifier` holds a transformers encoder, mean pooling (through
+:meth:`~domainsift.embed.transformers.TransformersEmbedder.pool`, the same path as plain
+embedding) and a linear head; :func:`train_classifier` runs AdamW with a linear
+warm-up/decay schedule, gradient clipping and length-bucketed batches over the
+examples that ``epoch_data(epoch)`` supplies (so each epoch may draw fresh negatives).
+Randomness comes from the caller's generator and a seeded, forked torch state:
+the process's global torch RNG is left as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+
+def batches(texts: Sequence[str], batch_size: int, rng: np.random.Generator,
+            bucket: int = 0) -> list[np.ndarray]:
+    """One epoch's mini-batches of indices into ``texts``, in a seeded random order.
+
+    ``bucket=k > 0`` shuffles, cuts the order into windows of ``k`` batches, sorts each
+    window by text length and shuffles the resulting batches: batches hold sentences of
+    similar length, so far less padding is computed.
+    """
+    perm = rng.permutation(len(texts))
+    if bucket <= 0:
+        return [perm[i:i + batch_size] for i in range(0, len(perm), batch_size)]
+    out = []
+    window = batch_size * bucket
+    for w in range(0, len(perm), window):
+        chunk = perm[w:w + window]
+        chunk = chunk[np.argsort([len(texts[i]) for i in chunk], kind="stable")]
+        out += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+    return [out[i] for i in rng.permutation(len(out))]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 10
+    lr: float = 2e-5
+    head_lr: float = 1e-3
+    batch_size: int = 16
+    bucket: int = 20
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    clip: float = 1.0
+    seed: int = 0
+    progress: bool = True
+
+
+class EncoderClassifier:
+    """A transformers encoder with mean pooling and a linear head; logits through :meth:`forward`,
+    probabilities through :meth:`predict` (the encoding path of plain embedding, plus the head)."""
+
+    def __init__(self, model_path: str, max_length: int = 128, device: str | None = None,
+                 score_batch_size: int = 128):
+        from .embed.transformers import _torch, load_tokenizer_and_model, resolve_device
+        self.torch = _torch()
+        self.device = resolve_device(device)
+        self.tokenizer, self.encoder = load_tokenizer_and_model(model_path)
+        self.max_length = max_length
+        self.score_batch_size = score_batch_size
+        self.head = None
+
+    def new_head(self) -> None:
+        """A fresh linear head (initialised from torch's current random state)."""
+        torch = self.torch
+        hidden = getattr(self.encoder.config, "hidden_size", None) or self.encoder.config.d_model
+        self.head = torch.nn.Linear(hidden, 1)
+        self.encoder.to(self.device)
+        self.head.to(self.device)
+
+    def embedder(self, batch_size: int | None = None, progress: bool = False):
+        from .embed.transformers import TransformersEmbedder
+        return TransformersEmbedder.from_loaded(self.tokenizer, self.encoder, self.device,
+                                                batch_size=batch_size or self.score_batch_size,
+                                                max_length=self.max_length, progress=progress)
+
+    def forward(self, texts: Sequence[str]):
+        return self.head(self.embedder().pool(texts)).squeeze(-1)
+
+    def predict(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        """Probability of the positive class, float64 (in float32, confident lines near 1.0 tie)."""
+        self.encoder.eval()
+        self.head.eval()
+        logits = self.embedder(progress=progress and len(texts) >= 1000).encode(list(texts), head=self.head)
+        return self.torch.from_numpy(logits).sigmoid().numpy()
+
+    # ------------------------------------------------------------------ checkpoint
+    def save(self, path: str | os.PathLike, state: dict) -> None:
+        """Save encoder, tokenizer, head and ``state`` atomically (a temporary folder, renamed)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".model-", dir=path.parent))
+        try:
+            self.encoder.save_pretrained(tmp)
+            self.tokenizer.save_pretrained(tmp)
+            self.torch.save(self.head.state_dict(), tmp / "head.pt")
+            (tmp / "classifier.json").write_text(json.dumps(state))
+            shutil.rmtree(path, ignore_errors=True)
+            os.replace(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, max_length: int = 128, device: str | None = None,
+             score_batch_size: int = 128) -> tuple["EncoderClassifier", dict]:
+        path = Path(path)
+        clf = cls(str(path), max_length=max_length, device=device, score_batch_size=score_batch_size)
+        clf.new_head()
+        clf.head.load_state_dict(clf.torch.load(path / "head.pt", map_location="cpu"))
+        clf.encoder.eval()
+        clf.head.eval()
+        return clf, json.loads((path / "classifier.json").read_text())
+
+
+def train_classifier(clf: EncoderClassifier, epoch_data: Callable[[int], tuple[list, np.ndarray]],
+                     steps_per_epoch: int, cfg: TrainConfig, rng: np.random.Generator,
+                     desc: str = "fine-tune") -> list[float]:
+    """Fine-tune ``clf`` (encoder and a fresh head seeded by ``cfg.seed``) on the examples that
+    ``epoch_data(epoch)`` returns (texts, float32 labels); returns the loss of every step."""
+    torch = clf.torch
+    losses: list[float] = []
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)  # head init and dropout; the global state is restored after
+        clf.new_head()
+        first = epoch_data(0)
+        clf.encoder.train()
+        clf.head.train()
+        opt = torch.optim.AdamW([
+            {"params": clf.encoder.parameters(), "lr": cfg.lr},
+            {"params": clf.head.parameters(), "lr": cfg.head_lr},
+        ], weight_decay=cfg.weight_decay)
+        total = max(1, steps_per_epoch * cfg.epochs)
+        warm = int(cfg.warmup * total)
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: (s + 1) / max(1, warm) if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+        trained = torch.nn.ModuleDict({"encoder": clf.encoder, "head": clf.head})
+        from tqdm.auto import tqdm
+        bar = tqdm(total=total, desc=desc, unit="step", disable=not cfg.progress, leave=False)
+        for epoch in range(cfg.epochs):
+            texts, labels = first if epoch == 0 else epoch_data(epoch)
+            for b in batches(texts, cfg.batch_size, rng, cfg.bucket):
+                loss = loss_fn(clf.forward([texts[i] for i in b]), torch.from_numpy(labels[b]).to(clf.device))
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(trained.parameters(), cfg.clip)
+                opt.step()
+                sched.step()
+                losses.append(loss.item())
+                bar.update(1)
+                bar.set_postfix(loss=f"{losses[-1]:.3f}")
+        bar.close()
+    clf.encoder.eval()
+    clf.head.eval()
+    return losses
