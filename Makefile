@@ -27,8 +27,10 @@ test: install
 	$(BIN)/python -m pytest tests
 
 bench: install
+	$(BIN)/pip install -q -e '.[all,bench]'
 	$(BIN)/python bench/clustering.py
 	$(BIN)/python bench/selection.py
+	$(BIN)/python bench/negatives_pools.py
 
 clean:
 	rm -rf $(VENV) demo-out build *.egg-info src/*.egg-info

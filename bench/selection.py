@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -38,46 +39,44 @@ from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
 from domainsift.corpus import read_corpus
 from domainsift.evaluate import evaluate_run
 from domainsift.select.finetune import PAPER_CUT
-from domainsift.select.run import load_scores, run_score, run_select
+from domainsift.rundir import load_scores
+from domainsift.select.run import run_score, run_select
+from finetune_experimental import register
+
+register()
 
 WORK = ROOT / "bench" / "work" / "selection"
 N = 5000
 
-# Variants measured before the default cut became 0.2 pin the paper's cut (PAPER_CUT), so that their
-# rows keep meaning what was run.
+# Every row pins all of its parameters: the product's finetune defaults (0.2.0) written out, and each
+# variant as a change to them. Options that left the product run through the benchmark's own
+# finetune-experimental (bench/finetune_experimental.py), which trains exactly as finetune at these settings.
+FT = {"epochs": 10, "lr": 2e-5, "head_lr": 1e-3, "batch_size": 16, "negatives": "preranked", "neg_ratio": 1.0,
+      "neg_cut": 0.2, "bucket": 20, "holdout": 0.1, "warmup": 0.1, "max_length": 128}
+OLD = {"bucket": 0, "batch_size": 32}  # plain random batches of 32, before length bucketing
+XP = "finetune-experimental"
 METHODS = {
-    "cosine": ("cosine", {}),
-    "finetune": ("finetune", {}),
+    "cosine": ("cosine", {"embedder": "minilm", "max_length": 128}),
+    "finetune": ("finetune", FT),
     # the paper's setting: pre-ranked negatives from the bottom two thirds (the default until 2026-11-21)
-    "finetune-paper-cut": ("finetune", {"neg_cut": PAPER_CUT}),
-    "finetune-15-epochs": ("finetune", {"epochs": 15, "neg_cut": PAPER_CUT}),
-    # earlier settings, pinned so that the rows keep meaning what was run (bucket 0: plain random batches)
-    "finetune-5-epochs-batch-32": ("finetune", {"epochs": 5, "batch_size": 32, "bucket": 0, "neg_cut": PAPER_CUT}),
-    "finetune-3-epochs": ("finetune", {"epochs": 3, "batch_size": 32, "bucket": 0, "neg_cut": PAPER_CUT}),
-    "finetune-random-negatives": ("finetune", {"negatives": "random", "epochs": 3, "batch_size": 32, "bucket": 0}),
+    "finetune-paper-cut": ("finetune", {**FT, "neg_cut": PAPER_CUT}),
+    "finetune-15-epochs": ("finetune", {**FT, "epochs": 15, "neg_cut": PAPER_CUT}),
+    "finetune-5-epochs-batch-32": ("finetune", {**FT, **OLD, "epochs": 5, "neg_cut": PAPER_CUT}),
+    "finetune-3-epochs": ("finetune", {**FT, **OLD, "epochs": 3, "neg_cut": PAPER_CUT}),
+    "finetune-random-negatives": ("finetune", {**FT, **OLD, "epochs": 3, "negatives": "random"}),
     # the ablation at the defaults' schedule (10 x 16): what random negatives do with the full training
-    "finetune-defaults-random-negatives": ("finetune", {"negatives": "random"}),
-    # pre-ranked negatives weighted towards the top of the bottom two thirds ((1-u)^2: 58% of them
-    # from ranks 33-50%), the defaults otherwise: do harder negatives within the paper's cut help?
-    "finetune-hard-negatives": ("finetune", {"neg_hardness": 2.0, "neg_cut": PAPER_CUT}),
-    # pre-ranked negatives from the bottom 80% of the cosine ranking instead of the paper's two thirds: the
-    # default since 2026-11-21, so the same setting as 'finetune'. Its seed-0 run predates the change (and
-    # 'finetune' reproduced it bit for bit); its seeds 1-3 were relabelled 'finetune-seed-S' (bench.json
-    # keeps 'relabelled_from')
-    "finetune-neg-cut-0.2": ("finetune", {"neg_cut": 0.2}),
-    "finetune-neg-cut-0.1": ("finetune", {"neg_cut": 0.1}),
-    # the defaults, keeping an exponential moving average of the weights (decay 0.995 per step: about
-    # the last 200 of 570 steps) instead of the last step's
-    "finetune-ema-0.995": ("finetune", {"ema": 0.995, "neg_cut": PAPER_CUT}),
-    # negatives from the bottom two thirds of the classifier's own ranking of a 5,000-line pool sample,
-    # re-ranked after every k epochs (the cosine pre-ranking until the first re-rank)
-    "finetune-rerank-5": ("finetune", {"rerank_every": 5, "neg_cut": PAPER_CUT}),
-    "finetune-rerank-2": ("finetune", {"rerank_every": 2, "neg_cut": PAPER_CUT}),
-    # every in-domain line trains (no held-out share, so no held-out metrics): what 10% more positives give
-    "finetune-all-positives": ("finetune", {"holdout": 0.0, "neg_cut": PAPER_CUT}),
-    "finetune-2-rounds": ("finetune", {"rounds": 2, "epochs": 5, "batch_size": 32, "bucket": 0,
-                                         "neg_cut": PAPER_CUT}),
-    "moore-lewis": ("moore-lewis", {}),
+    "finetune-defaults-random-negatives": ("finetune", {**FT, "negatives": "random"}),
+    # the same parameters as 'finetune' (run before 0.2 became the default; the seed study pools them)
+    "finetune-neg-cut-0.2": ("finetune", FT),
+    "finetune-neg-cut-0.1": ("finetune", {**FT, "neg_cut": 0.1}),
+    # options that left the product (measured no better)
+    "finetune-hard-negatives": (XP, {**FT, "neg_hardness": 2.0, "neg_cut": PAPER_CUT}),
+    "finetune-ema-0.995": (XP, {**FT, "ema": 0.995, "neg_cut": PAPER_CUT}),
+    "finetune-rerank-5": (XP, {**FT, "rerank_every": 5, "neg_cut": PAPER_CUT}),
+    "finetune-rerank-2": (XP, {**FT, "rerank_every": 2, "neg_cut": PAPER_CUT}),
+    "finetune-all-positives": ("finetune", {**FT, "holdout": 0.0, "neg_cut": PAPER_CUT}),
+    "finetune-2-rounds": (XP, {**FT, **OLD, "rounds": 2, "epochs": 5, "neg_cut": PAPER_CUT}),
+    "moore-lewis": ("moore-lewis", {"order": 3, "prune_scale": 0.0001}),
     "random": ("random", {}),
     "dsir": (None, {}),
 }
@@ -98,7 +97,7 @@ def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     """
     from data_selection import HashedNgramDSIR
 
-    from domainsift.select.run import write_score_dir
+    from domainsift.rundir import pool_manifest, write_scores
     from domainsift.signature import make_signature
 
     t0 = time.time()
@@ -110,9 +109,8 @@ def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     logw = np.array([dsir.importance_estimator(dsir.featurizer(t)) for t in pool.texts], dtype=np.float64)
     gumbel = np.random.default_rng(seed).gumbel(size=len(logw))
     scores = logw + gumbel
-    write_score_dir(out_dir, scores, {"files": pool.files, "target_files": [], "n": len(pool),
-                                      "ids": [[f, n] for f, n in pool.ids]},
-                    make_signature("dsir", model="hashed-ngram (data-selection)", seed=seed, probabilistic=False))
+    write_scores(out_dir, scores, pool_manifest(pool),
+                 make_signature("dsir", model="hashed-ngram (data-selection)", seed=seed, probabilistic=False))
     shutil.rmtree(cache, ignore_errors=True)
     return time.time() - t0
 
@@ -178,6 +176,26 @@ def main() -> None:
     report()
 
 
+def carried_rows(have: set) -> list:
+    """Rows of earlier runs kept in bench/results/selection.json whose run directories are not here
+    (bench/work is not versioned): each stays as it was measured, marked ``carried``. A run that was
+    filed under another label carries ``relabelled_from``: it goes back to the label it ran under."""
+    path = ROOT / "bench" / "results" / "selection.json"
+    if not path.exists():
+        return []
+    out = []
+    for r in json.loads(path.read_text())["rows"]:
+        r = dict(r)
+        if r.get("relabelled_from"):
+            r["method"] = r.pop("relabelled_from")
+            r["base_method"] = r["method"].rsplit("-seed-", 1)[0]
+        if (r["target"], r["method"]) in have or r.get("base_method", r["method"]) not in {**METHODS, **COMBOS}:
+            continue
+        r["carried"] = True
+        out.append(r)
+    return out
+
+
 def positive_eval(run_dir: Path, gold: list) -> dict:
     """Domain-Finetune-Positive: select every line of a probabilistic run with p > 0.5 (the library's
     own ``--positive``, into run_dir/positive) and evaluate it: n selected, precision, recall, F1."""
@@ -230,6 +248,7 @@ def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> Non
 
 def report() -> None:
     rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
+    rows += carried_rows({(r["target"], r["method"]) for r in rows})
     for r in rows:  # runs made before the seed study carry neither key: they are seed 0 of their method
         r.setdefault("base_method", r["method"])
         r.setdefault("seed", 0)
@@ -240,7 +259,10 @@ def report() -> None:
              "Pool: <D>.train.en of the seven domains (35,000 lines); in-domain set: <D>.test.en (500 lines); "
              f"N = {N}; precision (= recall) of the selection against the file of origin. The table is rebuilt "
              "from every finished (target, method) run under bench/work/selection/ (the benchmark resumes), so "
-             "the command above is the last invocation; `python bench/selection.py --fresh` redoes them all.", "",
+             "the command above is the last invocation; `python bench/selection.py --fresh` redoes them all. Rows "
+             "whose run directories are not on this machine are carried from the previous results file as they were "
+             f"measured ({sum(bool(r.get('carried')) for r in rows)} of {len(rows)} rows; bench/work is not versioned); "
+             "every label pins its full parameters (METHODS in bench/selection.py).", "",
              "| method | " + " | ".join(targets) + " | mean |", "|---|" + "---|" * (len(targets) + 1)]
     for m in methods:
         vals = [cell[(t, m)]["precision"] if (t, m) in cell else None for t in targets]
@@ -275,12 +297,6 @@ def report() -> None:
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
     lines += seed_study(rows, targets)
     lines += cut_table(targets)
-    moved = sorted({(r["method"], r["relabelled_from"]) for r in rows if r.get("relabelled_from")})
-    if moved:
-        lines += ["", "Relabelled runs: " + "; ".join(f"{m} was run as {f}" for m, f in moved) + ". They were "
-                  "run with the same settings before those settings became the defaults; rerun under the "
-                  "defaults, seed 0 of 'finetune' reproduced 'finetune-neg-cut-0.2' bit for bit on all five "
-                  "targets (the same scores.npy)."]
     fill_positive(rows)
     lines += positive_table(rows, targets)
     re = [r["reselect_seconds"] for r in rows]
@@ -303,11 +319,13 @@ def positive_table(rows: list, targets: list) -> list:
     """Lines of the Domain-Finetune-Positive table: per probabilistic method, F1 of the p > 0.5
     selection against the oracle and its size, averaged over the seeds run."""
     out = []
-    for m in METHODS:
-        got = {}
-        for r in rows:
-            if r["base_method"] == m and "positive" in r:
-                got.setdefault(r["target"], []).append((r["seed"], r["positive"]))
+    for labels in settings():
+        got, seen = {}, set()
+        for label in labels:
+            for r in rows:
+                if r["base_method"] == label and "positive" in r and (r["target"], r["seed"]) not in seen:
+                    seen.add((r["target"], r["seed"]))
+                    got.setdefault(r["target"], []).append((r["seed"], r["positive"]))
         if not got:
             continue
         if not out:
@@ -327,7 +345,7 @@ def positive_table(rows: list, targets: list) -> list:
             f1s.append(f1)
             cells.append(f"{f1:.3f} ({n:.0f})")
         mean = f"{np.mean(f1s):.4f}" if len(f1s) == len(targets) else "-"
-        out.append(f"| {m} | {', '.join(map(str, seeds))} | " + " | ".join(cells) + f" | {mean} |")
+        out.append(f"| {' = '.join(labels)} | {', '.join(map(str, seeds))} | " + " | ".join(cells) + f" | {mean} |")
     return out
 
 
@@ -342,9 +360,10 @@ def cut_table(targets: list, cuts=(0.0, 0.1, 0.2, PAPER_CUT)) -> list:
            "0.2, the paper's 1/3.", "",
            "| target | " + " | ".join(f"C = {c:.2f}" for c in cuts) + " |", "|---|" + "---|" * len(cuts)]
     for t in runs:
-        scores, pool, _ = load_scores(WORK / t / "cosine")
-        gold_file = str(data_file(t, "train"))
-        gold = np.array([f == gold_file for f, _ in pool["ids"]])  # the run's own line ids
+        run = load_scores(WORK / t / "cosine")
+        scores = run.scores
+        gold_file = os.path.realpath(data_file(t, "train"))
+        gold = np.array([f == gold_file for f, _ in run.ids])  # the run's own line ids
         order = np.lexsort((np.arange(len(scores)), -scores))  # the order sample_negatives cuts
         cells = []
         for c in cuts:
@@ -354,15 +373,27 @@ def cut_table(targets: list, cuts=(0.0, 0.1, 0.2, PAPER_CUT)) -> list:
     return out
 
 
+def settings() -> list:
+    """Labels grouped by what they run: labels that pin the same method and parameters are one
+    setting (finetune = finetune-neg-cut-0.2), the first label naming it."""
+    same = {}
+    for m in list(METHODS) + list(COMBOS):
+        key = json.dumps(METHODS[m], sort_keys=True) if m in METHODS else m
+        same.setdefault(key, []).append(m)
+    return list(same.values())
+
+
 def seed_study(rows: list, targets: list) -> list:
     """Lines of the seed-study table: for each method run under more than one seed (all targets),
     the per-target mean over seeds, each seed's mean over targets, and their mean and spread."""
     out = []
-    for m in list(METHODS) + list(COMBOS):
+    for labels in settings():
+        m = labels[0]
         by_seed = {}
-        for r in rows:
-            if r["base_method"] == m:
-                by_seed.setdefault(r["seed"], {})[r["target"]] = r["precision"]
+        for label in reversed(labels):  # the first label's run wins a seed both have
+            for r in rows:
+                if r["base_method"] == label:
+                    by_seed.setdefault(r["seed"], {})[r["target"]] = r["precision"]
         seeds = sorted(s for s, got in by_seed.items() if all(t in got for t in targets))
         if len(seeds) < 2:
             continue
@@ -376,7 +407,7 @@ def seed_study(rows: list, targets: list) -> list:
                     "|---|---|" + "---|" * (len(targets) + 3)]
         per_seed = [float(np.mean([by_seed[s][t] for t in targets])) for s in seeds]
         per_target = [float(np.mean([by_seed[s][t] for s in seeds])) for t in targets]
-        out.append(f"| {m} | {', '.join(map(str, seeds))} | " + " | ".join(f"{v:.3f}" for v in per_target)
+        out.append(f"| {' = '.join(labels)} | {', '.join(map(str, seeds))} | " + " | ".join(f"{v:.3f}" for v in per_target)
                    + f" | {' / '.join(f'{v:.4f}' for v in per_seed)} | {np.mean(per_seed):.4f} | "
                    f"{np.std(per_seed, ddof=1):.4f} |")
     return out
