@@ -380,3 +380,23 @@ def test_selectors_take_records_with_ids_and_both_sides(tmp_path):
     assert seen["pool"].targets == ["A B", "C D", "E F"]
     assert [c.ids for c in seen["chunks"]] == [[(str(en), 1), (str(en), 2)], [(str(en), 3)]]
     assert seen["chunks"][1].targets == ["E F"]
+
+
+def test_reselection_refuses_a_pool_file_that_changed(selection_run, capsys):
+    assert main(["-q", "select", "--from-scores", "run", "--top", "5", "--out", "again"]) == 0
+    med = selection_run / "med.txt"
+    med.write_text("inserted line\n" + med.read_text())  # every later line shifts by one
+    capsys.readouterr()
+    assert main(["-q", "select", "--from-scores", "run", "--top", "5", "--out", "shifted"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "changed since it was scored" in err and err.count("\n") == 0
+    assert not (selection_run / "shifted" / "selected.txt").exists()
+
+
+def test_a_new_score_run_leaves_no_stale_selection_behind(selection_run):
+    run = selection_run / "run"
+    assert (run / "selected.txt").exists()
+    assert main(["-q", "evaluate", "run", "--gold", "med.txt"]) == 0
+    assert main(["-q", "score", "--method", "random", "--in-domain", "in.txt", "--pool", "law.txt", "med.txt",
+                 "--out", "run"]) == 0
+    assert not any((run / n).exists() for n in ("selected.txt", "selected.ids.tsv", "selection.json", "eval.json"))
