@@ -17,7 +17,7 @@ from _common import CLASSIC, data_file, write_results
 from domainsift.cli import file_labels
 from domainsift.cluster import cluster_grid
 from domainsift.corpus import read_corpus
-from domainsift.pipeline import EmbedConfig
+from domainsift.embed import EmbedConfig
 
 
 def main() -> None:
@@ -36,7 +36,7 @@ def main() -> None:
     rows = []
     for name in args.embedders:
         t0 = time.time()
-        emb = EmbedConfig(embedder=name, progress=True).build()
+        emb = EmbedConfig(embedder=name, progress=True).build(fit_on=corpus.texts)
         x = emb.encode(corpus.texts)
         t_embed = time.time() - t0
         for p in args.pca:

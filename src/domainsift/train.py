@@ -8,6 +8,11 @@ warm-up/decay schedule, gradient clipping and length-bucketed batches over the
 examples that ``epoch_data(epoch)`` supplies (so each epoch may draw fresh negatives).
 Randomness comes from the caller's generator and a seeded, forked torch state:
 the process's global torch RNG is left as it was.
+
+The loop asks of the model only what :class:`EncoderClassifier` provides: ``torch``,
+``device``, ``new_head()`` (a fresh head from the seeded state), ``param_groups(cfg)``
+(each trained module with its learning rate), ``forward(examples) -> logits`` and
+``train(flag)``; a classifier over frozen vectors (cross-lingual selection) provides the same.
 """
 
 from __future__ import annotations
@@ -79,6 +84,14 @@ class EncoderClassifier:
         self.encoder.to(self.device)
         self.head.to(self.device)
 
+    def param_groups(self, cfg: "TrainConfig") -> list[dict]:
+        return [{"params": self.encoder.parameters(), "lr": cfg.lr},
+                {"params": self.head.parameters(), "lr": cfg.head_lr}]
+
+    def train(self, flag: bool = True) -> None:
+        self.encoder.train(flag)
+        self.head.train(flag)
+
     def embedder(self, batch_size: int | None = None, progress: bool = False):
         from .embed.transformers import TransformersEmbedder
         return TransformersEmbedder.from_loaded(self.tokenizer, self.encoder, self.device,
@@ -90,8 +103,7 @@ class EncoderClassifier:
 
     def predict(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """Probability of the positive class, float64 (in float32, confident lines near 1.0 tie)."""
-        self.encoder.eval()
-        self.head.eval()
+        self.train(False)
         logits = self.embedder(progress=progress and len(texts) >= 1000).encode(list(texts), head=self.head)
         return self.torch.from_numpy(logits).sigmoid().numpy()
 
@@ -119,8 +131,7 @@ class EncoderClassifier:
         clf = cls(str(path), max_length=max_length, device=device, score_batch_size=score_batch_size)
         clf.new_head()
         clf.head.load_state_dict(clf.torch.load(path / "head.pt", map_location="cpu"))
-        clf.encoder.eval()
-        clf.head.eval()
+        clf.train(False)
         return clf, json.loads((path / "classifier.json").read_text())
 
 
@@ -135,18 +146,15 @@ def train_classifier(clf: EncoderClassifier, epoch_data: Callable[[int], tuple[l
         torch.manual_seed(cfg.seed)  # head init and dropout; the global state is restored after
         clf.new_head()
         first = epoch_data(0)
-        clf.encoder.train()
-        clf.head.train()
-        opt = torch.optim.AdamW([
-            {"params": clf.encoder.parameters(), "lr": cfg.lr},
-            {"params": clf.head.parameters(), "lr": cfg.head_lr},
-        ], weight_decay=cfg.weight_decay)
+        clf.train(True)
+        groups = clf.param_groups(cfg)
+        opt = torch.optim.AdamW(groups, weight_decay=cfg.weight_decay)
+        params = [p for g in opt.param_groups for p in g["params"]]
         total = max(1, steps_per_epoch * cfg.epochs)
         warm = int(cfg.warmup * total)
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: (s + 1) / max(1, warm) if s < warm else max(0.0, (total - s) / max(1, total - warm)))
         loss_fn = torch.nn.BCEWithLogitsLoss()
-        trained = torch.nn.ModuleDict({"encoder": clf.encoder, "head": clf.head})
         from tqdm.auto import tqdm
         bar = tqdm(total=total, desc=desc, unit="step", disable=not cfg.progress, leave=False)
         for epoch in range(cfg.epochs):
@@ -155,13 +163,12 @@ def train_classifier(clf: EncoderClassifier, epoch_data: Callable[[int], tuple[l
                 loss = loss_fn(clf.forward([texts[i] for i in b]), torch.from_numpy(labels[b]).to(clf.device))
                 opt.zero_grad()
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(trained.parameters(), cfg.clip)
+                torch.nn.utils.clip_grad_norm_(params, cfg.clip)
                 opt.step()
                 sched.step()
                 losses.append(loss.item())
                 bar.update(1)
                 bar.set_postfix(loss=f"{losses[-1]:.3f}")
         bar.close()
-    clf.encoder.eval()
-    clf.head.eval()
+    clf.train(False)
     return losses
