@@ -447,7 +447,7 @@ class ExperimentalFinetuneSelector(BaseSelector):
         self._tok, self._encoder = load_tokenizer_and_model(str(path))
         hidden = self._head_size()
         self._head = torch.nn.Linear(hidden, 1)
-        self._head.load_state_dict(torch.load(path / "head.pt", map_location="cpu"))
+        self._head.load_state_dict(torch.load(path / "head.pt", map_location="cpu", weights_only=True))
         self._encoder.to(self._device).eval()
         self._head.to(self._device).eval()
         for k, v in state.items():

@@ -12,6 +12,20 @@ from pathlib import Path
 import numpy as np
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it (Linux), else by the set-and-restore idiom."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
@@ -24,6 +38,7 @@ def atomic_path(path: str | os.PathLike):
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # a temporary file is 0600; the result gets normal permissions
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

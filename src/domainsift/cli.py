@@ -53,6 +53,17 @@ def fraction(s: str) -> float:
     return v
 
 
+def finite(s: str) -> float:
+    import math
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {s}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {s}")
+    return v
+
+
 def domain_name(path: str) -> str:
     """The gold domain of a file: its name up to the first dot (``EMEA.train.en`` -> ``EMEA``)."""
     name = Path(path).name
@@ -419,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
         g = s.add_argument_group(title)
         g.add_argument("--top", type=positive_int, help="the N best lines")
         g.add_argument("--fraction", type=fraction, help="the best fraction of the pool (0-1]")
-        g.add_argument("--threshold", type=float, help="every line scoring at least this")
+        g.add_argument("--threshold", type=finite, help="every line scoring at least this")
         if positive:
             g.add_argument("--positive", action="store_true",
                            help="probabilistic methods (finetune): lines the classifier calls in-domain (p > 0.5)")
@@ -492,6 +503,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args) or 0
     except DomainsiftError as exc:
         print(f"domainsift: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an --out that is a file, an unwritable folder, a full disk
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"domainsift: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("domainsift: interrupted (finished chunks are kept; rerun to resume)", file=sys.stderr)

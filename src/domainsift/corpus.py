@@ -125,6 +125,20 @@ def _open_bytes(path: str | os.PathLike):
     return open(path, "rb")
 
 
+def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, raw bytes with their line ending)``; a read error names the file."""
+    with _open_bytes(path) as fh:
+        lines = enumerate(fh, start=1)
+        while True:
+            try:
+                item = next(lines)
+            except StopIteration:
+                return
+            except (OSError, EOFError) as exc:  # corrupt gzip, I/O error
+                raise InputError(f"{path}: cannot read: {exc}") from None
+            yield item
+
+
 def iter_raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, decoded line without newline)``; strict UTF-8."""
     with _open_bytes(path) as fh:
@@ -274,13 +288,15 @@ def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> int:
 
 def write_selected_lines(out_path: str | os.PathLike, files: Sequence[str],
                          selected: set[tuple[str, int]]) -> int:
-    """Copy the selected lines, by id, from the original files in their own format.
-
-    Lines are copied verbatim (a TSV row or JSON object stays whole) in input order.
-    """
-    def gen():
-        for path in files:
-            for lineno, line in iter_raw_lines(path):
-                if (path, lineno) in selected:
-                    yield line
-    return write_lines(out_path, gen())
+    """Copy the selected lines, by id, from the original files, byte for byte (a TSV row or JSON
+    object stays whole, CRLF stays CRLF), in input order; gzip when ``out_path`` ends in .gz."""
+    from ._atomic import atomic_path
+    n = 0
+    with atomic_path(out_path) as tmp:
+        with (gzip.open(tmp, "wb") if str(out_path).endswith(".gz") else open(tmp, "wb")) as out:
+            for path in files:
+                for lineno, raw in _raw_lines(path):
+                    if (path, lineno) in selected:
+                        out.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                        n += 1
+    return n

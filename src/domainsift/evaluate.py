@@ -15,7 +15,7 @@ import os
 from typing import Iterable, Sequence
 
 from .errors import DomainsiftError
-from .rundir import read_pool, read_selected_ids, resolve, write_eval
+from .rundir import read_pool, read_selected_ids, resolve, verify_inputs, write_eval
 
 
 def f1_score(precision: float, recall: float) -> float:
@@ -55,7 +55,9 @@ def evaluate_run(run_dir: str | os.PathLike, gold_files: Sequence[str | os.PathL
     """Write ``run_dir/eval.json`` with precision, recall, f1, n_selected, n_gold, n_correct."""
     if not gold_files:
         raise DomainsiftError("give at least one --gold file")
-    gold = gold_ids(read_pool(run_dir), gold_files)
+    pool = read_pool(run_dir)
+    verify_inputs(pool, run_dir)
+    gold = gold_ids(pool, gold_files)
     result = precision_recall(read_selected_ids(run_dir), gold)
     result["gold"] = [resolve(g) for g in gold_files]
     write_eval(run_dir, result)

@@ -18,6 +18,7 @@ from .cluster import cluster_grid, outliers
 from .corpus import Corpus
 from .embed import EmbedConfig
 from .errors import DomainsiftError
+from .safety import refuse_overwriting_inputs
 from .signature import make_signature
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ def embed_corpus(corpus: Corpus, config: EmbedConfig = EmbedConfig()):
 def run_embed(corpus: Corpus, out_dir: str | os.PathLike, config: EmbedConfig = EmbedConfig()) -> dict:
     """Write ``out_dir/embeddings.npy`` (one row per kept line, input order) and ``signature.json``."""
     out = Path(out_dir)
+    refuse_overwriting_inputs(corpus.files, out, ("embeddings.npy", "signature.json", "ids.tsv"))
     vectors, emb = embed_corpus(corpus, config)
     save_npy(out / "embeddings.npy", vectors)
     sig = make_signature("embed", seed=config.seed, inputs=[os.path.realpath(f) for f in corpus.files], n_sentences=len(corpus),
@@ -61,12 +63,13 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     if not seeds:
         raise DomainsiftError("give at least one seed")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    refuse_overwriting_inputs(corpus.files, out, ("clustering.json", "outliers.tsv", "*.png"))
     emb = None
     if vectors is None:
         vectors, emb = embed_corpus(corpus, config)
     res = cluster_grid(vectors, gold, ks=ks, pcas=pcas, seeds=seeds, algorithm=algorithm,
                        n_init=n_init, progress=config.progress)
+    out.mkdir(parents=True, exist_ok=True)
     model_params = config.signature_params(emb) if emb is not None else {"model": config.embedder}
     sig = make_signature("cluster", seed=list(seeds)[0], inputs=[os.path.realpath(f) for f in corpus.files], n_sentences=len(corpus),
                          k=list(ks), pca=list(pcas), seeds=list(seeds), algorithm=algorithm,

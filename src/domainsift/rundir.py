@@ -36,6 +36,8 @@ from .errors import DomainsiftError
 SCORE_FILES = ("scores.npy", "pool.json", "signature.json")
 # outputs computed from a directory's scores: stale once the scores are rewritten
 DERIVED = ("selected.ids.tsv", "selection.json", "eval.json")
+# every name a score or selection run writes or replaces in its directory
+OUTPUTS = SCORE_FILES + ("scores.tsv", "run.json") + DERIVED + ("selected.*",)
 
 
 def resolve(path: str | os.PathLike) -> str:
@@ -54,6 +56,10 @@ def file_fingerprint(path: str | os.PathLike) -> dict:
 def pool_manifest(pool: Corpus, reader: dict | None = None) -> dict:
     """The pool as ``pool.json`` records it: resolved paths, reader, ids and file fingerprints."""
     real = {f: resolve(f) for f in list(pool.files) + list(pool.target_files)}
+    for f in real.values():
+        if "\t" in f or "\n" in f or "\r" in f:
+            raise DomainsiftError(f"{f!r}: a file name with a tab or line break cannot be recorded in "
+                                  "scores.tsv and selected.ids.tsv; rename the file")
     files = [real[f] for f in pool.files]
     targets = [real[f] for f in pool.target_files]
     fingerprints = {real[f]: file_fingerprint(f) for f in real if os.path.isfile(f)}
@@ -128,13 +134,21 @@ def load_scores(score_dir: str | os.PathLike) -> ScoreRun:
     return ScoreRun(d, scores, pool, sig)
 
 
-def verify_inputs(run: ScoreRun) -> None:
-    """Every pool file is where it was and holds the same bytes; otherwise a one-line error."""
-    for path, fp in run.pool.get("fingerprints", {}).items():
+def verify_inputs(run: ScoreRun | dict, where: str | os.PathLike | None = None) -> None:
+    """Every pool file is where it was and holds the same bytes; otherwise a one-line error.
+
+    A pool without fingerprints (an earlier version's, or a planted ``pool.json``) is refused."""
+    pool = run.pool if isinstance(run, ScoreRun) else run
+    where = run.dir if isinstance(run, ScoreRun) else where
+    fingerprints = pool.get("fingerprints") or {}
+    missing = [f for f in list(pool.get("files", [])) + list(pool.get("target_files") or []) if f not in fingerprints]
+    if missing:
+        raise DomainsiftError(f"{where}: pool.json has no fingerprint for {missing[0]}; score the pool again")
+    for path, fp in fingerprints.items():
         if not os.path.isfile(path):
-            raise DomainsiftError(f"{run.dir}: pool file {path} is gone")
+            raise DomainsiftError(f"{where}: pool file {path} is gone")
         if os.path.getsize(path) != fp["size"] or file_fingerprint(path)["sha256"] != fp["sha256"]:
-            raise DomainsiftError(f"{run.dir}: pool file {path} changed since it was scored; score it again")
+            raise DomainsiftError(f"{where}: pool file {path} changed since it was scored; score it again")
 
 
 def output_names(files: Sequence[str], target_files: Sequence[str]) -> tuple[str, str | None]:

@@ -35,6 +35,7 @@ import numpy as np
 from ._atomic import atomic_open, save_json
 from .corpus import iter_raw_lines
 from .errors import InputError
+from .safety import check_name, refuse_overwriting_inputs
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,8 @@ def read_tsv(path: str | os.PathLike, columns: Sequence[int] = (0, 1, 2, 3)) -> 
         if not s.strip() or not t.strip():
             corpus.n_empty += 1
             continue
-        corpus.data.setdefault(cols[dc].strip(), {}).setdefault(split, []).append((s, t))
+        domain = check_name(cols[dc].strip(), "domain", f"{path}:{lineno}")
+        corpus.data.setdefault(domain, {}).setdefault(split, []).append((s, t))
     if not corpus.data:
         raise InputError(f"{path}: no pairs")
     return corpus
@@ -283,6 +285,11 @@ def run_split(corpus: MultiDomainCorpus, out_dir: str | os.PathLike, src: str, t
               test_size: int = 0, cap: int | None = None, seed: int = 0, source: str = "") -> dict:
     """Clean, write ``OUT/<domain>.<split>.<lang>``, ``report.md`` and ``report.json``."""
     from .signature import make_signature
+    check_name(src, "language", "--src")
+    check_name(tgt, "language", "--tgt")
+    if source:
+        inputs = [p for p in Path(source).iterdir()] if Path(source).is_dir() else [source]
+        refuse_overwriting_inputs(inputs, out_dir, ("*.train.*", "*.dev.*", "*.test.*", "report.json", "report.md"))
     norm = make_normaliser(normalise)
     before = split_stats(corpus, norm)
     cleaned = clean_split(corpus, normalise, across_domains, dev_size, test_size, cap, seed)

@@ -130,7 +130,7 @@ class EncoderClassifier:
         path = Path(path)
         clf = cls(str(path), max_length=max_length, device=device, score_batch_size=score_batch_size)
         clf.new_head()
-        clf.head.load_state_dict(clf.torch.load(path / "head.pt", map_location="cpu"))
+        clf.head.load_state_dict(clf.torch.load(path / "head.pt", map_location="cpu", weights_only=True))
         clf.train(False)
         return clf, json.loads((path / "classifier.json").read_text())
 

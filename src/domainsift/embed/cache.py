@@ -56,9 +56,9 @@ class CachedEmbedder:
     def _chunk_path(self, texts: list[str]) -> Path:
         h = hashlib.sha256()
         h.update(self.cache_key.encode())
-        for t in texts:
-            h.update(b"\x00")
-            h.update(t.encode("utf-8"))
+        for t in texts:  # length-prefixed: no two different chunks hash alike (a text may hold NUL)
+            b = t.encode("utf-8")
+            h.update(len(b).to_bytes(8, "little") + b)
         return self._model_dir() / f"{h.hexdigest()[:32]}.npy"
 
     def encode(self, texts: list[str]) -> np.ndarray:

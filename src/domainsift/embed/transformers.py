@@ -197,6 +197,9 @@ class TransformersEmbedder:
             torch = _torch()
             device = resolve_device(self.device)
             tok, model = load_tokenizer_and_model(self.model_path)
+            n_layers = getattr(model.config, "num_hidden_layers", None) or getattr(model.config, "n_layer", None)
+            if n_layers is not None and not -(n_layers + 1) <= self.layer <= n_layers:
+                raise DomainsiftError(f"--layer {self.layer}: {self.name} has layers 0 (embeddings) to {n_layers}")
             model.eval().to(device)
             self._loaded = (torch, tok, model, device)
         return self._loaded

@@ -169,6 +169,8 @@ def choose(scores: np.ndarray, top: int | None = None, fraction: float | None = 
     if rules != 1:
         raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")
     check_n_against_pool(n, top, fraction)
+    if threshold is not None and not np.isfinite(threshold):
+        raise DomainsiftError(f"the threshold must be a finite number, got {threshold}")
     order = np.lexsort((np.arange(n), -scores))  # by score desc, then position
     if top is not None:
         return order[:top]

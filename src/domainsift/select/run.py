@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import rundir
 from ..corpus import Corpus
+from ..safety import check_distinct_inputs, refuse_overwriting_inputs
 from ..signature import make_signature
 from . import get_selector
 from .base import choose
@@ -37,11 +38,15 @@ def _fingerprint(method: str, params: dict, in_domain: Corpus, pool: Corpus) -> 
     h = hashlib.sha256()
     keep = {k: repr(v) for k, v in sorted(params.items()) if k not in ("progress", "cache_dir")}
     h.update(json.dumps([method, keep], sort_keys=True).encode())
+    def put(s: str) -> None:  # length-prefixed: texts may hold NUL
+        b = s.encode("utf-8")
+        h.update(len(b).to_bytes(8, "little") + b)
     for t in in_domain.texts:
-        h.update(b"\x00" + t.encode())
+        put(t)
     h.update(b"\x01")
     for (f, n), t in zip(pool.ids, pool.texts):
-        h.update(f"\x00{rundir.resolve(f)}:{n}:".encode() + t.encode())
+        put(f"{rundir.resolve(f)}:{n}")
+        put(t)
     return h.hexdigest()[:24]
 
 
@@ -86,6 +91,9 @@ def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.Pa
     params.setdefault("seed", seed)
     t0 = time.time()
     selector = get_selector(method, **params)  # bad parameters fail here, before any work
+    check_distinct_inputs(list(pool.files) + list(pool.target_files), "the pool")
+    refuse_overwriting_inputs(list(in_domain.files) + list(pool.files) + list(pool.target_files), out_dir,
+                              rundir.OUTPUTS)
     state = Path(out_dir) / RESUME_DIR / _fingerprint(method, params, in_domain, pool)
     scores = score_resumable(selector, in_domain, pool, state, chunk_size,
                              progress=bool(params.get("progress")))
@@ -116,6 +124,8 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
     The pool files must be those that were scored (same size and SHA-256), or it is an error."""
     run = rundir.load_scores(score_dir)
     rundir.verify_inputs(run)
+    refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"]), out_dir or score_dir,
+                              rundir.OUTPUTS)
     idx = choose(run.scores, top=top, fraction=fraction, threshold=threshold, positive=positive,
                  probabilistic=run.probabilistic)
     rule = {"top": top, "fraction": fraction, "threshold": threshold, "positive": positive or None}

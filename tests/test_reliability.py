@@ -1,0 +1,339 @@
+"""Never lose or mix up a user's data: each test is one probe a hostile or careless user tried."""
+
+import gzip
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import make_sentences
+from domainsift.cli import main
+
+
+def _write(path: Path, lines, end="\n") -> Path:
+    path.write_text("".join(line + end for line in lines), encoding="utf-8")
+    return path
+
+
+def _run(argv, capsys):
+    try:
+        rc = main(["-q", *map(str, argv)])
+    except SystemExit as exc:
+        rc = exc.code
+    return rc, capsys.readouterr().err.strip()
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return {"med": _write(tmp_path / "med.txt", make_sentences("med", 20, 1)),
+            "law": _write(tmp_path / "law.txt", make_sentences("law", 20, 2)),
+            "in": _write(tmp_path / "in.txt", make_sentences("med", 6, 3)), "tmp": tmp_path}
+
+
+# 1. no writes outside --out
+
+@pytest.mark.parametrize("domain", ["../../escaped", "/tmp/abs-escape", "a/b", "bad\x07name", ".."])
+def test_split_refuses_domain_names_that_leave_the_output_folder(domain, tmp_path, capsys):
+    tsv = tmp_path / "c.tsv"
+    rows = ["domain\tsplit\tsrc\ttgt"] + [f"{domain}\ttrain\tHallo {i}\tHello {i}" for i in range(5)]
+    tsv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    before = set(tmp_path.parent.rglob("*"))
+    rc, err = _run(["split", "--corpus", tsv, "--src", "de", "--tgt", "en", "--out", tmp_path / "out"], capsys)
+    assert rc == 2 and "c.tsv:2: domain" in err and err.count("\n") == 0
+    assert set(tmp_path.parent.rglob("*")) == before
+    rc, err = _run(["split", "--corpus", tsv, "--src", "../de", "--tgt", "en", "--out", tmp_path / "o2"], capsys)
+    assert rc == 2
+
+
+# 2. inputs are never overwritten
+
+def test_a_selection_never_replaces_its_own_pool(data, capsys):
+    assert _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", data["med"],
+                 "--top", "10", "--out", "run"], capsys)[0] == 0
+    pool = data["tmp"] / "run" / "selected.txt"
+    before = pool.read_bytes()
+    rc, err = _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", pool,
+                    "--top", "5", "--out", "run"], capsys)
+    assert rc == 2 and "would overwrite it" in err
+    assert pool.read_bytes() == before
+    link = data["tmp"] / "run2"
+    link.mkdir()
+    os.link(data["med"], link / "selected.txt")  # the same inode under an output's name
+    rc, err = _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", data["med"],
+                    "--top", "5", "--out", link], capsys)
+    assert rc == 2 and "would overwrite it" in err
+    assert len(data["med"].read_text().splitlines()) == 20
+
+
+def test_embed_and_cluster_never_replace_their_inputs(data, capsys):
+    d = data["tmp"] / "emb"
+    d.mkdir()
+    ids = _write(d / "ids.tsv", make_sentences("med", 5, 0))
+    rc, err = _run(["embed", ids, "--model", "random", "--out", d], capsys)
+    assert rc == 2 and "would overwrite" in err and len(ids.read_text().splitlines()) == 5
+
+
+# 3. a run directory proves what it holds
+
+def test_from_scores_works_from_another_directory_and_refuses_a_planted_pool(data, capsys, monkeypatch):
+    assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", "med.txt",
+                 "--out", "run"], capsys)[0] == 0
+    other = data["tmp"] / "elsewhere"
+    other.mkdir()
+    _write(other / "med.txt", ["a different file"] * 20)  # same relative name, other content
+    monkeypatch.chdir(other)
+    assert _run(["select", "--from-scores", data["tmp"] / "run", "--top", "3", "--out", other / "sel"], capsys)[0] == 0
+    assert set((other / "sel" / "selected.txt").read_text().splitlines()) <= set(data["med"].read_text().splitlines())
+    planted = json.loads((data["tmp"] / "run" / "pool.json").read_text())
+    secret = _write(data["tmp"] / "secret.txt", [f"secret {i}" for i in range(20)])
+    planted["files"] = [str(secret)]
+    planted["ids"] = [[str(secret), n] for _, n in planted["ids"]]
+    planted.pop("fingerprints")
+    (data["tmp"] / "run" / "pool.json").write_text(json.dumps(planted))
+    rc, err = _run(["select", "--from-scores", data["tmp"] / "run", "--top", "3", "--out", other / "s2"], capsys)
+    assert rc == 2 and "no fingerprint" in err and not (other / "s2").exists()
+    rc, err = _run(["evaluate", data["tmp"] / "run", "--gold", secret], capsys)
+    assert rc == 2
+
+
+# 4. a failed run never leaves a mix that a later run trusts
+
+def test_a_run_killed_while_rewriting_leaves_nothing_that_from_scores_trusts(data, capsys, monkeypatch):
+    assert _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], data["law"],
+                 "--top", "5", "--out", "run"], capsys)[0] == 0
+    assert _run(["evaluate", "run", "--gold", data["med"]], capsys)[0] == 0
+    import domainsift.rundir as rundir
+    real = rundir.save_json
+
+    def dying(path, obj):
+        if Path(path).name == "pool.json":
+            raise OSError(28, "No space left on device", str(path))
+        return real(path, obj)
+
+    monkeypatch.setattr(rundir, "save_json", dying)
+    rc, err = _run(["score", "--method", "random", "--seed", "7", "--in-domain", data["in"], "--pool", data["med"],
+                    data["law"], "--out", "run"], capsys)
+    assert rc == 2 and "No space left" in err and err.count("\n") == 0
+    monkeypatch.setattr(rundir, "save_json", real)
+    rc, err = _run(["select", "--from-scores", "run", "--top", "3"], capsys)
+    assert rc == 2 and "not a score directory" in err
+    assert not any((data["tmp"] / "run" / n).exists() for n in ("selected.txt", "eval.json", "selection.json"))
+
+
+def test_leftovers_of_a_parallel_selection_never_sit_beside_a_new_one(data, capsys):
+    de = _write(data["tmp"] / "med.de", [f"DE {t}" for t in data["med"].read_text().splitlines()])
+    en = data["tmp"] / "med.en"
+    shutil.copy(data["med"], en)
+    assert _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", en, "--pool-target", de,
+                 "--top", "5", "--out", "run"], capsys)[0] == 0
+    assert (data["tmp"] / "run" / "selected.de").exists()
+    assert _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", en,
+                 "--top", "5", "--out", "run"], capsys)[0] == 0
+    assert not (data["tmp"] / "run" / "selected.de").exists()
+
+
+# 5. the cache keys exact content
+
+def test_texts_holding_nul_never_share_a_cache_chunk(tmp_path):
+    from domainsift.embed.cache import CachedEmbedder
+
+    class Fake:
+        name = "fake"
+        cache_key = "fake|1"
+
+        def encode(self, texts):
+            return np.array([[len(t), t.count("\x00")] for t in texts], dtype=np.float32)
+
+    emb = CachedEmbedder(Fake(), tmp_path, progress=False)
+    a = emb.encode(["a\x00b", "c"])
+    b = emb.encode(["a", "b\x00c"])
+    assert emb.last_misses_ == 1 and a.tolist() != b.tolist()
+
+
+# 6. every option is range-checked (beside tests/test_groundwork.py's table)
+
+@pytest.mark.parametrize("argv, msg", [
+    (["select", "--method", "random", "--threshold", "nan"], "finite"),
+    (["embed", "--model", "random", "--batch-size", "0"], "positive integer"),
+    (["embed", "--model", "random", "--max-length", "-5"], "positive integer"),
+    (["embed", "--model", "random", "--column", "-1", "--format", "tsv"], "--column"),
+    (["embed", "--model", "{tiny}", "--layer", "99"], "--layer 99"),
+    (["embed", "--model", "tfidf", "--one-line"], "tfidf-svd50 needs at least two lines"),
+])
+def test_bad_option_values_are_one_line(argv, msg, data, tiny_models, capsys):
+    one = _write(data["tmp"] / "one.txt", ["just one line"])
+    files = [one] if "--one-line" in argv else [data["med"]]
+    argv = [a.format(tiny=tiny_models["bert"]) for a in argv if a != "--one-line"]
+    if argv[0] == "select":
+        argv += ["--in-domain", str(data["in"]), "--pool", str(data["med"])]
+    else:
+        argv = argv[:1] + [str(f) for f in files] + argv[1:]
+    rc, err = _run(argv + ["--out", "out"], capsys)
+    assert rc == 2 and msg in err and err.count("\n") == 0, err
+    assert not (data["tmp"] / "out").exists()
+
+
+# 7. operating-system errors are one line
+
+@pytest.mark.parametrize("where", ["a-file", "/proc/domainsift-cannot-write-here"])
+def test_an_unwritable_out_is_one_line(where, data, capsys):
+    out = data["tmp"] / "a-file" if where == "a-file" else Path(where)
+    if where == "a-file":
+        out.write_text("I am a file\n")
+    rc, err = _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", data["med"],
+                    "--top", "3", "--out", out], capsys)
+    assert rc == 2 and err.count("\n") == 0 and "Traceback" not in err and str(out) in err, err
+    if where == "a-file":
+        assert out.read_text() == "I am a file\n"
+
+
+# 8. small ones
+
+def test_crlf_input_is_written_back_byte_for_byte(data, capsys):
+    crlf = data["tmp"] / "crlf.txt"
+    crlf.write_bytes(b"".join(t.encode() + b"\r\n" for t in make_sentences("med", 10, 0)))
+    assert _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", crlf, "--top", "4",
+                 "--out", "run"], capsys)[0] == 0
+    out = (data["tmp"] / "run" / "selected.txt").read_bytes()
+    assert out.count(b"\r\n") == 4 and set(out.splitlines(keepends=True)) <= set(crlf.read_bytes().splitlines(True))
+
+
+def test_a_pool_file_given_twice_is_an_error(data, capsys):
+    rc, err = _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"],
+                    data["tmp"] / "." / "med.txt", "--out", "run"], capsys)
+    assert rc == 2 and "given twice" in err and not (data["tmp"] / "run").exists()
+
+
+def test_outputs_get_normal_permissions(data, capsys):
+    old = os.umask(0o022)
+    try:
+        assert _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", data["med"],
+                     "--top", "3", "--out", "run"], capsys)[0] == 0
+    finally:
+        os.umask(old)
+    for name in ("selected.txt", "scores.npy", "signature.json"):
+        assert stat.S_IMODE((data["tmp"] / "run" / name).stat().st_mode) == 0o644
+
+
+def test_file_names_with_a_tab_are_refused(data, capsys):
+    odd = data["tmp"] / "odd\tname.txt"
+    shutil.copy(data["med"], odd)
+    rc, err = _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", odd, "--out", "run"], capsys)
+    assert rc == 2 and "tab or line break" in err and err.count("\n") == 0
+
+
+def test_the_fine_tuned_head_is_loaded_with_weights_only(tiny_models, tmp_path, monkeypatch):
+    import torch
+    from domainsift.select import get_selector
+    ind, pool = make_sentences("med", 8, 0), make_sentences("law", 8, 1)
+    sel = get_selector("finetune", model=tiny_models["bert"], epochs=1, batch_size=8, negatives="random",
+                       holdout=0.0, progress=False, cache_dir="").fit(ind, pool)
+    sel.save_state(tmp_path / "m")
+    seen = []
+    real = torch.load
+    monkeypatch.setattr(torch, "load", lambda *a, **k: seen.append(k) or real(*a, **k))
+    get_selector("finetune", model=tiny_models["bert"], progress=False).load_state(tmp_path / "m")
+    assert seen and all(k.get("weights_only") is True for k in seen)
+
+
+# a small corpus of hostile files through every command that reads text
+
+def _hostile(tmp: Path) -> dict:
+    ok = make_sentences("med", 12, 0)
+    files = {
+        "invalid-utf8.txt": (b"fine line\n\xff\xfe broken\n", "invalid UTF-8"),
+        "nul.txt": ("\n".join(t.replace(" ", "\x00", 1) for t in ok).encode() + b"\n", None),
+        "crlf.txt": ("\r\n".join(ok).encode() + b"\r\n", None),
+        "long-line.txt": ("\n".join(ok + ["word " * 200_000]).encode() + b"\n", None),
+        "empty.txt": (b"", "empty file"),
+        "blank-only.txt": (b"\n  \n\t\n", "no non-empty lines"),
+        "truncated.txt.gz": (gzip.compress("\n".join(ok).encode())[:-12], "cannot read"),
+        "bad.jsonl": (b'{"text": "ok"}\n{not json}\n', "invalid JSON"),
+        "bad-field.jsonl": (b'{"text": "ok"}\n{"other": "x"}\n', "no field 'text'"),
+        "short.tsv": (b"a\tb\nc\n", "no column 1"),
+        "odd name with spaces & (parens).txt": ("\n".join(ok).encode() + b"\n", None),
+    }
+    for name, (content, _) in files.items():
+        (tmp / name).write_bytes(content)
+    return {tmp / name: msg for name, (_, msg) in files.items()}
+
+
+@pytest.mark.parametrize("command", ["embed", "cluster", "score", "select"])
+def test_hostile_files_through_every_command(command, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ind = _write(tmp_path / "in.txt", make_sentences("med", 4, 9))
+    for path, msg in _hostile(tmp_path).items():
+        out = tmp_path / f"out-{command}"
+        extra = ["--column", "1"] if path.suffix == ".tsv" else []
+        if command == "embed":
+            argv = ["embed", path, "--model", "random", "--out", out]
+        elif command == "cluster":
+            argv = ["cluster", path, "--embedder", "random", "--k", "2", "--pca", "0", "--seeds", "1",
+                    "--no-plots", "--out", out]
+        else:
+            argv = [command, "--method", "random", "--in-domain", ind, "--pool", path, "--out", out]
+            argv += ["--top", "2"] if command == "select" else []
+        rc, err = _run(argv + extra, capsys)
+        if msg is None:
+            assert rc == 0, (path.name, err)
+        else:
+            assert rc == 2 and msg in err and err.count("\n") == 0 and path.name in err, (path.name, err)
+            assert not out.exists(), path.name
+        shutil.rmtree(out, ignore_errors=True)
+
+
+# kills at random moments end byte-identical to an uninterrupted run
+
+class Killed(BaseException):
+    pass
+
+
+def _outputs(d: Path) -> dict:
+    return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*"))
+            if p.is_file() and p.name != "run.json"}
+
+
+@pytest.mark.parametrize("command", ["embed", "score", "select"])
+def test_kills_at_random_moments_resume_to_the_same_bytes(command, data, capsys, monkeypatch):
+    import domainsift._atomic as atomic
+    argv = {"embed": ["embed", data["med"], data["law"], "--model", "random", "--out", "run"],
+            "score": ["score", "--method", "moore-lewis", "--order", "1", "--in-domain", data["in"], "--pool",
+                      data["med"], data["law"], "--out", "run"],
+            "select": ["select", "--method", "moore-lewis", "--order", "1", "--in-domain", data["in"], "--pool",
+                       data["med"], data["law"], "--top", "7", "--out", "run"]}[command]
+    run = data["tmp"] / "run"
+    assert _run(argv, capsys)[0] == 0
+    reference = _outputs(run)
+    calls = {"n": 0}
+    real = os.replace
+
+    def counting(src, dst):
+        calls["n"] += 1
+        return real(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", counting)
+    shutil.rmtree(run)
+    assert _run(argv, capsys)[0] == 0
+    n_writes = calls["n"]
+    for k in sorted(np.random.default_rng(0).choice(np.arange(1, n_writes + 1), size=min(3, n_writes),
+                                                   replace=False)):
+        shutil.rmtree(run)
+        calls["n"] = 0
+
+        def dying(src, dst, k=k):
+            calls["n"] += 1
+            if calls["n"] == k:
+                raise Killed()
+            return real(src, dst)
+
+        monkeypatch.setattr(atomic.os, "replace", dying)
+        with pytest.raises(Killed):
+            main(["-q", *map(str, argv)])
+        monkeypatch.setattr(atomic.os, "replace", real)
+        assert _run(argv, capsys)[0] == 0
+        assert _outputs(run) == reference, f"killed at write {k}"
