@@ -365,6 +365,18 @@ def cmd_crossdomain(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from .report.html import build_report
+    from .safety import refuse_overwriting_inputs
+    if not args.out.endswith((".html", ".htm")):
+        raise DomainsiftError(f"--out {args.out}: the report is one HTML file; name it *.html")
+    refuse_overwriting_inputs([p for d in args.run_dirs if Path(d).is_dir() for p in Path(d).iterdir()],
+                              Path(args.out).parent or ".", (Path(args.out).name,))
+    r = build_report(args.run_dirs, args.out, title=args.title)
+    print(f"report over {len(r['runs'])} run(s) ({r['bytes'] / 1e6:.1f} MB) -> {r['path']}")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from .demo import run_demo
     run_demo(args.out, progress=not args.quiet)
@@ -483,6 +495,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--cache", default=None, help="embedding cache directory")
     s.add_argument("--out", required=True, help="output directory")
     s.set_defaults(func=cmd_crossdomain)
+
+    s = sub.add_parser("report", help="one self-contained HTML page over run directories")
+    s.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                   help="clustering, score/selection, downstream or crossdomain output directories")
+    s.add_argument("--out", required=True, help="the HTML file to write")
+    s.add_argument("--title", default="domainsift report")
+    s.set_defaults(func=cmd_report)
 
     s = sub.add_parser("demo", help="run offline on the built-in multi-domain sample")
     s.add_argument("--out", default="demo-out", help="output directory (default: demo-out)")

@@ -45,7 +45,14 @@ def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
     print("pictures:")
     for p in result["pictures"]:
         print(f"  {p}")
-    return {"cluster": result, "select": demo_selection(corpus, gold, out, config)}
+    summary = {"cluster": result, "select": demo_selection(corpus, gold, out, config)}
+    from .report.html import build_report
+    runs = [out / "cluster"] + [out / "select" / m for m in ("cosine", "moore-lewis", "cosine+moore-lewis")]
+    report = build_report(runs, out / "report.html", title="domainsift demo")
+    print()
+    print(f"report: {Path(report['path']).resolve()}")
+    summary["report"] = report
+    return summary
 
 
 def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_in: int = 8) -> dict:

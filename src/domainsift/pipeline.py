@@ -103,8 +103,28 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
                                                    out / f"confusion_{tag}.png",
                                                    title=f"k={k}, PCA={p or 'none'}, seed {seed0}"))
     result["pictures"] = pictures
+    save_json(out / "map.json", sentence_map(vectors, corpus.texts, gold, res.labels[(int(ks[0]), pcas[0] or None,
+                                                                                   int(seeds[0]))]))
     save_json(out / "clustering.json", result)
     return result
+
+
+MAP_POINTS = 3000
+
+
+def sentence_map(vectors: np.ndarray, texts, gold, clusters, max_points: int = MAP_POINTS, seed: int = 0) -> dict:
+    """A 2-D PCA map of (a seeded sample of at most ``max_points``) sentences, for the HTML report:
+    coordinates, text, gold domain and cluster of each point."""
+    from sklearn.decomposition import PCA
+    n = len(texts)
+    keep = np.arange(n) if n <= max_points else np.sort(
+        np.random.default_rng(seed).choice(n, max_points, replace=False))
+    xy = PCA(n_components=2, random_state=0).fit_transform(np.asarray(vectors, dtype=np.float64))[keep] \
+        if vectors.shape[1] >= 2 and n >= 2 else np.zeros((len(keep), 2))
+    return {"n_total": n, "n_shown": int(len(keep)), "seed": seed, "projection": "PCA, 2 components",
+            "x": np.round(xy[:, 0], 4).tolist(), "y": np.round(xy[:, 1], 4).tolist(),
+            "text": [texts[i][:300] for i in keep], "gold": [str(gold[i]) for i in keep] if gold is not None else None,
+            "cluster": [int(clusters[i]) for i in keep]}
 
 
 def format_summary_table(summary: list[dict]) -> str:

@@ -1,0 +1,294 @@
+"""``domainsift report``: one self-contained HTML page over a set of run directories.
+
+It renders whatever the directories hold: a clustering (purity table, confusion
+matrix, an interactive sentence map with hover text, a colour switch between gold
+domain and cluster, 2-sigma ellipses of the clusters, the outliers table); a
+selection (score histogram with the cut, the top and the borderline sentences,
+precision/recall when ``eval.json`` is there); downstream perplexities; the
+cross-domain matrix with its centroid-similarity heatmap and correlation; and every
+run's signature. The JavaScript is Bokeh's own bundle, embedded from the installed
+``bokeh`` package (no CDN): the file opens with no network. Maps of large corpora
+show a seeded sample (the page says so), so the file stays small.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .._atomic import atomic_open
+from .._version import __version__
+from ..errors import DomainsiftError, missing_extra
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
+           "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]
+N_EXAMPLES = 10
+
+
+def _bokeh():
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        raise missing_extra("bokeh", "report") from None
+    import bokeh.embed
+    import bokeh.models
+    import bokeh.plotting
+    import bokeh.resources
+    return bokeh
+
+
+def _esc(x) -> str:
+    return html.escape(str(x))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence], cls: str = "") -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _read(path: Path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _ellipse(xs: np.ndarray, ys: np.ndarray):
+    """Centre, width, height and angle (radians) of the 2-sigma ellipse of the points' Gaussian."""
+    pts = np.stack([xs, ys], 1)
+    if len(pts) < 3:
+        return None
+    vals, vecs = np.linalg.eigh(np.cov(pts.T))
+    vals = np.clip(vals, 1e-12, None)
+    return (*pts.mean(0), 4 * np.sqrt(vals[1]), 4 * np.sqrt(vals[0]), float(np.arctan2(vecs[1, 1], vecs[0, 1])))
+
+
+# ---------------------------------------------------------------- sections
+
+def _map_section(bk, m: dict, name: str):
+    from bokeh.layouts import column
+    from bokeh.models import ColumnDataSource, CustomJS, HoverTool, Select
+    n = len(m["x"])
+    gold = m.get("gold") or ["?"] * n
+    clusters = [str(c) for c in m["cluster"]]
+    groups = {"gold": sorted(set(gold)), "cluster": sorted(set(clusters), key=lambda c: int(c))}
+    colours = {k: [PALETTE[v.index(g) % len(PALETTE)] for g in (gold if k == "gold" else clusters)]
+               for k, v in groups.items()}
+    source = ColumnDataSource({"x": m["x"], "y": m["y"], "text": m["text"], "gold": gold, "cluster": clusters,
+                               "colour_gold": colours["gold"], "colour_cluster": colours["cluster"],
+                               "colour": list(colours["gold"] if m.get("gold") else colours["cluster"])},
+                              name=f"map-source-{name}")
+    fig = bk.plotting.figure(width=760, height=520, tools="pan,wheel_zoom,box_zoom,reset",
+                             title="sentence map (PCA to 2-D)", name=f"map-{name}")
+    points = fig.scatter("x", "y", source=source, size=5, fill_color="colour", line_color=None, alpha=0.65,
+                         name=f"map-points-{name}")
+    fig.add_tools(HoverTool(renderers=[points], tooltips=[("text", "@text"), ("gold", "@gold"),
+                                                          ("cluster", "@cluster")]))
+    xs, ys = np.asarray(m["x"]), np.asarray(m["y"])
+    for c in groups["cluster"]:
+        e = _ellipse(xs[np.array(clusters) == c], ys[np.array(clusters) == c])
+        if e:
+            fig.ellipse(x=e[0], y=e[1], width=e[2], height=e[3], angle=e[4], fill_alpha=0,
+                        line_color=PALETTE[groups["cluster"].index(c) % len(PALETTE)], line_width=1.5)
+    select = Select(title="colour by", value="gold" if m.get("gold") else "cluster",
+                    options=["gold", "cluster"], name=f"colour-{name}")
+    select.js_on_change("value", CustomJS(args={"source": source}, code="""
+        const d = source.data;
+        d['colour'] = d['colour_' + this.value].slice();
+        source.change.emit();
+    """))
+    note = (f"{m['n_shown']} of {m['n_total']} sentences" +
+            (f", a seeded sample (seed {m['seed']})" if m["n_shown"] < m["n_total"] else "") +
+            "; hover a point for its text; ellipses: each cluster's 2-sigma ellipse in this projection.")
+    return column(select, fig), note
+
+
+def _histogram(bk, scores: np.ndarray, cut: float | None, name: str):
+    from bokeh.models import Span
+    finite = scores[np.isfinite(scores)]
+    hist, edges = np.histogram(finite, bins=60)
+    fig = bk.plotting.figure(width=760, height=260, title="scores over the pool (the line: the selection's cut)",
+                             tools="", toolbar_location=None, name=f"hist-{name}")
+    fig.quad(top=hist, bottom=0, left=edges[:-1], right=edges[1:], fill_color="#1f77b4", line_color=None)
+    if cut is not None:
+        fig.add_layout(Span(location=cut, dimension="height", line_color="#d62728", line_width=2))
+    return fig
+
+
+def _heatmap(bk, matrix, rows: Sequence[str], cols: Sequence[str], title: str, name: str, fmt: str = "{:.2f}"):
+    from bokeh.models import ColumnDataSource, LinearColorMapper
+    m = np.asarray(matrix, dtype=float)
+    xs, ys, vs = [], [], []
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            xs.append(str(c))
+            ys.append(str(r))
+            vs.append(float(m[i, j]))
+    src = ColumnDataSource({"x": xs, "y": ys, "v": vs, "label": [fmt.format(v) for v in vs]})
+    fig = bk.plotting.figure(width=120 + 60 * len(cols), height=100 + 36 * len(rows), title=title,
+                             x_range=[str(c) for c in cols], y_range=list(reversed([str(r) for r in rows])),
+                             tools="hover", tooltips=[("", "@y × @x: @label")], toolbar_location=None,
+                             name=f"heatmap-{name}")
+    mapper = LinearColorMapper(palette="Blues256", low=float(m.max()), high=float(m.min()))
+    fig.rect("x", "y", 1, 1, source=src, fill_color={"field": "v", "transform": mapper}, line_color="white")
+    fig.text("x", "y", text="label", source=src, text_align="center", text_baseline="middle", text_font_size="9px")
+    fig.xaxis.major_label_orientation = 0.8
+    return fig
+
+
+def _pool_lines(pool: dict, wanted: set) -> dict:
+    """The text of the wanted (file, line) ids, read from the pool files (the scored side)."""
+    from ..corpus import iter_texts
+    reader = pool.get("reader") or {}
+    out = {}
+    for f in pool["files"]:
+        need = {n for g, n in wanted if g == f}
+        if not need or not os.path.exists(f):
+            continue
+        for n, text in iter_texts(f, reader.get("format"), reader.get("column", 0), reader.get("field", "text")):
+            if n in need:
+                out[(f, n)] = text
+            if n > max(need):
+                break
+    return out
+
+
+def _selection_section(bk, d: Path, name: str) -> tuple[list, str]:
+    from .. import rundir
+    run = rundir.load_scores(d)
+    sel = _read(d / "selection.json") if (d / "selection.json").exists() else None
+    cut = sel.get("min_selected_score") if sel else None
+    parts = [_histogram(bk, run.scores, cut, name)]
+    order = np.lexsort((np.arange(len(run.scores)), -run.scores))
+    ids = run.ids
+    k = int(sel["n_selected"]) if sel else 0
+    picks = {"top": order[:N_EXAMPLES]}
+    if sel and 0 < k < len(order):
+        picks["just above the cut"] = order[max(0, k - N_EXAMPLES // 2):k]
+        picks["just below the cut"] = order[k:k + N_EXAMPLES // 2]
+    texts = _pool_lines(run.pool, {ids[i] for v in picks.values() for i in v})
+    body = ""
+    if sel:
+        body += f"<p>{sel['n_selected']} of {sel['n_pool']} records selected ({_esc(sel['rule'])}).</p>"
+    if (d / "eval.json").exists():
+        ev = _read(d / "eval.json")
+        body += _table(["precision", "recall", "F1", "selected", "gold", "correct"],
+                       [[f"{ev['precision']:.4f}", f"{ev['recall']:.4f}", f"{ev['f1']:.4f}", ev["n_selected"],
+                         ev["n_gold"], ev["n_correct"]]])
+    for label, idx in picks.items():
+        rows = [[int(np.where(order == i)[0][0]) + 1, f"{run.scores[i]:.4g}", texts.get(ids[i], "(file not found)")]
+                for i in idx]
+        body += f"<h4>{_esc(label)}</h4>" + _table(["rank", "score", "text"], rows, "examples")
+    return parts, body
+
+
+# ---------------------------------------------------------------- the page
+
+def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, title: str = "domainsift report") -> dict:
+    """Write one self-contained HTML file over ``run_dirs``; returns what it holds."""
+    bk = _bokeh()
+    dirs = [Path(d) for d in run_dirs]
+    for d in dirs:
+        if not d.is_dir():
+            raise DomainsiftError(f"{d}: not a directory")
+    plots, sections, kinds = [], [], []
+    for i, d in enumerate(dirs):
+        name = f"r{i}"
+        blocks, found = [], []
+        if (d / "clustering.json").exists():
+            c = _read(d / "clustering.json")
+            found.append("clustering")
+            if c.get("summary"):
+                blocks.append(("html", "<h3>Purity</h3>" + _table(
+                    ["k", "PCA", "purity (mean)", "sd", "seeds"],
+                    [[r["k"], r["pca"] or "none", f"{r['purity_mean']:.3f}", f"{r['purity_std']:.3f}", r["n_seeds"]]
+                     for r in c["summary"]])))
+            if c.get("confusions"):
+                conf = c["confusions"][0]
+                blocks.append(("plot", _heatmap(bk, conf["matrix"], conf["domains"], [str(x) for x in conf["clusters"]],
+                                                f"confusion: k={conf['k']}, PCA={conf['pca'] or 'none'}, seed {conf['seed']}",
+                                                name, fmt="{:.0f}")))
+            if (d / "map.json").exists():
+                layout, note = _map_section(bk, _read(d / "map.json"), name)
+                blocks.append(("plot", layout))
+                blocks.append(("html", f"<p class='note'>{_esc(note)}</p>"))
+            if c.get("outliers", {}).get("examples"):
+                o = c["outliers"]
+                blocks.append(("html", f"<h3>Outliers: {o['count']} sentences in another domain's cluster</h3>" + _table(
+                    ["gold", "cluster's domain", "words", "text"],
+                    [[e["gold"], e["cluster_domain"], e["length"], e["text"]] for e in o["examples"][:50]],
+                    "examples")))
+        if (d / "scores.npy").exists():
+            found.append("selection")
+            figs, body = _selection_section(bk, d, name)
+            blocks += [("plot", f) for f in figs] + [("html", body)]
+        if (d / "downstream.json").exists():
+            found.append("downstream")
+            ds = _read(d / "downstream.json")
+            blocks.append(("html", f"<h3>Downstream: {ds['order']}-gram LM perplexity on {_esc(Path(ds['test']).name)}</h3>"
+                           + _table(["training data", "perplexity", "OOV rate", "sentences"],
+                                    [[r["name"], f"{r['perplexity']:.1f}", f"{r['oov_rate']:.3f}", r["n_sentences"]]
+                                     for r in ds["rows"]])))
+        if (d / "crossdomain.json").exists():
+            found.append("cross-domain")
+            cd = _read(d / "crossdomain.json")
+            blocks.append(("plot", _heatmap(bk, cd["perplexity"], cd["domains"], cd["domains"],
+                                            "perplexity: LM of (row) on test of (column)", name + "p", "{:.0f}")))
+            if cd.get("centroid_similarity"):
+                blocks.append(("plot", _heatmap(bk, cd["centroid_similarity"], cd["domains"], cd["domains"],
+                                                "centroid cosine similarity", name + "s")))
+                blocks.append(("html", f"<p>Pearson r (similarity vs log perplexity, off-diagonal): "
+                                       f"{cd['pearson_similarity_vs_log_perplexity']:.3f}</p>"))
+        sig = None
+        for f in ("signature.json",):
+            if (d / f).exists():
+                sig = _read(d / f)
+        if sig is None and (d / "clustering.json").exists():
+            sig = _read(d / "clustering.json").get("signature")
+        if sig is None and (d / "downstream.json").exists():
+            sig = _read(d / "downstream.json").get("signature")
+        if not found and sig is None:
+            raise DomainsiftError(f"{d}: holds no domainsift results (clustering, scores, downstream, crossdomain)")
+        if sig:
+            blocks.append(("html", "<details><summary>signature</summary><pre>" + _esc(sig.get("signature", "")) +
+                           "\n\n" + _esc(json.dumps(sig, indent=1, ensure_ascii=False)[:20000]) + "</pre></details>"))
+        kinds.append(found)
+        sections.append((d, found, blocks))
+    # one bokeh document for every plot, so that the page loads its scripts once
+    all_plots = [b for _, _, blocks in sections for kind, b in blocks if kind == "plot"]
+    script, divs = bk.embed.components(all_plots) if all_plots else ("", [])
+    divs = iter(divs)
+    body = []
+    for d, found, blocks in sections:
+        body.append(f"<section><h2>{_esc(d.name or d)} <small>{_esc(', '.join(found) or 'run')}</small></h2>")
+        for kind, b in blocks:
+            body.append(next(divs) if kind == "plot" else b)
+        body.append("</section>")
+    # only the bundles the page uses (core and widgets: the colour switch), not mathjax, tables or gl
+    js = bk.resources.Resources(mode="inline", components=["bokeh", "bokeh-widgets"]).render_js()
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }}
+h2 small {{ color: #888; font-weight: normal; font-size: 60%; }}
+table {{ border-collapse: collapse; margin: .6em 0; font-size: 90%; }}
+td, th {{ border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }}
+table.examples td:last-child {{ max-width: 760px; }}
+.note {{ color: #666; font-size: 90%; }} section {{ border-top: 2px solid #eee; margin-top: 2em; }}
+pre {{ white-space: pre-wrap; font-size: 80%; }}
+</style>
+{js}
+{script}
+</head><body>
+<h1>{_esc(title)}</h1>
+<p class="note">domainsift {__version__}; {len(dirs)} run director{'y' if len(dirs) == 1 else 'ies'}. Self-contained: opens with no network.</p>
+{''.join(body)}
+</body></html>
+"""
+    with atomic_open(out) as fh:
+        fh.write(page)
+    return {"path": str(out), "runs": [str(d) for d in dirs], "kinds": kinds, "bytes": len(page.encode("utf-8"))}
