@@ -193,6 +193,10 @@ def add_method_opts(p) -> None:
         first = next(iter(by_method.values()))
         if any(q.type is not first.type for q in by_method.values()):
             raise TypeError(f"{flag}: methods declare it with different types")
+        if first.action == "append":
+            g.add_argument(flag, dest=first.dest, nargs=first.nargs, action="append", default=None,
+                           metavar=first.metavar, help="; ".join(f"{m}: {q.help}" for m, q in by_method.items()))
+            continue
         if first.type is bool:
             g.add_argument(flag, dest=first.dest, default=None, action=argparse.BooleanOptionalAction,
                            help="; ".join(f"{m}: {q.help}" for m, q in by_method.items()))

@@ -105,7 +105,7 @@ def write_scores(out_dir: str | os.PathLike, scores: np.ndarray, pool: dict, sig
     scores = np.asarray(scores, dtype=np.float64)
     if scores.shape != (len(pool["ids"]),):
         raise RuntimeError(f"{len(scores)} scores for {len(pool['ids'])} pool records")
-    _remove([out / "signature.json"] + _derived_files(out))
+    _remove([out / "signature.json", out / "alignment.json", out / "alignment.png"] + _derived_files(out))
     save_npy(out / "scores.npy", scores)
     with atomic_open(out / "scores.tsv") as fh:
         fh.write("file\tline\tscore\n")

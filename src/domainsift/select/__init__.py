@@ -14,6 +14,7 @@ from .base import BaseSelector, Param, Selector, choose
 
 SELECTORS = {
     "cosine": "domainsift.select.cosine:CosineSelector",
+    "crosslingual": "domainsift.select.crosslingual:CrosslingualSelector",
     "finetune": "domainsift.select.finetune:FinetuneSelector",
     "moore-lewis": "domainsift.select.moore_lewis:MooreLewisSelector",
     "random": "domainsift.select.random:RandomSelector",

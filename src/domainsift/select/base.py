@@ -45,6 +45,8 @@ class Param:
     metavar: str | None = None
     check: Callable[[Any], str | None] | None = None
     option: str | None = None  # the CLI flag when it is not --<name> (cosine's embedder is --model)
+    nargs: int | str | None = None  # with action="append": a repeatable flag of nargs values each
+    action: str | None = None
 
     @property
     def flag(self) -> str:

@@ -112,6 +112,8 @@ def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.Pa
     if metrics is not None:
         sig["classifier_holdout"] = metrics
     rundir.write_scores(out_dir, scores, manifest, sig, timings={"score_seconds": round(time.time() - t0, 1)})
+    if hasattr(selector, "write_artifacts"):  # e.g. the cross-lingual alignment picture
+        selector.write_artifacts(out_dir)
     shutil.rmtree(Path(out_dir) / RESUME_DIR, ignore_errors=True)
     return sig
 

@@ -1,0 +1,125 @@
+"""Cross-lingual selection on synthetic bilingual data where the right answer is known.
+
+Language B writes every word of language A backwards; a tiny random BERT whose vocabulary holds
+both gives the two languages unrelated vectors, so only an alignment learnt from the bitext can
+carry a classifier trained on A-language in-domain lines over to a B-language pool."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import WORDS, make_sentences
+from domainsift.cli import main
+from domainsift.errors import DomainsiftError
+from domainsift.select import get_selector
+
+
+def backwards(s: str) -> str:
+    return " ".join(w[::-1] for w in s.split())
+
+
+@pytest.fixture(scope="module")
+def bilingual(tmp_path_factory):
+    import torch
+    import transformers as tf
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    t = tmp_path_factory.mktemp("xl")
+    words = [w for ws in WORDS.values() for w in ws]
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator([" ".join(words + [w[::-1] for w in words])],
+                            trainers.WordLevelTrainer(special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
+    fast = tf.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                      sep_token="[SEP]", mask_token="[MASK]")
+    torch.manual_seed(0)
+    model = tf.AutoModel.from_config(tf.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                                   intermediate_size=64, max_position_embeddings=64, pad_token_id=0,
+                                                   vocab_size=tok.get_vocab_size()))
+    model.save_pretrained(t / "model")
+    fast.save_pretrained(t / "model")
+
+    def write(name, lines):
+        (t / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return t / name
+
+    bi = sum((make_sentences(d, 150, 10 + i) for i, d in enumerate(WORDS)), [])
+    pool = [backwards(s) for s in make_sentences("med", 30, 2) + make_sentences("law", 30, 3)
+            + make_sentences("it", 30, 4)]
+    return {"model": str(t / "model"), "in": write("in.a", make_sentences("med", 40, 1)),
+            "pool": write("pool.b", pool), "bi_a": write("bi.a", bi), "bi_b": write("bi.b", [backwards(s) for s in bi]),
+            "dir": t}
+
+
+def _precision(bilingual, **kw):
+    pool = bilingual["pool"].read_text().splitlines()
+    sel = get_selector("crosslingual", model=bilingual["model"], bitext=[(bilingual["bi_a"], bilingual["bi_b"])],
+                       cache_dir="", progress=False, **kw)
+    s = sel.fit(bilingual["in"].read_text().splitlines(), pool).score(pool)
+    return float((np.argsort(-s, kind="stable")[:30] < 30).mean()), sel, s
+
+
+def test_alignment_carries_the_classifier_across_languages(bilingual):
+    aligned, sel, s = _precision(bilingual, seed=0)
+    raw, _, _ = _precision(bilingual, seed=0, align=False)
+    assert aligned >= 0.9 and raw < 0.7 and aligned > raw
+    assert ((s >= 0) & (s <= 1)).all() and s.dtype == np.float64
+    again, _, s2 = _precision(bilingual, seed=0)
+    np.testing.assert_array_equal(s, s2)  # seeded
+    assert len(sel.cluster_sizes_) == 5 and sum(sel.cluster_sizes_) == 450
+
+
+def test_contrastive_loss_ignores_same_cluster_pairs():
+    import torch
+    from domainsift.select.crosslingual import contrastive_loss
+    z = torch.eye(4)
+    zb = torch.tensor([[1.0, 0, 0, 0], [1.0, 0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0]])
+    # pair 1's translation looks like pair 0's: a negative in different clusters, ignored in the same one
+    apart = contrastive_loss(torch, z, zb, torch.tensor([0, 1, 2, 3]), 0.2)
+    together = contrastive_loss(torch, z, zb, torch.tensor([0, 0, 2, 3]), 0.2)
+    assert together < apart
+
+
+def test_cli_run_writes_the_alignment_picture_and_evaluates(bilingual, tmp_path):
+    out = tmp_path / "run"
+    assert main(["-q", "select", "--method", "crosslingual", "--model", bilingual["model"], "--cache", "",
+                 "--in-domain", str(bilingual["in"]), "--pool", str(bilingual["pool"]),
+                 "--bitext", str(bilingual["bi_a"]), str(bilingual["bi_b"]), "--top", "30", "--out", str(out)]) == 0
+    al = json.loads((out / "alignment.json").read_text())
+    assert set(al) >= {"before", "after"} and len(al["after"]["a"]) == 450
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["method"] == "crosslingual" and sig["align"] is True and "bi.a" in sig["signature"]
+    assert (out / "selected.b").read_text().count("\n") == 30
+
+
+@pytest.mark.parametrize("case, msg", [
+    ("no-bitext", "needs --bitext"),
+    ("reversed", "look reversed"),
+    ("misaligned", "differ in length"),
+    ("empty", "empty file"),
+])
+def test_bad_bitext_is_one_line(case, msg, bilingual, tmp_path, capsys):
+    a, b = bilingual["bi_a"], bilingual["bi_b"]
+    if case == "reversed":
+        a, b = b, a
+    elif case == "misaligned":
+        b = tmp_path / "short.b"
+        b.write_text("\n".join(bilingual["bi_b"].read_text().splitlines()[:10]) + "\n")
+    elif case == "empty":
+        a = tmp_path / "empty.a"
+        a.write_text("")
+    argv = ["-q", "score", "--method", "crosslingual", "--model", bilingual["model"], "--cache", "",
+            "--in-domain", str(bilingual["in"]), "--pool", str(bilingual["pool"]), "--out", str(tmp_path / "o")]
+    if case != "no-bitext":
+        argv += ["--bitext", str(a), str(b)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert msg in err and err.count("\n") == 0, err
+    assert not (tmp_path / "o" / "scores.npy").exists()
+
+
+def test_no_align_needs_the_bitext_side_for_negatives(bilingual):
+    with pytest.raises(DomainsiftError, match="with --no-align too"):
+        get_selector("crosslingual", model=bilingual["model"], align=False, progress=False,
+                     cache_dir="").fit(["a"], ["b"])
