@@ -1,0 +1,132 @@
+"""Benchmark "cross-lingual selection" (../shared/docs/BENCHMARKS.md; paper 003's setting on the shared data).
+
+For each of the five classic targets D: in-domain set <D>.test.de (German, 500 lines); pool: the
+seven <D>.train.en (English, 35,000 lines, as in bench/selection.py); bitext for alignment: the
+German–English train pairs of the six *other* domains (no parallel data of D). Select N = 5,000;
+precision = the share of selected lines from <D>.train.en.
+
+Rows: ``crosslingual`` (the adaptive layer + classifier, defaults), ``crosslingual-no-align`` (the
+same classifier in the raw encoder space), ``lstsq-cosine`` (a least-squares map from the German to
+the English vectors fitted on the same bitext, then Domain-Cosine: the reference measured before
+the method existed), and the monolingual English ``cosine`` and ``finetune`` rows of
+bench/results/selection.json beside them. Wall time per run. Finished runs are kept under
+bench/work/crosslingual/ (a killed benchmark resumes).
+
+    python bench/crosslingual.py [--targets EMEA ...] [--methods crosslingual ...] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
+
+from domainsift.corpus import read_corpus
+
+WORK = ROOT / "bench" / "work" / "crosslingual"
+N = 5000
+METHODS = {"crosslingual": {}, "crosslingual-no-align": {"align": False}, "lstsq-cosine": None}
+
+
+def bitext(target: str) -> list:
+    return [(data_file(d, "train", "de"), data_file(d, "train", "en")) for d in SEVEN if d != target]
+
+
+def lstsq_cosine(target: str, pool, seed: int) -> np.ndarray:
+    """German in-domain vectors mapped into the English space by least squares on the bitext, then
+    cosine to their centroid (the reference in the cross-lingual issue)."""
+    from domainsift.corpus import read_parallel
+    from domainsift.embed import EmbedConfig
+    emb = EmbedConfig(progress=False, seed=seed).build()
+    parts = [read_parallel(a, b) for a, b in bitext(target)]
+    xa = np.concatenate([emb.encode(c.texts) for c in parts]).astype(np.float64)
+    xb = np.concatenate([emb.encode(c.targets) for c in parts]).astype(np.float64)
+    w, *_ = np.linalg.lstsq(np.c_[xa, np.ones(len(xa))], xb, rcond=None)
+    xin = emb.encode(read_corpus([data_file(target, "test", "de")]).texts).astype(np.float64)
+    centroid = (np.c_[xin, np.ones(len(xin))] @ w).mean(0)
+    xp = emb.encode(pool.texts).astype(np.float64)
+    unit = lambda x: x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)  # noqa: E731
+    return unit(xp) @ unit(centroid)
+
+
+def run(target: str, label: str, pool, seed: int) -> dict:
+    from domainsift._atomic import save_json
+    from domainsift.evaluate import evaluate_run
+    from domainsift.rundir import pool_manifest, write_scores
+    from domainsift.select.run import run_score, run_select
+    from domainsift.signature import make_signature
+    run_dir = WORK / target / (label if seed == 0 else f"{label}-seed-{seed}")
+    done = run_dir / "bench.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    t0 = time.time()
+    if METHODS[label] is None:
+        scores = lstsq_cosine(target, pool, seed)
+        write_scores(run_dir, scores, pool_manifest(pool), make_signature("lstsq-cosine", model="all-MiniLM-L6-v2",
+                                                                          seed=seed, bitext=bitext(target)))
+        sig = {}
+    else:
+        in_domain = read_corpus([data_file(target, "test", "de")])
+        sig = run_score("crosslingual", in_domain, pool, run_dir,
+                        {"bitext": bitext(target), "progress": False, **METHODS[label]}, seed=seed)
+    run_select(run_dir, top=N)
+    ev = evaluate_run(run_dir, [data_file(target, "train")])
+    row = {"target": target, "method": label, "seed": seed, "precision": ev["precision"],
+           "seconds": round(time.time() - t0, 1), "params": METHODS[label], "signature": sig.get("signature")}
+    save_json(done, row)
+    return row
+
+
+def monolingual(targets: list) -> dict:
+    path = RESULTS / "selection.json"
+    if not path.exists():
+        return {}
+    out = {}
+    for r in json.loads(path.read_text())["rows"]:
+        if r["method"] in ("cosine", "finetune") and r["target"] in targets:
+            out[(r["target"], f"{r['method']} (English in-domain set)")] = r["precision"]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--targets", nargs="+", default=CLASSIC, choices=CLASSIC)
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    pool = read_corpus([data_file(d, "train") for d in SEVEN])
+    assert len(pool) == 35000, len(pool)
+    rows = []
+    for target in args.targets:
+        for label in args.methods:
+            r = run(target, label, pool, args.seed)
+            rows.append(r)
+            print(f"{target:>14} {label:<24} precision {r['precision']:.3f}  {r['seconds']:>7.1f} s", flush=True)
+    rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
+    targets = [t for t in CLASSIC if any(r["target"] == t for r in rows)]
+    labels = [m for m in METHODS if any(r["method"] == m for r in rows)]
+    cell = {(r["target"], r["method"]): r for r in rows if r["seed"] == 0}
+    mono = monolingual(targets)
+    lines = ["# Cross-lingual selection (paper 003's setting on the shared data)", "",
+             "In-domain set: <D>.test.de (German, 500 lines); pool: the seven <D>.train.en (English, 35,000 lines); "
+             "bitext: the de-en train pairs of the six other domains; N = 5,000; precision of the top N. "
+             "Encoder: all-MiniLM-L6-v2 (English-trained), frozen. Seed 0.", "",
+             "| method | " + " | ".join(targets) + " | mean |", "|---|" + "---|" * (len(targets) + 1)]
+    for m in labels + sorted({k[1] for k in mono}):
+        vals = [cell[(t, m)]["precision"] if (t, m) in cell else mono.get((t, m)) for t in targets]
+        mean = f"{np.mean(vals):.4f}" if all(v is not None for v in vals) else "-"
+        lines.append(f"| {m} | " + " | ".join(f"{v:.3f}" if v is not None else "-" for v in vals) + f" | {mean} |")
+    lines += ["", "Seconds per run (encoding through the cache: the first run encodes the bitext files, "
+              "later ones read them):", "", "| method | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
+    for m in labels:
+        lines.append(f"| {m} | " + " | ".join(f"{cell[(t, m)]['seconds']:.0f}" if (t, m) in cell else "-"
+                                              for t in targets) + " |")
+    write_results("crosslingual", {"N": N, "rows": rows, "monolingual": {f"{t}|{m}": v for (t, m), v in mono.items()}},
+                  "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
