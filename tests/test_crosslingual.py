@@ -91,6 +91,8 @@ def test_cli_run_writes_the_alignment_picture_and_evaluates(bilingual, tmp_path)
     sig = json.loads((out / "signature.json").read_text())
     assert sig["method"] == "crosslingual" and sig["align"] is True and "bi.a" in sig["signature"]
     assert (out / "selected.b").read_text().count("\n") == 30
+    assert main(["-q", "report", str(out), "--out", str(tmp_path / "r.html")]) == 0
+    assert "Cross-lingual alignment" in (tmp_path / "r.html").read_text()
 
 
 @pytest.mark.parametrize("case, msg", [

@@ -107,6 +107,22 @@ def _map_section(bk, m: dict, name: str):
     return column(select, fig), note
 
 
+def _alignment_plots(bk, al: dict, name: str) -> list:
+    """Both languages' bitext vectors before and after alignment (paper 003, Figure 3)."""
+    figs = []
+    for view in ("before", "after"):
+        if view not in al:
+            continue
+        fig = bk.plotting.figure(width=380, height=340, title=f"bitext {view} alignment (PCA)", tools="pan,wheel_zoom,reset",
+                                 name=f"align-{view}-{name}")
+        for side, colour, label in (("a", "#1f77b4", "in-domain language"), ("b", "#d62728", "pool language")):
+            pts = np.asarray(al[view][side])
+            fig.scatter(pts[:, 0], pts[:, 1], size=4, alpha=0.6, color=colour, legend_label=label)
+        fig.legend.label_text_font_size = "8pt"
+        figs.append(fig)
+    return figs
+
+
 def _histogram(bk, scores: np.ndarray, cut: float | None, name: str):
     from bokeh.models import Span
     finite = scores[np.isfinite(scores)]
@@ -226,6 +242,11 @@ def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, 
             found.append("selection")
             figs, body = _selection_section(bk, d, name)
             blocks += [("plot", f) for f in figs] + [("html", body)]
+        if (d / "alignment.json").exists():
+            from bokeh.layouts import row
+            blocks.append(("html", f"<h3>Cross-lingual alignment</h3><p class='note'>"
+                                   f"{_read(d / 'alignment.json')['n_pairs_shown']} bitext pairs, a seeded sample.</p>"))
+            blocks.append(("plot", row(*_alignment_plots(bk, _read(d / "alignment.json"), name))))
         if (d / "downstream.json").exists():
             found.append("downstream")
             ds = _read(d / "downstream.json")
