@@ -21,7 +21,7 @@ from domainsift.corpus import as_corpus
 from domainsift.errors import DomainsiftError
 from domainsift.select.base import BaseSelector
 from domainsift.select.cosine import CosineSelector
-from domainsift.select.finetune import DEFAULT_CUT, PAPER_CUT, prf
+from domainsift.select.finetune import DEFAULT_CUT, PAPER_CUT, prf  # noqa: F401  (PAPER_CUT: for callers)
 from domainsift.train import batches
 
 log = logging.getLogger(__name__)

@@ -388,7 +388,6 @@ def seed_study(rows: list, targets: list) -> list:
     the per-target mean over seeds, each seed's mean over targets, and their mean and spread."""
     out = []
     for labels in settings():
-        m = labels[0]
         by_seed = {}
         for label in reversed(labels):  # the first label's run wins a seed both have
             for r in rows:

@@ -5,7 +5,6 @@ both gives the two languages unrelated vectors, so only an alignment learnt from
 carry a classifier trained on A-language in-domain lines over to a B-language pool."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -211,7 +211,7 @@ def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, 
     for d in dirs:
         if not d.is_dir():
             raise DomainsiftError(f"{d}: not a directory")
-    plots, sections, kinds = [], [], []
+    sections, kinds = [], []
     for i, d in enumerate(dirs):
         name = f"r{i}"
         blocks, found = [], []
