@@ -79,10 +79,12 @@ def file_labels(ids, files) -> list[str]:
 
 def add_reader_opts(p) -> None:
     g = p.add_argument_group("input format")
-    g.add_argument("--format", choices=["text", "tsv", "jsonl"], default=None,
-                   help="input format (default: from the file name; .gz allowed)")
+    g.add_argument("--format", choices=["text", "tsv", "jsonl", "parquet", "arrow"], default=None,
+                   help="input format (default: from the file name: .tsv, .jsonl, .parquet, .arrow, else text; "
+                        ".gz and .zst allowed on text, TSV and JSONL). Inputs may be files, directories, glob "
+                        "patterns or datasets.save_to_disk folders")
     g.add_argument("--column", type=int, default=0, help="TSV column holding the text (0-based)")
-    g.add_argument("--field", default="text", help="JSONL field holding the text")
+    g.add_argument("--field", default="text", help="JSONL field or Parquet/Arrow column holding the text")
 
 
 def reader_kwargs(args) -> dict:
@@ -186,6 +188,8 @@ def add_method_opts(p) -> None:
     p.add_argument("--pool-target", nargs="+", metavar="FILE",
                    help="the other side of a parallel pool, aligned line by line with --pool; "
                         "--pool must be the side in the in-domain set's language")
+    p.add_argument("--field-target", metavar="NAME",
+                   help="Parquet/Arrow pools: the column holding the other side of each pair")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default=None, help="embedding cache directory ('' disables)")
     g = p.add_argument_group("method parameters (each applies to the methods it names)")
@@ -239,17 +243,22 @@ def selector_kwargs(args) -> dict:
 
 
 def read_inputs(args):
-    from .corpus import concat, read_corpus, read_parallel
+    from .corpus import concat, expand_paths, read_columns_parallel, read_corpus, read_parallel
     if not args.method:
         raise DomainsiftError("--method is required (or --from-scores DIR)")
     if not args.in_domain or not args.pool:
         raise DomainsiftError("--in-domain and --pool are required")
     kw = reader_kwargs(args)
     in_domain = read_corpus(args.in_domain, **kw)
-    if args.pool_target:
-        if len(args.pool_target) != len(args.pool):
-            raise DomainsiftError(f"{len(args.pool)} --pool files but {len(args.pool_target)} --pool-target files")
-        pool = concat([read_parallel(s, t, **kw) for s, t in zip(args.pool, args.pool_target)])
+    if args.field_target:
+        if args.pool_target:
+            raise DomainsiftError("give the other side either as --field-target (columnar pools) or --pool-target")
+        pool = read_columns_parallel(args.pool, args.field, args.field_target, args.format)
+    elif args.pool_target:
+        sources, targets = expand_paths(args.pool), expand_paths(args.pool_target)
+        if len(sources) != len(targets):
+            raise DomainsiftError(f"{len(sources)} --pool files but {len(targets)} --pool-target files")
+        pool = concat([read_parallel(s, t, **kw) for s, t in zip(sources, targets)])
     else:
         pool = read_corpus(args.pool, **kw)
     return in_domain, pool
@@ -268,7 +277,8 @@ def _score(args, check=None) -> dict:
         check(pool)
     t0 = time.time()
     sig = run_score(args.method, in_domain, pool, args.out, params, seed=args.seed,
-                    reader={"format": args.format, "column": args.column, "field": args.field})
+                    reader={"format": args.format, "column": args.column, "field": args.field,
+                            **({"field_target": args.field_target} if args.field_target else {})})
     print(f"scored {sig['n_pool']} pool lines with {sig['method']} in {time.time() - t0:.1f} s -> {args.out}")
     if sig.get("classifier_holdout"):
         m = sig["classifier_holdout"]
@@ -310,7 +320,7 @@ def cmd_select(args) -> int:
         _score(args, check=lambda pool: check_n_against_pool(len(pool), args.top, args.fraction))
         score_dir = out = args.out
     _print_selection(run_select(score_dir, out, top=args.top, fraction=args.fraction,
-                                threshold=args.threshold, positive=args.positive), t0)
+                                threshold=args.threshold, positive=args.positive, out_format=args.out_format), t0)
     return 0
 
 
@@ -460,6 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_method_opts(s)
     s.add_argument("--from-scores", metavar="DIR", help="re-select from a score directory (no re-scoring)")
     s.add_argument("--out", help="output directory (default with --from-scores: DIR itself)")
+    s.add_argument("--out-format", choices=["text", "jsonl", "parquet"],
+                   help="write the selection in this format instead of the pool's own")
     choose_opts(s)
     s.set_defaults(func=cmd_select)
 

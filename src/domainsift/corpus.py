@@ -25,9 +25,42 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from ._atomic import atomic_open
-from .errors import InputError
+from .errors import InputError, missing_extra
 
-FORMATS = ("text", "tsv", "jsonl")
+FORMATS = ("text", "tsv", "jsonl", "parquet", "arrow")
+COMPRESSED = (".gz", ".zst", ".zstd")
+
+
+def _strip_compression(name: str) -> tuple[str, str]:
+    for ext in COMPRESSED:
+        if name.endswith(ext):
+            return name[:-len(ext)], ext
+    return name, ""
+
+
+def expand_paths(paths: Sequence[str | os.PathLike]) -> list[str]:
+    """Files from what the user named: a file as it is; a glob pattern (``data/*.parquet``) and a
+    directory as their files, sorted; a ``datasets.save_to_disk`` folder as its Arrow files."""
+    import glob
+    from .columnar import hf_disk_files, is_hf_disk
+    out: list[str] = []
+    for p in paths:
+        p = str(p)
+        if any(ch in p for ch in "*?[") and not os.path.exists(p):
+            hits = sorted(glob.glob(p))
+            if not hits:
+                raise InputError(f"{p}: no file matches this pattern")
+            out += expand_paths(hits)
+        elif is_hf_disk(p):
+            out += hf_disk_files(p)
+        elif os.path.isdir(p):
+            files = sorted(str(f) for f in Path(p).iterdir() if f.is_file() and not f.name.startswith("."))
+            if not files:
+                raise InputError(f"{p}: an empty directory")
+            out += files
+        else:
+            out.append(p)
+    return out
 
 
 @dataclass
@@ -94,9 +127,11 @@ def concat(parts: Sequence[Corpus]) -> Corpus:
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    name = str(path).lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
+    name, _ = _strip_compression(str(path).lower())
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith(".arrow"):
+        return "arrow"
     if name.endswith(".tsv"):
         return "tsv"
     if name.endswith(".jsonl") or name.endswith(".json"):
@@ -106,12 +141,11 @@ def detect_format(path: str | os.PathLike) -> str:
 
 def file_suffix(path: str | os.PathLike) -> str:
     """The suffix an output in the same format should carry (``.en``, ``.jsonl.gz``)."""
-    name = Path(path).name
-    gz = name.endswith(".gz")
-    if gz:
-        name = name[:-3]
+    name, comp = _strip_compression(Path(path).name)
     suffix = Path(name).suffix or ".txt"
-    return suffix + (".gz" if gz else "")
+    if suffix == ".arrow":  # a save_to_disk folder's rows come back as Parquet
+        return ".parquet"
+    return suffix + comp
 
 
 def _open_bytes(path: str | os.PathLike):
@@ -122,6 +156,13 @@ def _open_bytes(path: str | os.PathLike):
         raise InputError(f"{path}: is a directory, expected a file")
     if path.endswith(".gz"):
         return gzip.open(path, "rb")
+    if path.endswith((".zst", ".zstd")):
+        try:
+            import zstandard
+        except ImportError:
+            raise missing_extra("zstandard", "io") from None
+        import io
+        return io.BufferedReader(zstandard.open(path, "rb"))
     return open(path, "rb")
 
 
@@ -134,7 +175,7 @@ def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
                 item = next(lines)
             except StopIteration:
                 return
-            except (OSError, EOFError) as exc:  # corrupt gzip, I/O error
+            except (OSError, EOFError, ValueError) as exc:  # corrupt gzip or zstd, I/O error
                 raise InputError(f"{path}: cannot read: {exc}") from None
             yield item
 
@@ -151,7 +192,7 @@ def iter_raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
                         f"{path}:{lineno}: invalid UTF-8 (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})"
                     ) from None
                 yield lineno, line.rstrip("\r\n")
-        except (OSError, EOFError) as exc:  # corrupt gzip
+        except (OSError, EOFError, ValueError) as exc:  # corrupt gzip or zstd
             raise InputError(f"{path}: cannot read: {exc}") from None
 
 
@@ -185,6 +226,17 @@ def iter_texts(path, fmt: str | None = None, column: int = 0,
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise InputError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+    if fmt in ("parquet", "arrow"):
+        from .columnar import iter_rows
+        if not os.path.isfile(str(path)):
+            raise InputError(f"{path}: no such file")
+        any_row = False
+        for row, text in iter_rows(str(path), fmt, field):
+            any_row = True
+            yield row, text
+        if not any_row:
+            raise InputError(f"{path}: empty file")
+        return
     any_line = False
     for lineno, line in iter_raw_lines(path):
         any_line = True
@@ -206,6 +258,7 @@ def read_corpus(paths: str | os.PathLike | Sequence[str | os.PathLike], fmt: str
         paths = [paths]
     if not paths:
         raise InputError("no input files given")
+    paths = expand_paths(paths)
     texts: list[str] = []
     ids: list[tuple[str, int]] = []
     n_empty = n_dup = 0
@@ -268,6 +321,30 @@ def read_parallel(source: str | os.PathLike, target: str | os.PathLike, fmt: str
                   target_files=[str(target)])
 
 
+def read_columns_parallel(paths: Sequence[str | os.PathLike], field: str, field_target: str,
+                          fmt: str | None = None) -> Corpus:
+    """Pairs from columnar files (Parquet, save_to_disk folders): ``field`` is one side,
+    ``field_target`` the other, row by row; a row with either side empty is skipped."""
+    from .columnar import iter_rows
+    texts, targets, ids, files = [], [], [], expand_paths(paths)
+    n_empty = 0
+    for path in files:
+        f = fmt or detect_format(path)
+        if f not in ("parquet", "arrow"):
+            raise InputError(f"{path}: --field-target needs a Parquet file or a save_to_disk folder "
+                             "(for text files, give the other side with --pool-target)")
+        for row, s, t in iter_rows(path, f, field, field_target):
+            if not s or not t:
+                n_empty += 1
+                continue
+            texts.append(s)
+            targets.append(t)
+            ids.append((path, row))
+    if not texts:
+        raise InputError(f"{files[0]}: no non-empty pairs")
+    return Corpus(texts=texts, ids=ids, files=files, n_empty=n_empty, targets=targets)
+
+
 def read_labels(path: str | os.PathLike, n: int) -> list[str]:
     """One gold label per non-empty input line, in order."""
     labels = [text for _, text in iter_texts(path, "text") if text]
@@ -286,6 +363,15 @@ def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> int:
     return n
 
 
+def _open_out(tmp, name: str):
+    if name.endswith(".gz"):
+        return gzip.open(tmp, "wb")
+    if name.endswith((".zst", ".zstd")):
+        import zstandard
+        return zstandard.open(tmp, "wb")
+    return open(tmp, "wb")
+
+
 def write_selected_lines(out_path: str | os.PathLike, files: Sequence[str],
                          selected: set[tuple[str, int]]) -> int:
     """Copy the selected lines, by id, from the original files, byte for byte (a TSV row or JSON
@@ -293,7 +379,7 @@ def write_selected_lines(out_path: str | os.PathLike, files: Sequence[str],
     from ._atomic import atomic_path
     n = 0
     with atomic_path(out_path) as tmp:
-        with (gzip.open(tmp, "wb") if str(out_path).endswith(".gz") else open(tmp, "wb")) as out:
+        with _open_out(tmp, str(out_path)) as out:
             for path in files:
                 for lineno, raw in _raw_lines(path):
                     if (path, lineno) in selected:

@@ -39,7 +39,8 @@ def gold_ids(pool: dict, gold_files: Sequence[str | os.PathLike]) -> list[tuple[
     files = [resolve(f) for f in pool["files"]]
     by_target = {resolve(t): f for f, t in zip(files, [resolve(t) for t in pool.get("target_files") or []])}
     wanted = set()
-    for g in gold_files:
+    from .corpus import expand_paths
+    for g in expand_paths(gold_files):
         real = resolve(g)
         if real in files:
             wanted.add(real)

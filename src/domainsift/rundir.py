@@ -162,8 +162,72 @@ def output_names(files: Sequence[str], target_files: Sequence[str]) -> tuple[str
     return src, tgt
 
 
-def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, rule: dict) -> dict:
-    """Write the selected records (``idx``, best first) of a score run into ``out_dir``."""
+OUT_FORMATS = ("text", "jsonl", "parquet")
+
+
+def _pool_format(pool: dict) -> str:
+    from .corpus import detect_format
+    return (pool.get("reader") or {}).get("format") or detect_format(pool["files"][0])
+
+
+def _write_converted(out: Path, run: ScoreRun, idx: np.ndarray, out_format: str) -> tuple[int, list[str]]:
+    """The selected records in another format than the pool's (``--out-format``): their text (and the
+    other side's) with file, line and score; text: one text per line (the other side in a second file)."""
+    from .corpus import iter_texts, read_columns_parallel
+    reader = run.pool.get("reader") or {}
+    fmt = _pool_format(run.pool)
+    wanted = {run.ids[i]: float(run.scores[i]) for i in idx}
+    text, target = {}, {}
+    if reader.get("field_target"):
+        c = read_columns_parallel(run.pool["files"], reader.get("field", "text"), reader["field_target"], fmt)
+        for i, t, g in zip(c.ids, c.texts, c.targets):
+            if i in wanted:
+                text[i], target[i] = t, g
+    else:
+        for f in run.pool["files"]:
+            for n, t in iter_texts(f, reader.get("format"), reader.get("column", 0), reader.get("field", "text")):
+                if (f, n) in wanted:
+                    text[(f, n)] = t
+        tmap = dict(zip(run.pool["files"], run.pool.get("target_files") or []))
+        for f, g in tmap.items():
+            for n, t in iter_texts(g, reader.get("format"), reader.get("column", 0), reader.get("field", "text")):
+                if (f, n) in wanted:
+                    target[(f, n)] = t
+    order = [i for i in run.ids if i in wanted]  # pool order, as the in-kind outputs
+    if out_format == "parquet":
+        from .columnar import _pa
+        from ._atomic import atomic_path
+        pa = _pa()
+        cols = {"file": [f for f, _ in order], "line": [n for _, n in order], "text": [text[i] for i in order]}
+        if target:
+            cols["target"] = [target.get(i, "") for i in order]
+        cols["score"] = [wanted[i] for i in order]
+        with atomic_path(out / "selected.parquet") as tmp:
+            pa.parquet.write_table(pa.table(cols), str(tmp))
+        return len(order), [str(out / "selected.parquet")]
+    if out_format == "jsonl":
+        with atomic_open(out / "selected.jsonl") as fh:
+            for i in order:
+                rec = {"file": i[0], "line": i[1], "text": text[i], **({"target": target[i]} if i in target else {}),
+                       "score": wanted[i]}
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        return len(order), [str(out / "selected.jsonl")]
+    outputs = [str(out / "selected.txt")]
+    with atomic_open(out / "selected.txt") as fh:
+        fh.writelines(text[i] + "\n" for i in order)
+    if target:
+        with atomic_open(out / "selected.target.txt") as fh:
+            fh.writelines(target.get(i, "") + "\n" for i in order)
+        outputs.append(str(out / "selected.target.txt"))
+    return len(order), outputs
+
+
+def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, rule: dict,
+                    out_format: str | None = None) -> dict:
+    """Write the selected records (``idx``, best first) of a score run into ``out_dir``: in the pool's
+    own format (text in, text out; JSONL, TSV and CRLF byte for byte; Parquet or a save_to_disk folder
+    in, Parquet out with every column and a ``score``), or in ``out_format``."""
+    from .columnar import COLUMNAR, write_selected_rows
     from .corpus import write_selected_lines
     from .signature import signature_string
     out = Path(out_dir)
@@ -174,13 +238,24 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
         _remove([out / "scores.npy", out / "scores.tsv", out / "run.json"])
     ids = run.ids
     selected = {ids[i] for i in idx}
-    src_name, tgt_name = output_names(run.pool["files"], run.pool["target_files"])
-    n = write_selected_lines(out / src_name, run.pool["files"], selected)
-    outputs = [str(out / src_name)]
-    if tgt_name:  # the other side: the same line numbers in the aligned files
-        tmap = dict(zip(run.pool["files"], run.pool["target_files"]))
-        write_selected_lines(out / tgt_name, run.pool["target_files"], {(tmap[f], ln) for f, ln in selected})
-        outputs.append(str(out / tgt_name))
+    fmt = _pool_format(run.pool)
+    kind = "parquet" if fmt in COLUMNAR else ("jsonl" if fmt == "jsonl" else "text")
+    if out_format is not None and out_format not in OUT_FORMATS:
+        raise DomainsiftError(f"unknown --out-format '{out_format}' (one of: {', '.join(OUT_FORMATS)})")
+    if out_format not in (None, kind):
+        n, outputs = _write_converted(out, run, idx, out_format)
+    elif fmt in COLUMNAR:
+        n = write_selected_rows(out / "selected.parquet", run.pool["files"], fmt,
+                                {ids[i]: float(run.scores[i]) for i in idx})
+        outputs = [str(out / "selected.parquet")]
+    else:
+        src_name, tgt_name = output_names(run.pool["files"], run.pool["target_files"])
+        n = write_selected_lines(out / src_name, run.pool["files"], selected)
+        outputs = [str(out / src_name)]
+        if tgt_name:  # the other side: the same line numbers in the aligned files
+            tmap = dict(zip(run.pool["files"], run.pool["target_files"]))
+            write_selected_lines(out / tgt_name, run.pool["target_files"], {(tmap[f], ln) for f, ln in selected})
+            outputs.append(str(out / tgt_name))
     with atomic_open(out / "selected.ids.tsv") as fh:
         fh.write("file\tline\tscore\trank\n")
         for rank, i in enumerate(idx, 1):
@@ -193,7 +268,7 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
                  "min_selected_score": float(run.scores[idx].min()) if len(idx) else None}
     save_json(out / "selection.json", selection)
     sig = dict(run.signature)
-    sig["selection"] = rule
+    sig["selection"] = {**rule, **({"out_format": out_format} if out_format else {})}
     sig["signature"] = signature_string({**run.signature, **{f"select_{k}": v for k, v in rule.items()}})
     save_json(out / "signature.json", sig)
     return selection

@@ -120,8 +120,9 @@ def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.Pa
 
 def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
                top: int | None = None, fraction: float | None = None, threshold: float | None = None,
-               positive: bool = False) -> dict:
-    """Choose from saved scores and write the selected lines (no re-scoring).
+               positive: bool = False, out_format: str | None = None) -> dict:
+    """Choose from saved scores and write the selected lines (no re-scoring); ``out_format``
+    (text, jsonl, parquet) overrides writing them in the pool's own format.
 
     The pool files must be those that were scored (same size and SHA-256), or it is an error."""
     run = rundir.load_scores(score_dir)
@@ -132,4 +133,4 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
                  probabilistic=run.probabilistic)
     rule = {"top": top, "fraction": fraction, "threshold": threshold, "positive": positive or None}
     rule = {k: v for k, v in rule.items() if v is not None}
-    return rundir.write_selection(out_dir or score_dir, run, idx, rule)
+    return rundir.write_selection(out_dir or score_dir, run, idx, rule, out_format=out_format)
