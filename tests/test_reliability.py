@@ -337,3 +337,12 @@ def test_kills_at_random_moments_resume_to_the_same_bytes(command, data, capsys,
         monkeypatch.setattr(atomic.os, "replace", real)
         assert _run(argv, capsys)[0] == 0
         assert _outputs(run) == reference, f"killed at write {k}"
+
+
+def test_an_unusable_cache_is_one_line(data, capsys):
+    cache = data["tmp"] / "cache-is-a-file"
+    cache.write_text("not a folder\n")
+    rc, err = _run(["select", "--method", "cosine", "--cache", cache, "--in-domain", data["in"], "--pool",
+                    data["med"], "--top", "3", "--out", "run"], capsys)
+    assert rc == 2 and err.count("\n") == 0 and "Traceback" not in err and "cache-is-a-file" in err, err
+    assert not (data["tmp"] / "run" / "selected.txt").exists()
