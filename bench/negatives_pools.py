@@ -152,6 +152,13 @@ def report(targets: list[str]) -> None:
               "| pool | mean difference | pairs |", "|---|---|---|"]
     for p, v in summary.items():
         lines.append(f"| {p} | {np.mean(v):+.4f} | {len(v)} |")
+    every = shared_rows(CLASSIC)
+    if every:
+        means = {c: np.mean([r["precision"] for r in every if r["choice"] == c]) for c in CHOICES}
+        n = {c: len({r["seed"] for r in every if r["choice"] == c}) for c in CHOICES}
+        lines += ["", f"The shared pool on all five classic targets (bench/results/selection.json): cut 0.2 "
+                  f"{means['cut-0.2']:.4f} over seeds 0-{n['cut-0.2'] - 1}, random {means['random']:.4f} over seeds "
+                  f"0-{n['random'] - 1} ({means['random'] - means['cut-0.2']:+.4f})."]
     write_results("negatives_pools", {"pools": POOLS, "pool_seed": POOL_SEED, "choices": CHOICES, "rows": rows,
                                       "mean_difference": {p: float(np.mean(v)) for p, v in summary.items()}},
                   "\n".join(lines) + "\n")
