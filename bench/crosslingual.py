@@ -5,7 +5,8 @@ seven <D>.train.en (English, 35,000 lines, as in bench/selection.py); bitext for
 German–English train pairs of the six *other* domains (no parallel data of D). Select N = 5,000;
 precision = the share of selected lines from <D>.train.en.
 
-Rows: ``crosslingual`` (the adaptive layer + classifier, defaults), ``crosslingual-no-align`` (the
+Rows: ``crosslingual`` (the residual adaptive layer + classifier, the defaults), ``crosslingual-mlp``
+(the adaptive layer's output replacing the vector, as in paper 003), ``crosslingual-no-align`` (the
 same classifier in the raw encoder space), ``lstsq-cosine`` (a least-squares map from the German to
 the English vectors fitted on the same bitext, then Domain-Cosine: the reference measured before
 the method existed), and the monolingual English ``cosine`` and ``finetune`` rows of
@@ -28,7 +29,10 @@ from domainsift.corpus import read_corpus
 
 WORK = ROOT / "bench" / "work" / "crosslingual"
 N = 5000
-METHODS = {"crosslingual": {}, "crosslingual-no-align": {"align": False}, "lstsq-cosine": None}
+# every label pins what differs from the selector's defaults that matter here
+METHODS = {"crosslingual": {"align": True, "adapter": "residual"},
+           "crosslingual-mlp": {"align": True, "adapter": "mlp"},  # paper 003's layer: its output replaces the vector
+           "crosslingual-no-align": {"align": False}, "lstsq-cosine": None}
 
 
 def bitext(target: str) -> list:

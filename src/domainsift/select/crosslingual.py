@@ -53,6 +53,25 @@ def contrastive_loss(torch, za, zb, clusters, temperature: float):
                   + torch.nn.functional.cross_entropy(masked.T, target))
 
 
+class Adapter:
+    """The adaptive layer: a 2-layer feed-forward network (hidden 128). ``residual``: its output is
+    added to the input vector and its last layer starts at zero, so training starts from the encoder's
+    own space and learns a correction; otherwise its 128-d output replaces the vector (paper 003)."""
+
+    def __new__(cls, torch, dim: int, hidden: int, residual: bool = True):
+        class _Adapter(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = _mlp(torch, dim, hidden, dim if residual else hidden)
+                if residual:
+                    torch.nn.init.zeros_(self.net[2].weight)
+                    torch.nn.init.zeros_(self.net[2].bias)
+
+            def forward(self, x):
+                return x + self.net(x) if residual else self.net(x)
+        return _Adapter()
+
+
 class VectorClassifier:
     """A 2-layer feed-forward head over fixed vectors, in the shape :func:`train_classifier` trains."""
 
@@ -93,6 +112,9 @@ class CrosslingualSelector(BaseSelector):
               nargs=2, action="append"),
         Param("align", bool, True, "train the adaptive layer on the bitext (--no-align: the raw encoder space, "
               "paper 003's baseline)"),
+        Param("adapter", str, "residual", "the adaptive layer: 'residual' adds a 2-layer feed-forward correction to "
+              "the encoder's vector (starting at the identity), 'mlp' replaces it by the layer's output (paper 003)",
+              choices=("residual", "mlp")),
         Param("k", int, 5, "clusters of the bitext whose pairs are each other's negatives", check=at_least(1)),
         Param("hidden", int, 128, "hidden size of the adaptive layer and the classifier", check=at_least(1)),
         Param("temperature", float, 0.2, "temperature of the contrastive loss",
@@ -139,7 +161,7 @@ class CrosslingualSelector(BaseSelector):
         n_dev = max(1, int(round(0.1 * len(xa)))) if len(xa) >= 20 else 0
         dev, train = order[:n_dev], order[n_dev:]
         ta, tb, tc = (torch.as_tensor(v) for v in (xa, xb, clusters))
-        g = _mlp(torch, xa.shape[1], self.hidden, self.hidden)
+        g = Adapter(torch, xa.shape[1], self.hidden, residual=self.adapter == "residual")
         opt = torch.optim.Adam(g.parameters(), lr=self.align_lr)
         best, best_state, waited, self.align_losses_ = float("inf"), None, 0, []
         for _epoch in range(self.align_epochs):
