@@ -28,6 +28,13 @@ def _params(name, tiny_models, tmp_path_factory):
                     cache_dir=str(tmp_path_factory.mktemp("c")), progress=False)
     if name == "moore-lewis":
         return dict(order=1, progress=False)  # bag-of-words case: unigrams decide
+    if name == "crosslingual":  # one language on both sides of the bitext: the contract, not the transfer
+        d = tmp_path_factory.mktemp("bitext")
+        lines = make_sentences("med", 40, 20) + make_sentences("law", 40, 21) + make_sentences("it", 40, 22)
+        for side in ("a", "b"):
+            (d / f"bi.{side}").write_text("\n".join(lines) + "\n")
+        return dict(model="minilm", bitext=[(str(d / "bi.a"), str(d / "bi.b"))], align_epochs=3, epochs=10,
+                    cache_dir=str(tmp_path_factory.mktemp("c")), progress=False)
     return {}
 
 

@@ -2,10 +2,13 @@
 positive-unlabeled domain classifier.
 
 Positives are the in-domain sentences. The pool is unlabeled, so negatives are
-drawn from it: by default from the bottom 80% of the Domain-Cosine ranking
-(sentences unlikely to be in-domain; the paper's bottom two thirds is
-``neg_cut=PAPER_CUT``); ``negatives="random"`` samples the whole pool. Every
-epoch draws fresh negatives. The whole encoder is fine-tuned with a linear head
+drawn from it: by default uniformly from the whole pool (``negatives="random"``:
+positive-unlabeled learning, which keeps the order of p(in-domain | x));
+``negatives="preranked"`` draws them from below ``neg_cut`` in the Domain-Cosine
+ranking, as the paper does (its bottom two thirds is ``neg_cut=PAPER_CUT``).
+Random negatives measured better on three pools where the target is 2%, 14% and
+29% of the lines (bench/results/negatives_pools.md) and need no cosine pass over
+the pool. Every epoch draws fresh negatives. The whole encoder is fine-tuned with a linear head
 on the mean-pooled hidden states (:mod:`domainsift.train`). A held-out share of
 the positives and negatives gives the classifier's precision, recall and F1
 (the paper's Table 5). Scores are probabilities of being in-domain, so
@@ -28,7 +31,7 @@ log = logging.getLogger(__name__)
 
 # the paper's pre-ranking cut: negatives come from the bottom two thirds of the cosine ranking
 PAPER_CUT = 1 / 3
-# the default cut: negatives come from the bottom 80% (docs/experiments.md, bench/results/negatives_pools.md)
+# the cut of pre-ranked negatives (--negatives preranked): the bottom 80% (docs/experiments.md)
 DEFAULT_CUT = 0.2
 
 
@@ -87,12 +90,12 @@ class FinetuneSelector(BaseSelector):
         Param("lr", float, 2e-5, "encoder learning rate (AdamW; the paper's)", check=at_least(0)),
         Param("head_lr", float, 1e-3, "learning rate of the new linear head", check=at_least(0)),
         Param("batch_size", int, 16, "training batch size", check=at_least(1)),
-        Param("negatives", str, "preranked", "negatives from below --neg-cut in the cosine ranking, or random",
-              choices=("preranked", "random")),
+        Param("negatives", str, "random", "negatives drawn from the whole pool (random, the default) or from "
+              "below --neg-cut in the cosine ranking (preranked, the paper's)", choices=("preranked", "random")),
         Param("neg_ratio", float, 1.0, "negatives per positive in each epoch", check=lambda v: None if v > 0
               else f"must be positive, got {v}"),
-        Param("neg_cut", _share, DEFAULT_CUT, "pre-ranked negatives never come from the top C of the cosine "
-              "ranking (a decimal or a fraction; the paper's bottom two thirds is 1/3)", metavar="C",
+        Param("neg_cut", _share, DEFAULT_CUT, "with --negatives preranked: negatives never come from the top C of "
+              "the cosine ranking (a decimal or a fraction; the paper's bottom two thirds is 1/3)", metavar="C",
               check=in_range(0, 1, hi_open=True)),
         Param("bucket", int, 20, "batch sentences of similar length within windows of this many batches "
               "(0: plain random batches)", check=at_least(0)),
