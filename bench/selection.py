@@ -64,7 +64,7 @@ METHODS = {
     "finetune-5-epochs-batch-32": ("finetune", {**FT, **OLD, "epochs": 5, "neg_cut": PAPER_CUT}),
     "finetune-3-epochs": ("finetune", {**FT, **OLD, "epochs": 3, "neg_cut": PAPER_CUT}),
     "finetune-random-negatives": ("finetune", {**FT, **OLD, "epochs": 3, "negatives": "random"}),
-    # the ablation at the defaults' schedule (10 x 16): what random negatives do with the full training
+    # random negatives at the 10 x 16 schedule: the product's default since 0.2.0 (bench/negatives_pools.py)
     "finetune-defaults-random-negatives": ("finetune", {**FT, "negatives": "random"}),
     # the same parameters as 'finetune' (run before 0.2 became the default; the seed study pools them)
     "finetune-neg-cut-0.2": ("finetune", FT),
@@ -262,7 +262,9 @@ def report() -> None:
              "the command above is the last invocation; `python bench/selection.py --fresh` redoes them all. Rows "
              "whose run directories are not on this machine are carried from the previous results file as they were "
              f"measured ({sum(bool(r.get('carried')) for r in rows)} of {len(rows)} rows; bench/work is not versioned); "
-             "every label pins its full parameters (METHODS in bench/selection.py).", "",
+             "every label pins its full parameters (METHODS in bench/selection.py). The product's finetune "
+             "default since 0.2.0 is the row finetune-defaults-random-negatives; 'finetune' is pre-ranked "
+             "negatives with the cut 0.2 (`--negatives preranked`).", "",
              "| method | " + " | ".join(targets) + " | mean |", "|---|" + "---|" * (len(targets) + 1)]
     for m in methods:
         vals = [cell[(t, m)]["precision"] if (t, m) in cell else None for t in targets]
