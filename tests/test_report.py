@@ -102,3 +102,15 @@ def test_the_report_works_in_chromium(demo, tmp_path):
         assert [e for e in drv.get_log("browser") if e["level"] == "SEVERE"] == []
     finally:
         drv.quit()
+
+
+def test_report_renders_downstream_and_crossdomain(demo, tmp_path):
+    from domainsift.demo import demo_files
+    from domainsift.downstream import cross_domain, run_downstream
+    files = demo_files()
+    run_downstream([str(demo / "select" / "cosine")], files[0], [("all", files[1])], order=2, out_dir=tmp_path / "ds")
+    cross_domain([("medical", files[0]), ("legal", files[1])], [("medical", files[0]), ("legal", files[1])],
+                 order=2, out_dir=tmp_path / "cd", plot=False)
+    assert main(["-q", "report", str(tmp_path / "ds"), str(tmp_path / "cd"), "--out", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "Downstream: 2-gram LM perplexity" in page and "perplexity: LM of (row)" in page
