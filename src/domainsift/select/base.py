@@ -146,6 +146,22 @@ class BaseSelector:
         return in_domain, pool
 
 
+class EncoderSelector(BaseSelector):
+    """A selector over a transformers encoder named by its ``model`` parameter: the signature
+    names the model as it is displayed (all-MiniLM-L6-v2 for the packaged default)."""
+
+    @property
+    def model_name(self) -> str:
+        from ..embed import model_path
+        from ..embed.transformers import model_display_name
+        return model_display_name(model_path(self.model))
+
+    def signature_params(self) -> dict:
+        p = super().signature_params()
+        p["model"] = self.model_name
+        return p
+
+
 def check_n_against_pool(n_pool: int, top: int | None, fraction: float | None = None) -> None:
     """Reject N <= 0, N larger than the pool and a fraction outside (0, 1] (called before any
     scoring or writing, and by :func:`choose`)."""

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..corpus import as_corpus, read_parallel
 from ..errors import DomainsiftError
-from .base import CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, BaseSelector, Param, at_least, in_range
+from .base import CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -99,7 +99,7 @@ class VectorClassifier:
         return logits.double().sigmoid().numpy()
 
 
-class CrosslingualSelector(BaseSelector):
+class CrosslingualSelector(EncoderSelector):
     """Selects pool records in one language with a domain classifier trained in another."""
 
     name = "crosslingual"
@@ -129,15 +129,8 @@ class CrosslingualSelector(BaseSelector):
         MAX_LENGTH, SEED, DEVICE, CACHE_DIR, PROGRESS,
     )
 
-    @property
-    def model_name(self) -> str:
-        from ..embed import model_path
-        from ..embed.transformers import model_display_name
-        return model_display_name(model_path(self.model))
-
     def signature_params(self) -> dict:
         p = super().signature_params()
-        p["model"] = self.model_name
         p["bitext"] = [[os.path.realpath(a), os.path.realpath(b)] for a, b in self.bitext]
         return p
 

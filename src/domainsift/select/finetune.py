@@ -25,7 +25,7 @@ import numpy as np
 from ..embed import model_path
 from ..errors import DomainsiftError
 from ..evaluate import f1_score
-from .base import CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, BaseSelector, Param, at_least, in_range
+from .base import CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
     return {"precision": p, "recall": r, "f1": f1_score(p, r), "n": int(len(y_true))}
 
 
-class FinetuneSelector(BaseSelector):
+class FinetuneSelector(EncoderSelector):
     """Fine-tunes a transformers encoder + linear head to tell in-domain from the pool."""
 
     name = "finetune"
@@ -115,15 +115,6 @@ class FinetuneSelector(BaseSelector):
             raise DomainsiftError("finetune: the negatives' cut refines the pre-ranking: it needs "
                                   "negatives 'preranked'")
 
-    @property
-    def model_name(self) -> str:
-        from ..embed.transformers import model_display_name
-        return model_display_name(model_path(self.model))
-
-    def signature_params(self) -> dict:
-        p = super().signature_params()
-        p["model"] = self.model_name
-        return p
 
     def _ranking(self, in_domain, pool) -> np.ndarray:
         if self.negatives != "preranked":
