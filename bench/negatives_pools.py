@@ -43,7 +43,8 @@ POOLS = {"large": (2000, 800), "small": (200, 1600)}
 CHOICES = {"cut-0.2": {"negatives": "preranked", "neg_cut": 0.2},
            "random": {"negatives": "random"}}
 # the shared pool's rows of the same two choices, by bench/selection.py's labels
-SHARED_LABELS = {"cut-0.2": "finetune", "random": "finetune-defaults-random-negatives"}
+# (finetune and finetune-neg-cut-0.2 pin the same setting: bench/selection.py's seed study pools them)
+SHARED_LABELS = {"cut-0.2": ("finetune", "finetune-neg-cut-0.2"), "random": ("finetune-defaults-random-negatives",)}
 
 
 def build_pool(name: str, target: str) -> tuple[list[str], str, int]:
@@ -105,10 +106,12 @@ def shared_rows(targets: list[str]) -> list[dict]:
     path = RESULTS / "selection.json"
     if not path.exists():
         return []
-    out = []
+    out, seen = [], set()
     for r in json.loads(path.read_text())["rows"]:
-        for choice, label in SHARED_LABELS.items():
-            if r["target"] in targets and r.get("base_method", r["method"]) == label:
+        for choice, labels in SHARED_LABELS.items():
+            key = (choice, r["target"], r.get("seed", 0))
+            if r["target"] in targets and r.get("base_method", r["method"]) in labels and key not in seen:
+                seen.add(key)
                 out.append({"pool": "shared", "target": r["target"], "choice": choice, "seed": r.get("seed", 0),
                             "n_pool": 35000, "target_share": round(5000 / 35000, 4), "N": 5000,
                             "precision": r["precision"], "source": "bench/results/selection.json"})
