@@ -1,6 +1,7 @@
 """combine: standardisation, the weighted sum, errors before output, the CLI end to end."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -8,15 +9,17 @@ import pytest
 from domainsift.cli import main
 from domainsift.errors import DomainsiftError
 from domainsift.select.combine import combine_runs, standardise
-from domainsift.rundir import write_scores
+from domainsift.rundir import file_fingerprint, write_scores
 from domainsift.select.run import run_select
 
 
 def _run(path, scores, ids, probabilistic=False, method="m"):
     pool_file = path.parent / "pool.txt"
     pool_file.write_text("".join(f"line {i}\n" for i in range(1, 6)))
-    ids = [[str(pool_file), n] for _, n in ids]
-    pool = {"files": [str(pool_file)], "target_files": [], "n": len(ids), "ids": ids}
+    real = os.path.realpath(pool_file)
+    ids = [[real, n] for _, n in ids]
+    pool = {"files": [real], "target_files": [], "n": len(ids), "ids": ids,
+            "fingerprints": {real: file_fingerprint(real)}}
     write_scores(path, np.asarray(scores, dtype=np.float64), pool,
                     {"method": method, "probabilistic": probabilistic, "signature": f"{method}|v:0"})
     return path
