@@ -8,8 +8,8 @@ import pytest
 from conftest import make_sentences
 from domainsift.cli import main
 
-pa = pytest.importorskip("pyarrow")
-import pyarrow.parquet as pq  # noqa: E402
+import pyarrow as pa  # the 'io' extra, installed by make test
+import pyarrow.parquet as pq
 
 MED, LAW = make_sentences("med", 24, 1), make_sentences("law", 36, 2)
 POOL = MED[:12] + LAW[:18] + MED[12:] + LAW[18:]
