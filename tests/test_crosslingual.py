@@ -60,11 +60,11 @@ def _precision(bilingual, **kw):
 
 
 def test_alignment_carries_the_classifier_across_languages(bilingual):
-    aligned, sel, s = _precision(bilingual, seed=0)
-    raw, _, _ = _precision(bilingual, seed=0, align=False)
+    aligned, sel, s = _precision(bilingual, seed=0, align=True)
+    raw, _, _ = _precision(bilingual, seed=0)  # the default: no alignment
     assert aligned >= 0.9 and raw < 0.7 and aligned > raw
     assert ((s >= 0) & (s <= 1)).all() and s.dtype == np.float64
-    again, _, s2 = _precision(bilingual, seed=0)
+    again, _, s2 = _precision(bilingual, seed=0, align=True)
     np.testing.assert_array_equal(s, s2)  # seeded
     assert len(sel.cluster_sizes_) == 5 and sum(sel.cluster_sizes_) == 450
 
@@ -84,7 +84,8 @@ def test_cli_run_writes_the_alignment_picture_and_evaluates(bilingual, tmp_path)
     out = tmp_path / "run"
     assert main(["-q", "select", "--method", "crosslingual", "--model", bilingual["model"], "--cache", "",
                  "--in-domain", str(bilingual["in"]), "--pool", str(bilingual["pool"]),
-                 "--bitext", str(bilingual["bi_a"]), str(bilingual["bi_b"]), "--top", "30", "--out", str(out)]) == 0
+                 "--bitext", str(bilingual["bi_a"]), str(bilingual["bi_b"]), "--align", "--top", "30",
+                 "--out", str(out)]) == 0
     al = json.loads((out / "alignment.json").read_text())
     assert set(al) >= {"before", "after"} and len(al["after"]["a"]) == 450
     sig = json.loads((out / "signature.json").read_text())
@@ -110,7 +111,7 @@ def test_bad_bitext_is_one_line(case, msg, bilingual, tmp_path, capsys):
     elif case == "empty":
         a = tmp_path / "empty.a"
         a.write_text("")
-    argv = ["-q", "score", "--method", "crosslingual", "--model", bilingual["model"], "--cache", "",
+    argv = ["-q", "score", "--method", "crosslingual", "--align", "--model", bilingual["model"], "--cache", "",
             "--in-domain", str(bilingual["in"]), "--pool", str(bilingual["pool"]), "--out", str(tmp_path / "o")]
     if case != "no-bitext":
         argv += ["--bitext", str(a), str(b)]
