@@ -21,7 +21,8 @@ from domainsift.corpus import as_corpus
 from domainsift.errors import DomainsiftError
 from domainsift.select.base import BaseSelector
 from domainsift.select.cosine import CosineSelector
-from domainsift.select.finetune import DEFAULT_CUT, PAPER_CUT, prf  # noqa: F401  (PAPER_CUT: for callers)
+from domainsift.select.finetune import DEFAULT_CUT, PAPER_CUT, prf
+from domainsift.select.finetune import sample_negatives as product_sample_negatives  # noqa: F401  (PAPER_CUT: for callers)
 from domainsift.train import batches
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random
     ``index``: the scores rank a sample of the pool, and ``index[i]`` is the pool
     position of score ``i`` (the result is in pool positions either way).
     """
+    if hardness == 0 and index is None:  # the product's uniform draw (the same generator calls)
+        return product_sample_negatives(cosine_scores, n, how, rng, exclude, cut)
     if hardness < 0:
         raise DomainsiftError(f"negative hardness must be >= 0, got {hardness}")
     check_cut(cut)

@@ -33,35 +33,23 @@ class Parser(argparse.ArgumentParser):
 
 # ================================================================ shared options
 
-def positive_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {s}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {v}")
-    return v
+def _number(convert, ok, expect: str):
+    """An argparse type: ``convert`` the text, then ``ok(value)`` or a one-line error saying ``expect``."""
+    def parse(text: str):
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'an integer' if convert is int else 'a number'}: {text}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"must be {expect}, got {text}")
+        return v
+    parse.__name__ = convert.__name__
+    return parse
 
 
-def fraction(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {s}") from None
-    if not 0 < v <= 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {v}")
-    return v
-
-
-def finite(s: str) -> float:
-    import math
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {s}") from None
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {s}")
-    return v
+positive_int = _number(int, lambda v: v > 0, "a positive integer")
+fraction = _number(float, lambda v: 0 < v <= 1, "in (0, 1]")
+finite = _number(float, lambda v: v == v and abs(v) != float("inf"), "a finite number")
 
 
 def domain_name(path: str) -> str:
@@ -226,11 +214,11 @@ def selector_kwargs(args) -> dict:
     from .select import selector_class
     declared = {p.name: p for p in selector_class(args.method).params}
     kw = {}
-    given = {flag: getattr(args, by[next(iter(by))].dest) for flag, by in method_params().items()}
-    for flag, value in given.items():
+    for flag, by_method in method_params().items():
+        value = getattr(args, next(iter(by_method.values())).dest)
         if value is None:
             continue
-        p = method_params()[flag].get(args.method)
+        p = by_method.get(args.method)
         if p is None:
             log.warning("%s does not apply to method %s; ignored", flag, args.method)
             continue

@@ -55,23 +55,24 @@ def contrastive_loss(torch, za, zb, clusters, temperature: float):
                   + torch.nn.functional.cross_entropy(masked.T, target))
 
 
-class Adapter:
+def adapter(torch, dim: int, hidden: int, residual: bool = True):
     """The adaptive layer: a 2-layer feed-forward network (hidden 128). ``residual``: its output is
     added to the input vector and its last layer starts at zero, so training starts from the encoder's
     own space and learns a correction; otherwise its 128-d output replaces the vector (paper 003)."""
+    net = _mlp(torch, dim, hidden, dim if residual else hidden)
+    if not residual:
+        return net
+    torch.nn.init.zeros_(net[2].weight)
+    torch.nn.init.zeros_(net[2].bias)
 
-    def __new__(cls, torch, dim: int, hidden: int, residual: bool = True):
-        class _Adapter(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.net = _mlp(torch, dim, hidden, dim if residual else hidden)
-                if residual:
-                    torch.nn.init.zeros_(self.net[2].weight)
-                    torch.nn.init.zeros_(self.net[2].bias)
+    class Residual(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = net
 
-            def forward(self, x):
-                return x + self.net(x) if residual else self.net(x)
-        return _Adapter()
+        def forward(self, x):
+            return x + self.net(x)
+    return Residual()
 
 
 class VectorClassifier:
@@ -157,7 +158,7 @@ class CrosslingualSelector(EncoderSelector):
         n_dev = max(1, int(round(0.1 * len(xa)))) if len(xa) >= 20 else 0
         dev, train = order[:n_dev], order[n_dev:]
         ta, tb, tc = (torch.as_tensor(v) for v in (xa, xb, clusters))
-        g = Adapter(torch, xa.shape[1], self.hidden, residual=self.adapter == "residual")
+        g = adapter(torch, xa.shape[1], self.hidden, residual=self.adapter == "residual")
         opt = torch.optim.Adam(g.parameters(), lr=self.align_lr)
         best, best_state, waited, self.align_losses_ = float("inf"), None, 0, []
         for _epoch in range(self.align_epochs):
