@@ -22,9 +22,9 @@ def easy_case():
 def _params(name, tiny_models, tmp_path_factory):
     # the real default encoder: a tiny random model has no notion of similarity to rank by
     if name == "cosine":
-        return dict(embedder="minilm", cache_dir=str(tmp_path_factory.mktemp("c")), progress=False)
+        return dict(embedder="minilm", cache_dir=str(tmp_path_factory.mktemp("c")), progress=False, backend="torch")
     if name == "finetune":
-        return dict(model="minilm", epochs=3, batch_size=8, holdout=0.0,
+        return dict(model="minilm", epochs=3, batch_size=8, holdout=0.0, backend="torch",
                     cache_dir=str(tmp_path_factory.mktemp("c")), progress=False)
     if name == "moore-lewis":
         return dict(order=1, progress=False)  # bag-of-words case: unigrams decide
@@ -34,8 +34,27 @@ def _params(name, tiny_models, tmp_path_factory):
         for side in ("a", "b"):
             (d / f"bi.{side}").write_text("\n".join(lines) + "\n")
         return dict(model="minilm", bitext=[(str(d / "bi.a"), str(d / "bi.b"))], align_epochs=3, epochs=10,
+                    backend="torch",
                     cache_dir=str(tmp_path_factory.mktemp("c")), progress=False)
     return {}
+
+
+@pytest.mark.parametrize("name", ["cosine", "finetune"])
+def test_int8_backend_ranks_as_fp32(name, easy_case, tiny_models, tmp_path_factory):
+    """The default backend (ONNX Runtime, int8 weights) against PyTorch fp32: the same ranking on
+    the easy case and nearly the same scores (the contract test runs fp32, batch-independent)."""
+    in_domain, pool, is_in = easy_case
+    params = _params(name, tiny_models, tmp_path_factory)
+    fp32 = get_selector(name, seed=1, **params).fit(in_domain, pool).score(pool)
+    params["backend"] = "onnx-int8"
+    sel = get_selector(name, seed=1, **params)
+    int8 = sel.fit(in_domain, pool).score(pool)
+    assert sel.signature_params()["backend"] == "onnx-int8"
+    top = np.argsort(-int8, kind="stable")[: is_in.sum()]
+    assert is_in[top].all()
+    assert np.corrcoef(int8, fp32)[0, 1] > 0.98
+    # deterministic: the same input gives the same scores
+    np.testing.assert_array_equal(sel.score(pool), int8)
 
 
 @pytest.mark.parametrize("name", sorted(SELECTORS))

@@ -67,14 +67,16 @@ class EncoderClassifier:
     probabilities through :meth:`predict` (the encoding path of plain embedding, plus the head)."""
 
     def __init__(self, model_path: str, max_length: int = 128, device: str | None = None,
-                 score_batch_size: int = 128):
+                 score_batch_size: int = 128, backend: str = "torch"):
         from .embed.transformers import _torch, load_tokenizer_and_model, resolve_device
         self.torch = _torch()
         self.device = resolve_device(device)
         self.tokenizer, self.encoder = load_tokenizer_and_model(model_path)
         self.max_length = max_length
         self.score_batch_size = score_batch_size
+        self.backend = backend  # how predict() runs the trained encoder (an ONNX backend exports it once)
         self.head = None
+        self._scorer = None
 
     def new_head(self) -> None:
         """A fresh linear head (initialised from torch's current random state)."""
@@ -91,12 +93,14 @@ class EncoderClassifier:
     def train(self, flag: bool = True) -> None:
         self.encoder.train(flag)
         self.head.train(flag)
+        if flag:
+            self._scorer = None  # the weights will change: a scorer exported before is stale
 
-    def embedder(self, batch_size: int | None = None, progress: bool = False):
+    def embedder(self, batch_size: int | None = None, progress: bool = False, backend: str = "torch"):
         from .embed.transformers import TransformersEmbedder
         return TransformersEmbedder.from_loaded(self.tokenizer, self.encoder, self.device,
                                                 batch_size=batch_size or self.score_batch_size,
-                                                max_length=self.max_length, progress=progress)
+                                                max_length=self.max_length, progress=progress, backend=backend)
 
     def forward(self, texts: Sequence[str]):
         return self.head(self.embedder().pool(texts)).squeeze(-1)
@@ -104,7 +108,10 @@ class EncoderClassifier:
     def predict(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """Probability of the positive class, float64 (in float32, confident lines near 1.0 tie)."""
         self.train(False)
-        logits = self.embedder(progress=progress and len(texts) >= 1000).encode(list(texts), head=self.head)
+        if self._scorer is None:
+            self._scorer = self.embedder(backend=self.backend)
+        self._scorer.progress = progress and len(texts) >= 1000
+        logits = self._scorer.encode(list(texts), head=self.head)
         return self.torch.from_numpy(logits).sigmoid().numpy()
 
     # ------------------------------------------------------------------ checkpoint
@@ -126,9 +133,10 @@ class EncoderClassifier:
 
     @classmethod
     def load(cls, path: str | os.PathLike, max_length: int = 128, device: str | None = None,
-             score_batch_size: int = 128) -> tuple["EncoderClassifier", dict]:
+             score_batch_size: int = 128, backend: str = "torch") -> tuple["EncoderClassifier", dict]:
         path = Path(path)
-        clf = cls(str(path), max_length=max_length, device=device, score_batch_size=score_batch_size)
+        clf = cls(str(path), max_length=max_length, device=device, score_batch_size=score_batch_size,
+                  backend=backend)
         clf.new_head()
         clf.head.load_state_dict(clf.torch.load(path / "head.pt", map_location="cpu", weights_only=True))
         clf.train(False)

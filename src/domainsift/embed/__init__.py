@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -60,9 +61,9 @@ def model_path(name: str) -> str:
 
 
 def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1,
-                 max_length: int = 128, batch_size: int = 64, device: str | None = None,
+                 max_length: int = 128, batch_size: int = 32, device: str | None = None,
                  progress: bool = True, cache_dir: str | None = None, dim: int | None = None,
-                 normalize: bool | None = None):
+                 normalize: bool | None = None, backend: str = "onnx-int8", export_dir: str | None = None):
     """Build an embedder by name (see the module docstring).
 
     ``cache_dir`` wraps a transformers encoder in a :class:`CachedEmbedder`; the fitted
@@ -74,7 +75,8 @@ def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1
         return getattr(importlib.import_module(module), cls)(**{size_kw: dim or size, "seed": seed})
     from .transformers import TransformersEmbedder
     emb = TransformersEmbedder(model_path(name), layer=layer, max_length=max_length, batch_size=batch_size,
-                               device=device, progress=progress, normalize=normalize)
+                               device=device, progress=progress, normalize=normalize, backend=backend,
+                               export_dir=export_dir or (str(Path(cache_dir) / "onnx") if cache_dir else None))
     if cache_dir:
         return CachedEmbedder(emb, cache_dir, progress=progress)
     return emb
@@ -87,20 +89,23 @@ class EmbedConfig:
     embedder: str = DEFAULT_EMBEDDER
     layer: int = -1
     max_length: int = 128
-    batch_size: int = 64
+    batch_size: int = 32
     device: str | None = None
     seed: int = 0
     cache_dir: str | None = None  # None: the default cache; "" : no cache
     progress: bool = True
     normalize: bool | None = None  # None: as the model's own sentence-transformers config says
+    backend: str = "onnx-int8"  # transformers encoders: onnx-int8, onnx (fp32) or torch (fp32)
     fit_sample: int = 200_000  # fitted baselines: fit on at most this many texts (a seeded sample)
 
     def build(self, fit_on: Sequence[str] | None = None):
         """The embedder, fitted on ``fit_on`` (or a seeded sample of it) when it needs fitting,
         behind the disk cache when it has a cache key."""
+        cache = default_cache_dir() if self.cache_dir is None else self.cache_dir
         emb = get_embedder(self.embedder, seed=self.seed, layer=self.layer, max_length=self.max_length,
                            batch_size=self.batch_size, device=self.device, progress=self.progress,
-                           normalize=self.normalize)
+                           normalize=self.normalize, backend=self.backend,
+                           export_dir=str(Path(cache) / "onnx") if cache else None)
         if getattr(emb, "needs_fit", False):
             if fit_on is None:
                 from ..errors import DomainsiftError
@@ -111,7 +116,6 @@ class EmbedConfig:
                 keep = np.sort(np.random.default_rng(self.seed).choice(len(texts), self.fit_sample, replace=False))
                 texts = [texts[i] for i in keep]
             emb.fit(texts)
-        cache = default_cache_dir() if self.cache_dir is None else self.cache_dir
         if cache and hasattr(emb, "cache_key"):
             return CachedEmbedder(emb, cache, progress=self.progress)
         return emb
@@ -122,7 +126,9 @@ class EmbedConfig:
             inner = getattr(embedder, "embedder", embedder)
             params.update(layer=self.layer, pool="mean", max_length=self.max_length,
                           normalize=bool(getattr(inner, "normalize", False)),
-                          model_fingerprint=getattr(inner, "fingerprint", None))
+                          model_fingerprint=getattr(inner, "fingerprint", None),
+                          backend=getattr(inner, "effective_backend", self.backend),
+                          batch_size=self.batch_size)  # int8 activations are quantised per batch
         return params
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..corpus import as_corpus
-from .base import CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, BaseSelector, Param, at_least
+from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, BaseSelector, Param, at_least
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -25,8 +25,9 @@ class CosineSelector(BaseSelector):
     params = (
         Param("embedder", str, "minilm", "encoder: minilm (default), tfidf, word2vec, lda, random, or a "
               "Hugging Face name or local path", option="--model"),
-        Param("batch_size", int, 64, "sentences per encoding batch", check=at_least(1), signature=False),
-        MAX_LENGTH, SEED, DEVICE, CACHE_DIR, PROGRESS,
+        Param("batch_size", int, 32, "sentences per encoding batch (batches are sorted by token count)",
+              check=at_least(1)),
+        MAX_LENGTH, BACKEND, SEED, DEVICE, CACHE_DIR, PROGRESS,
     )
 
     def _encoder(self, fit_on=None):
@@ -35,7 +36,8 @@ class CosineSelector(BaseSelector):
                 from ..embed import EmbedConfig
                 self._enc = EmbedConfig(embedder=self.embedder, batch_size=self.batch_size,
                                         max_length=self.max_length, device=self.device, seed=self.seed,
-                                        cache_dir=self.cache_dir, progress=self.progress).build(fit_on)
+                                        cache_dir=self.cache_dir, progress=self.progress,
+                                        backend=self.backend).build(fit_on)
             else:
                 self._enc = self.embedder
         return self._enc

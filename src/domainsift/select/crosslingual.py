@@ -30,7 +30,7 @@ import numpy as np
 
 from ..corpus import as_corpus, read_parallel
 from ..errors import DomainsiftError
-from .base import CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
+from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -130,7 +130,7 @@ class CrosslingualSelector(EncoderSelector):
         Param("epochs", int, 20, "epochs of the domain classifier", check=at_least(1)),
         Param("neg_share", float, 0.25, "negatives: this share of the bitext's in-domain-language side least "
               "similar to the in-domain mean", check=in_range(0, 1)),
-        MAX_LENGTH, SEED, DEVICE, CACHE_DIR, PROGRESS,
+        MAX_LENGTH, BACKEND, SEED, DEVICE, CACHE_DIR, PROGRESS,
     )
 
     def signature_params(self) -> dict:
@@ -142,7 +142,8 @@ class CrosslingualSelector(EncoderSelector):
         if not hasattr(self, "_enc"):
             from ..embed import EmbedConfig
             self._enc = EmbedConfig(embedder=self.model, max_length=self.max_length, device=self.device,
-                                    seed=self.seed, cache_dir=self.cache_dir, progress=self.progress).build()
+                                    seed=self.seed, cache_dir=self.cache_dir, progress=self.progress,
+                                    backend=self.backend).build()
         return np.asarray(self._enc.encode(list(texts)), dtype=np.float32)
 
     # ------------------------------------------------------------------ alignment

@@ -25,7 +25,7 @@ import numpy as np
 from ..embed import model_path
 from ..errors import DomainsiftError
 from ..evaluate import f1_score
-from .base import CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
+from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class FinetuneSelector(EncoderSelector):
               check=in_range(0, 1, hi_open=True)),
         Param("warmup", float, 0.1, "share of steps with a linear learning-rate warm-up",
               check=in_range(0, 1)),
-        MAX_LENGTH,
+        MAX_LENGTH, BACKEND,
         Param("score_batch_size", int, 128, "sentences per batch when scoring", check=at_least(1),
               signature=False),
         SEED, DEVICE, CACHE_DIR, PROGRESS,
@@ -121,7 +121,7 @@ class FinetuneSelector(EncoderSelector):
             return np.zeros(len(pool))
         from .cosine import CosineSelector
         cos = CosineSelector(embedder=self.model, max_length=self.max_length, device=self.device,
-                             cache_dir=self.cache_dir, progress=self.progress)
+                             cache_dir=self.cache_dir, progress=self.progress, backend=self.backend)
         return cos.fit(in_domain, pool).score(pool)
 
     def fit(self, in_domain, pool=None) -> "FinetuneSelector":
@@ -159,7 +159,7 @@ class FinetuneSelector(EncoderSelector):
             return train_pos + [texts[i] for i in negs], labels
 
         self.classifier_ = EncoderClassifier(model_path(self.model), self.max_length, self.device,
-                                             self.score_batch_size)
+                                             self.score_batch_size, self.backend)
         cfg = TrainConfig(epochs=self.epochs, lr=self.lr, head_lr=self.head_lr, batch_size=self.batch_size,
                           bucket=self.bucket, warmup=self.warmup, seed=self.seed, progress=self.progress)
         steps = int(np.ceil((len(train_pos) + n_train_neg) / self.batch_size))
@@ -179,7 +179,8 @@ class FinetuneSelector(EncoderSelector):
     def load_state(self, path) -> "FinetuneSelector":
         """Load a model saved by :meth:`save_state` instead of fitting."""
         from ..train import EncoderClassifier
-        self.classifier_, state = EncoderClassifier.load(path, self.max_length, self.device, self.score_batch_size)
+        self.classifier_, state = EncoderClassifier.load(path, self.max_length, self.device, self.score_batch_size,
+                                                         self.backend)
         for k, v in state.items():
             setattr(self, k, v)
         return self
