@@ -69,7 +69,7 @@ def run(target: str, label: str, pool, seed: int) -> dict:
     t0 = time.time()
     if METHODS[label] is None:
         scores = lstsq_cosine(target, pool, seed)
-        write_scores(run_dir, scores, pool_manifest(pool), make_signature("lstsq-cosine", model="all-MiniLM-L6-v2",
+        write_scores(run_dir, scores, *_ids_first(pool_manifest(pool)), make_signature("lstsq-cosine", model="all-MiniLM-L6-v2",
                                                                           seed=seed, bitext=bitext(target)))
         sig = {}
     else:
@@ -93,6 +93,12 @@ def monolingual(targets: list) -> dict:
         if r["method"] in ("cosine", "finetune") and r["target"] in targets:
             out[(r["target"], f"{r['method']} (English in-domain set)")] = r["precision"]
     return out
+
+
+def _ids_first(manifest_and_ids):
+    """write_scores takes the ids before the manifest that pool_manifest returns first."""
+    manifest, ids = manifest_and_ids
+    return ids, manifest
 
 
 def main() -> None:

@@ -51,12 +51,17 @@ N = 5000
 # Every row pins all of its parameters: the product's finetune defaults (0.2.0) written out, and each
 # variant as a change to them. Options that left the product run through the benchmark's own
 # finetune-experimental (bench/finetune_experimental.py), which trains exactly as finetune at these settings.
+# Rows before 0.3.0 ran the encoder in PyTorch fp32 (backend torch), pinned here; 0.3.0's default backend is
+# onnx-int8 (ONNX Runtime, int8 weights), measured under its own labels.
 FT = {"epochs": 10, "lr": 2e-5, "head_lr": 1e-3, "batch_size": 16, "negatives": "preranked", "neg_ratio": 1.0,
-      "neg_cut": 0.2, "bucket": 20, "holdout": 0.1, "warmup": 0.1, "max_length": 128}
+      "neg_cut": 0.2, "bucket": 20, "holdout": 0.1, "warmup": 0.1, "max_length": 128, "backend": "torch"}
 OLD = {"bucket": 0, "batch_size": 32}  # plain random batches of 32, before length bucketing
 XP = "finetune-experimental"
 METHODS = {
-    "cosine": ("cosine", {"embedder": "minilm", "max_length": 128}),
+    "cosine": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "torch"}),
+    # the 0.3.0 default backend: ONNX Runtime, int8 weights, batches of 32 sorted by token count
+    "cosine-onnx-int8": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "onnx-int8", "batch_size": 32}),
+    "finetune-onnx-int8": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8"}),
     "finetune": ("finetune", FT),
     # the paper's setting: pre-ranked negatives from the bottom two thirds (the default until 2026-11-21)
     "finetune-paper-cut": ("finetune", {**FT, "neg_cut": PAPER_CUT}),
@@ -109,10 +114,16 @@ def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     logw = np.array([dsir.importance_estimator(dsir.featurizer(t)) for t in pool.texts], dtype=np.float64)
     gumbel = np.random.default_rng(seed).gumbel(size=len(logw))
     scores = logw + gumbel
-    write_scores(out_dir, scores, pool_manifest(pool),
+    write_scores(out_dir, scores, *_ids_first(pool_manifest(pool)),
                  make_signature("dsir", model="hashed-ngram (data-selection)", seed=seed, probabilistic=False))
     shutil.rmtree(cache, ignore_errors=True)
     return time.time() - t0
+
+
+def _ids_first(manifest_and_ids):
+    """write_scores takes the ids before the manifest that pool_manifest returns first."""
+    manifest, ids = manifest_and_ids
+    return ids, manifest
 
 
 def main() -> None:

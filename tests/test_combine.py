@@ -17,10 +17,9 @@ def _run(path, scores, ids, probabilistic=False, method="m"):
     pool_file = path.parent / "pool.txt"
     pool_file.write_text("".join(f"line {i}\n" for i in range(1, 6)))
     real = os.path.realpath(pool_file)
-    ids = [[real, n] for _, n in ids]
-    pool = {"files": [real], "target_files": [], "n": len(ids), "ids": ids,
-            "fingerprints": {real: file_fingerprint(real)}}
-    write_scores(path, np.asarray(scores, dtype=np.float64), pool,
+    ids = np.array([[0, n] for _, n in ids], dtype=np.int64)
+    pool = {"files": [real], "target_files": [], "n": len(ids), "fingerprints": {real: file_fingerprint(real)}}
+    write_scores(path, np.asarray(scores, dtype=np.float64), ids, pool,
                     {"method": method, "probabilistic": probabilistic, "signature": f"{method}|v:0"})
     return path
 
@@ -49,7 +48,7 @@ def test_combine_weighted_sum_and_select(tmp_path):
     np.testing.assert_allclose(got, za + 2 * zb)
     assert sig["method"] == "combine" and sig["combined"] == "a+b" and sig["weights"] == "1,2"
     assert [m["dir"] for m in sig["members"]] == [str(a), str(b)]
-    assert [n for _, n in json.loads((tmp_path / "c" / "pool.json").read_text())["ids"]] == [1, 2, 3, 4]
+    assert np.load(tmp_path / "c" / "ids.npy")[:, 1].tolist() == [1, 2, 3, 4]
     sel = run_select(tmp_path / "c", tmp_path / "c", top=1)
     assert sel["n_selected"] == 1
     best = (tmp_path / "c" / "selected.ids.tsv").read_text().splitlines()[1].split("\t")[:2]

@@ -57,8 +57,9 @@ def test_the_same_selection_from_text_parquet_shards_and_a_saved_dataset(stores)
         assert results[kind][2]["n_gold"] == 60 and results[kind][2]["recall"] == pytest.approx(0.2)
     # the same records, by position in the pool
     def positions(kind):  # a record's place in the whole pool, whatever its file
-        pool = json.loads((stores["dir"] / f"run-{kind}" / "pool.json").read_text())
-        where = {(f, str(n)): k for k, (f, n) in enumerate(pool["ids"])}
+        run = stores["dir"] / f"run-{kind}"
+        files = json.loads((run / "pool.json").read_text())["files"]
+        where = {(files[f], str(n)): k for k, (f, n) in enumerate(np.load(run / "ids.npy").tolist())}
         return sorted(where[(f, n)] for f, n in results[kind][1])
     assert positions("parquet") == positions("text") == positions("hf")
     assert all(p < 12 or 30 <= p < 42 for p in positions("text"))  # the medical lines

@@ -158,7 +158,7 @@ def test_score_signature_has_no_timing_and_the_run_json_has(tmp_path):
 
 # the fingerprint of every default (selectors' declared parameters, embedding configuration) per version:
 # a default that changes without a new version fails here
-DEFAULTS_BY_VERSION = {"0.2.0": "9630e5697b8c4972"}
+DEFAULTS_BY_VERSION = {"0.2.0": "9630e5697b8c4972", "0.3.0": "5d8c5f7f3089b6f3"}
 
 
 def test_the_version_changes_when_a_default_changes():
@@ -363,6 +363,7 @@ def test_selectors_take_records_with_ids_and_both_sides(tmp_path):
 
     class Spy(BaseSelector):
         name = "spy"
+        needs_pool = True
 
         def fit(self, in_domain, pool=None):
             seen["pool"] = pool
@@ -374,12 +375,18 @@ def test_selectors_take_records_with_ids_and_both_sides(tmp_path):
 
     en = _write(tmp_path / "p.en", ["a b", "c d", "e f"])
     de = _write(tmp_path / "p.de", ["A B", "C D", "E F"])
-    from domainsift.select.run import score_resumable
-    pool = read_parallel(en, de)
-    score_resumable(Spy(), read_corpus([en]), pool, tmp_path / "state", chunk_size=2)
-    assert seen["pool"].targets == ["A B", "C D", "E F"]
-    assert [c.ids for c in seen["chunks"]] == [[(str(en), 1), (str(en), 2)], [(str(en), 3)]]
-    assert seen["chunks"][1].targets == ["E F"]
+    from domainsift.engine import score_shards
+    from domainsift.select.run import _fit
+    from domainsift.source import MemorySource, PoolSource
+    # the same records reach the selector from a pool in memory and from a pool read as a stream
+    for k, source in enumerate([MemorySource(read_parallel(en, de)), PoolSource.open([en], [de])]):
+        seen.clear()
+        sel = Spy()
+        _fit(sel, read_corpus([en]), source, tmp_path / f"model{k}", fit_sample=100, seed=0)
+        score_shards(sel, source, tmp_path / f"state{k}", shard_size=2)
+        assert seen["pool"].targets == ["A B", "C D", "E F"]
+        assert [c.ids for c in seen["chunks"]] == [[(str(en), 1), (str(en), 2)], [(str(en), 3)]]
+        assert seen["chunks"][1].targets == ["E F"]
 
 
 def test_reselection_refuses_a_pool_file_that_changed(selection_run, capsys):

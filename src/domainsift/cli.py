@@ -200,6 +200,19 @@ def add_method_opts(p) -> None:
         g.add_argument(flag, dest=first.dest, type=_cli_type(first), default=None, metavar=first.metavar,
                        choices=first.choices, help=helps.replace("%", "%%"))
     add_reader_opts(p)
+    from .engine import DEFAULT_SHARD_SIZE
+    g = p.add_argument_group("how the pool is scored")
+    g.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="local (default): shards one after another in this process; ray: shards scored by "
+                        "Ray actors (pip install 'domainsift[ray]')")
+    g.add_argument("--workers", type=positive_int, default=None,
+                   help="--engine ray: number of actors (default: one per CPU of the cluster)")
+    g.add_argument("--address", default=None,
+                   help="--engine ray: a running cluster's address (e.g. ray://head:10001 or auto; default: "
+                        "start a local one)")
+    g.add_argument("--shard-size", type=positive_int, default=DEFAULT_SHARD_SIZE,
+                   help="records per shard: the unit of memory, of resuming and of work sent to a worker "
+                        f"(default {DEFAULT_SHARD_SIZE})")
 
 
 def _cli_type(param):
@@ -234,24 +247,17 @@ def selector_kwargs(args) -> dict:
 
 
 def read_inputs(args):
-    from .corpus import concat, expand_paths, read_columns_parallel, read_corpus, read_parallel
+    """The in-domain set (in memory) and the pool (a stream, read shard by shard)."""
+    from .corpus import read_corpus
+    from .source import PoolSource
     if not args.method:
         raise DomainsiftError("--method is required (or --from-scores DIR)")
     if not args.in_domain or not args.pool:
         raise DomainsiftError("--in-domain and --pool are required")
     kw = reader_kwargs(args)
     in_domain = read_corpus(args.in_domain, **kw)
-    if args.field_target:
-        if args.pool_target:
-            raise DomainsiftError("give the other side either as --field-target (columnar pools) or --pool-target")
-        pool = read_columns_parallel(args.pool, args.field, args.field_target, args.format)
-    elif args.pool_target:
-        sources, targets = expand_paths(args.pool), expand_paths(args.pool_target)
-        if len(sources) != len(targets):
-            raise DomainsiftError(f"{len(sources)} --pool files but {len(targets)} --pool-target files")
-        pool = concat([read_parallel(s, t, **kw) for s, t in zip(sources, targets)])
-    else:
-        pool = read_corpus(args.pool, **kw)
+    pool = PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw)
+    len(pool)  # one pass: counts the records and finds bad input before any work
     return in_domain, pool
 
 
@@ -269,7 +275,8 @@ def _score(args, check=None) -> dict:
     t0 = time.time()
     sig = run_score(args.method, in_domain, pool, args.out, params, seed=args.seed,
                     reader={"format": args.format, "column": args.column, "field": args.field,
-                            **({"field_target": args.field_target} if args.field_target else {})})
+                            **({"field_target": args.field_target} if args.field_target else {})},
+                    shard_size=args.shard_size, engine=args.engine, workers=args.workers, address=args.address)
     print(f"scored {sig['n_pool']} pool lines with {sig['method']} in {time.time() - t0:.1f} s -> {args.out}")
     if sig.get("classifier_holdout"):
         m = sig["classifier_holdout"]
@@ -323,9 +330,9 @@ def cmd_combine(args) -> int:
     if _rules(args, positive=False) > 1:
         raise DomainsiftError("give at most one of --top, --fraction, --threshold")
     t0 = time.time()
-    scores, pool, sig = combine_scores(args.score_dirs, weights=args.weights, how=args.how, out_dir=args.out)
+    scores, ids, pool, sig = combine_scores(args.score_dirs, weights=args.weights, how=args.how, out_dir=args.out)
     check_n_against_pool(len(scores), args.top, args.fraction)  # before anything is written
-    rundir.write_scores(args.out, scores, pool, sig)
+    rundir.write_scores(args.out, scores, ids, pool, sig)
     print(f"combined {len(args.score_dirs)} runs ({sig['combined']}, {args.how}) over {sig['n_pool']} pool lines "
           f"-> {args.out}")
     print(f"signature: {sig['signature']}")

@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from .errors import DomainsiftError
-from .rundir import read_pool, read_selected_ids, resolve, verify_inputs, write_eval
+from .rundir import read_ids, read_pool, read_selected_ids, resolve, verify_inputs, write_eval
 
 
 def f1_score(precision: float, recall: float) -> float:
@@ -34,8 +36,9 @@ def precision_recall(selected: Iterable[tuple[str, int]], gold: Iterable[tuple[s
             "n_selected": len(sel), "n_gold": len(gold_set), "n_correct": hit}
 
 
-def gold_ids(pool: dict, gold_files: Sequence[str | os.PathLike]) -> list[tuple[str, int]]:
-    """The pool's records that came from ``gold_files`` (either side of a parallel pool)."""
+def gold_ids(pool: dict, gold_files: Sequence[str | os.PathLike], ids) -> list[tuple[str, int]]:
+    """The pool's records (``ids``: ids.npy's array) that came from ``gold_files`` (either side of a
+    parallel pool)."""
     files = [resolve(f) for f in pool["files"]]
     by_target = {resolve(t): f for f, t in zip(files, [resolve(t) for t in pool.get("target_files") or []])}
     wanted = set()
@@ -49,7 +52,10 @@ def gold_ids(pool: dict, gold_files: Sequence[str | os.PathLike]) -> list[tuple[
         else:
             raise DomainsiftError(f"{g}: not one of the pool's files ({', '.join(pool['files'])}); "
                                   "--gold names the pool file(s) whose every record is in-domain")
-    return [(f, int(n)) for f, n in pool["ids"] if resolve(f) in wanted]
+    keep = [k for k, f in enumerate(pool["files"]) if resolve(f) in wanted]
+    ids = np.asarray(ids)
+    rows = ids[np.isin(ids[:, 0], keep)]
+    return [(pool["files"][int(k)], int(n)) for k, n in rows]
 
 
 def evaluate_run(run_dir: str | os.PathLike, gold_files: Sequence[str | os.PathLike]) -> dict:
@@ -58,7 +64,7 @@ def evaluate_run(run_dir: str | os.PathLike, gold_files: Sequence[str | os.PathL
         raise DomainsiftError("give at least one --gold file")
     pool = read_pool(run_dir)
     verify_inputs(pool, run_dir)
-    gold = gold_ids(pool, gold_files)
+    gold = gold_ids(pool, gold_files, read_ids(run_dir, pool))
     result = precision_recall(read_selected_ids(run_dir), gold)
     result["gold"] = [resolve(g) for g in gold_files]
     write_eval(run_dir, result)

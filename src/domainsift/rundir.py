@@ -3,9 +3,11 @@
 A *score directory* (``domainsift score``, ``combine``):
 
 - ``scores.npy``      float64 scores (n,), in pool order;
+- ``ids.npy``         int64 (n, 2): every record's id, as its file's position in ``pool.json``'s
+                      ``files`` and its 1-based line (or row);
 - ``scores.tsv``      ``file<TAB>line<TAB>score`` for every pool record;
 - ``pool.json``       the pool: resolved file paths (and the other side's for a parallel pool),
-                      how they were read, every record's id, and each file's size and SHA-256;
+                      how they were read, the number of records, and each file's size and SHA-256;
 - ``signature.json``  what determines the scores (method, parameters, model, seed, inputs, version);
 - ``run.json``        what varies from run to run (timings).
 
@@ -29,11 +31,11 @@ from typing import Sequence
 
 import numpy as np
 
-from ._atomic import atomic_open, save_json, save_npy
+from ._atomic import atomic_open, save_json
 from .corpus import Corpus, file_suffix
 from .errors import DomainsiftError
 
-SCORE_FILES = ("scores.npy", "pool.json", "signature.json")
+SCORE_FILES = ("scores.npy", "ids.npy", "pool.json", "signature.json")
 # outputs computed from a directory's scores: stale once the scores are rewritten
 DERIVED = ("selected.ids.tsv", "selection.json", "eval.json")
 # every name a score or selection run writes or replaces in its directory
@@ -53,32 +55,45 @@ def file_fingerprint(path: str | os.PathLike) -> dict:
     return {"size": os.path.getsize(path), "sha256": h.hexdigest()}
 
 
-def pool_manifest(pool: Corpus, reader: dict | None = None) -> dict:
-    """The pool as ``pool.json`` records it: resolved paths, reader, ids and file fingerprints."""
-    real = {f: resolve(f) for f in list(pool.files) + list(pool.target_files)}
+def source_manifest(files: Sequence[str], target_files: Sequence[str], n: int, reader: dict | None = None) -> dict:
+    """The pool as ``pool.json`` records it: resolved paths, reader, size and file fingerprints."""
+    real = {f: resolve(f) for f in list(files) + list(target_files)}
     for f in real.values():
         if "\t" in f or "\n" in f or "\r" in f:
             raise DomainsiftError(f"{f!r}: a file name with a tab or line break cannot be recorded in "
                                   "scores.tsv and selected.ids.tsv; rename the file")
-    files = [real[f] for f in pool.files]
-    targets = [real[f] for f in pool.target_files]
     fingerprints = {real[f]: file_fingerprint(f) for f in real if os.path.isfile(f)}
-    return {"files": files, "target_files": targets, "n": len(pool), "reader": dict(reader or {}),
-            "ids": [[real.get(f, f), n] for f, n in pool.ids], "fingerprints": fingerprints}
+    return {"files": [real[f] for f in files], "target_files": [real[f] for f in target_files], "n": int(n),
+            "reader": dict(reader or {}), "fingerprints": fingerprints}
+
+
+def pool_manifest(pool: Corpus, reader: dict | None = None) -> tuple[dict, np.ndarray]:
+    """``pool.json``'s content and the ids array of a pool held in memory."""
+    files = list(dict.fromkeys(list(pool.files) + [f for f, _ in pool.ids]))
+    index = {f: k for k, f in enumerate(files)}
+    ids = np.array([[index[f], n] for f, n in pool.ids], dtype=np.int64).reshape(-1, 2)
+    return source_manifest(files, pool.target_files, len(pool), reader), ids
 
 
 @dataclass
 class ScoreRun:
-    """What a score directory holds."""
+    """What a score directory holds (``scores`` and ``id_array`` memory-mapped)."""
 
     dir: Path
     scores: np.ndarray
     pool: dict
     signature: dict
+    id_array: np.ndarray
+
+    def id_at(self, i: int) -> tuple[str, int]:
+        k, line = self.id_array[int(i)]
+        return self.pool["files"][int(k)], int(line)
 
     @property
     def ids(self) -> list[tuple[str, int]]:
-        return [(f, int(n)) for f, n in self.pool["ids"]]
+        """Every record's (file, line): a list for the whole pool; prefer :meth:`id_at`."""
+        files = self.pool["files"]
+        return [(files[int(k)], int(n)) for k, n in self.id_array]
 
     @property
     def probabilistic(self) -> bool:
@@ -97,41 +112,91 @@ def _derived_files(out: Path) -> list[Path]:
     return [out / n for n in DERIVED] + [p for p in out.glob("selected.*") if p.is_file()]
 
 
-def write_scores(out_dir: str | os.PathLike, scores: np.ndarray, pool: dict, sig: dict,
+def _stream_npy(path: Path, parts: Sequence[np.ndarray], shape: tuple, dtype) -> None:
+    """Write ``parts`` (arrays stacked along axis 0) into one .npy file, part by part."""
+    from numpy.lib.format import open_memmap
+    from ._atomic import atomic_path
+    with atomic_path(path) as tmp:
+        arr = open_memmap(tmp, mode="w+", dtype=dtype, shape=shape)
+        at = 0
+        for p in parts:
+            arr[at:at + len(p)] = p
+            at += len(p)
+        arr.flush()
+        del arr
+
+
+def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
                  timings: dict | None = None) -> None:
-    """Write a score directory (see the module docstring); ``signature.json`` comes last."""
+    """Write a score directory (see the module docstring); ``signature.json`` comes last.
+
+    ``scores`` and ``ids`` are arrays, or lists of per-shard arrays (written shard by shard, so
+    memory stays bounded by a shard)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.shape != (len(pool["ids"]),):
-        raise RuntimeError(f"{len(scores)} scores for {len(pool['ids'])} pool records")
+    s_parts = scores if isinstance(scores, list) else [np.asarray(scores, dtype=np.float64)]
+    i_parts = ids if isinstance(ids, list) else [np.asarray(ids, dtype=np.int64).reshape(-1, 2)]
+    n = sum(len(p) for p in s_parts)
+    if n != pool["n"] or sum(len(p) for p in i_parts) != n:
+        raise RuntimeError(f"{n} scores and {sum(len(p) for p in i_parts)} ids for {pool['n']} pool records")
     _remove([out / "signature.json", out / "alignment.json", out / "alignment.png"] + _derived_files(out))
-    save_npy(out / "scores.npy", scores)
+    _stream_npy(out / "scores.npy", s_parts, (n,), np.float64)
+    _stream_npy(out / "ids.npy", i_parts, (n, 2), np.int64)
+    files = pool["files"]
     with atomic_open(out / "scores.tsv") as fh:
         fh.write("file\tline\tscore\n")
-        for (f, line), s in zip(pool["ids"], scores):
-            fh.write(f"{f}\t{line}\t{float(s)!r}\n")  # exact: re-read, it orders as scores.npy does
+        for sp, ip in zip(s_parts, i_parts):
+            # exact scores: re-read, they order as scores.npy does
+            fh.writelines(f"{files[k]}\t{line}\t{float(v)!r}\n" for (k, line), v in zip(ip.tolist(), sp.tolist()))
     save_json(out / "pool.json", pool)
     save_json(out / "run.json", {"timings": timings or {}})
     save_json(out / "signature.json", sig)
+
+
+def _legacy_ids(pool: dict) -> np.ndarray:
+    """ids.npy's array from an earlier version's ``pool.json`` (which listed every id)."""
+    index = {f: k for k, f in enumerate(pool["files"])}
+    return np.array([[index.get(f, -1), n] for f, n in pool["ids"]], dtype=np.int64).reshape(-1, 2)
+
+
+def read_ids(run_dir: str | os.PathLike, pool: dict | None = None) -> np.ndarray:
+    """A run directory's ids (n, 2): file index into ``pool.json``'s files, line."""
+    d = Path(run_dir)
+    pool = pool if pool is not None else read_pool(d)
+    if (d / "ids.npy").exists():
+        return np.load(d / "ids.npy", mmap_mode="r")
+    if "ids" in pool:
+        return _legacy_ids(pool)
+    raise DomainsiftError(f"{d}: no ids.npy; not a complete domainsift run directory")
 
 
 def load_scores(score_dir: str | os.PathLike) -> ScoreRun:
     """Read a score directory; a missing file or scores that do not match the pool is an error."""
     d = Path(score_dir)
     for name in SCORE_FILES:
+        if name == "ids.npy" and (d / "pool.json").exists() and "ids" in _read_json(d / "pool.json", d):
+            continue  # an earlier version's run: the ids are in pool.json
         if not (d / name).exists():
             raise DomainsiftError(f"{d}: not a score directory (no {name}); run 'domainsift score' first")
     try:
-        scores = np.load(d / "scores.npy")
-        pool = json.loads((d / "pool.json").read_text(encoding="utf-8"))
-        sig = json.loads((d / "signature.json").read_text(encoding="utf-8"))
+        scores = np.load(d / "scores.npy", mmap_mode="r")
+        pool = _read_json(d / "pool.json", d)
+        sig = _read_json(d / "signature.json", d)
+        ids = read_ids(d, pool)
     except (OSError, ValueError) as exc:
         raise DomainsiftError(f"{d}: unreadable score directory: {exc}") from None
-    if scores.shape != (len(pool.get("ids", [])),):
-        raise DomainsiftError(f"{d}: {scores.shape[0] if scores.ndim else 0} scores for "
-                              f"{len(pool.get('ids', []))} pool records")
-    return ScoreRun(d, scores, pool, sig)
+    n = pool.get("n", len(pool.get("ids", [])))
+    if scores.shape != (n,) or ids.shape != (n, 2):
+        raise DomainsiftError(f"{d}: {scores.shape[0] if scores.ndim else 0} scores and {len(ids)} ids for "
+                              f"{n} pool records")
+    return ScoreRun(d, scores, pool, sig, ids)
+
+
+def _read_json(path: Path, d: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DomainsiftError(f"{d}: unreadable score directory: {exc}") from None
 
 
 def verify_inputs(run: ScoreRun | dict, where: str | os.PathLike | None = None) -> None:
@@ -176,7 +241,7 @@ def _write_converted(out: Path, run: ScoreRun, idx: np.ndarray, out_format: str)
     from .corpus import iter_texts, read_columns_parallel
     reader = run.pool.get("reader") or {}
     fmt = _pool_format(run.pool)
-    wanted = {run.ids[i]: float(run.scores[i]) for i in idx}
+    wanted = {run.id_at(i): float(run.scores[i]) for i in idx}
     text, target = {}, {}
     if reader.get("field_target"):
         c = read_columns_parallel(run.pool["files"], reader.get("field", "text"), reader["field_target"], fmt)
@@ -193,7 +258,7 @@ def _write_converted(out: Path, run: ScoreRun, idx: np.ndarray, out_format: str)
             for n, t in iter_texts(g, reader.get("format"), reader.get("column", 0), reader.get("field", "text")):
                 if (f, n) in wanted:
                     target[(f, n)] = t
-    order = [i for i in run.ids if i in wanted]  # pool order, as the in-kind outputs
+    order = [run.id_at(i) for i in np.sort(np.asarray(idx, dtype=np.int64))]  # pool order, as the in-kind outputs
     if out_format == "parquet":
         from .columnar import _pa
         from ._atomic import atomic_path
@@ -236,8 +301,8 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
     _remove(_derived_files(out))
     if not same:  # not a score directory of its own: no scores from an earlier run stay beside it
         _remove([out / "scores.npy", out / "scores.tsv", out / "run.json"])
-    ids = run.ids
-    selected = {ids[i] for i in idx}
+    chosen = [run.id_at(i) for i in idx]
+    selected = set(chosen)
     fmt = _pool_format(run.pool)
     kind = "parquet" if fmt in COLUMNAR else ("jsonl" if fmt == "jsonl" else "text")
     if out_format is not None and out_format not in OUT_FORMATS:
@@ -246,7 +311,7 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
         n, outputs = _write_converted(out, run, idx, out_format)
     elif fmt in COLUMNAR:
         n = write_selected_rows(out / "selected.parquet", run.pool["files"], fmt,
-                                {ids[i]: float(run.scores[i]) for i in idx})
+                                {c: float(run.scores[i]) for c, i in zip(chosen, idx)})
         outputs = [str(out / "selected.parquet")]
     else:
         src_name, tgt_name = output_names(run.pool["files"], run.pool["target_files"])
@@ -258,10 +323,10 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
             outputs.append(str(out / tgt_name))
     with atomic_open(out / "selected.ids.tsv") as fh:
         fh.write("file\tline\tscore\trank\n")
-        for rank, i in enumerate(idx, 1):
-            f, ln = ids[i]
+        for rank, (i, (f, ln)) in enumerate(zip(idx, chosen), 1):
             fh.write(f"{f}\t{ln}\t{float(run.scores[i])!r}\t{rank}\n")
     if not same:  # a selection elsewhere carries its pool, so evaluate and downstream read it alone
+        _stream_npy(out / "ids.npy", [run.id_array], run.id_array.shape, np.int64)
         save_json(out / "pool.json", run.pool)
     selection = {"n_selected": int(n), "n_pool": int(len(run.scores)), "rule": rule, "outputs": outputs,
                  "score_dir": resolve(run.dir),

@@ -80,8 +80,10 @@ def _export(model, tokenizer, layer: int, path: Path) -> None:
     try:
         with warnings.catch_warnings(), torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
             warnings.simplefilter("ignore")
+            # the TorchScript exporter (dynamo=False where torch offers both: the dynamo one needs onnxscript)
+            legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
             torch.onnx.export(Wrapped(model), args, buf, input_names=names, output_names=["hidden"],
-                              dynamic_axes=axes, opset_version=17, dynamo=False)
+                              dynamic_axes=axes, opset_version=17, **legacy)
     except Exception as exc:  # the exporter raises many kinds; all mean the same to a user
         raise DomainsiftError(f"cannot export {type(model).__name__} to ONNX ({str(exc).splitlines()[0][:200]}); "
                               "use --backend torch") from None

@@ -139,6 +139,16 @@ class BaseSelector:
     def signature_params(self) -> dict:
         return {p.name: getattr(self, p.name) for p in self.params if p.signature}
 
+    def param_values(self) -> dict:
+        """Every declared parameter's value: what builds an equal selector elsewhere (a Ray worker)."""
+        return {p.name: getattr(self, p.name) for p in self.params}
+
+    @property
+    def fit_uses_pool(self) -> bool:
+        """Whether :meth:`fit` reads the pool (the engine then gives it the pool, or a seeded sample
+        of a very large one); a selector that fits on the in-domain set alone gets ``None``."""
+        return self.needs_pool
+
     def _fit_input(self, in_domain, pool) -> tuple[Corpus, Corpus | None]:
         in_domain = as_corpus(in_domain)
         pool = as_corpus(pool) if pool is not None else None

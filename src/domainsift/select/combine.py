@@ -60,14 +60,15 @@ def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.Path
     Every run must have scored the same pool (the same files and line ids, in the
     same order). Everything is checked before anything is written. Returns the signature.
     """
-    scores, pool, sig = combine_scores(score_dirs, weights, how, out_dir=out_dir)
-    rundir.write_scores(Path(out_dir), scores, pool, sig)
+    scores, ids, pool, sig = combine_scores(score_dirs, weights, how, out_dir=out_dir)
+    rundir.write_scores(Path(out_dir), scores, ids, pool, sig)
     return sig
 
 
 def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[float] | None = None,
                    how: str = "zscore", out_dir: str | os.PathLike | None = None):
-    """The combined scores, the common pool (as in pool.json) and the signature; writes nothing.
+    """The combined scores, the common ids and pool (as in ids.npy and pool.json) and the signature;
+    writes nothing.
 
     ``out_dir``, where the caller will write them, must not be one of the runs."""
     dirs = [Path(d) for d in score_dirs]
@@ -87,7 +88,7 @@ def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[fl
     total = np.zeros(len(runs[0].scores), dtype=np.float64)
     members = []
     for d, run, wi in zip(dirs, runs, w):
-        if run.pool["ids"] != pool0["ids"]:
+        if run.pool["files"] != pool0["files"] or not np.array_equal(run.id_array, runs[0].id_array):
             raise DomainsiftError(f"{d}: scored a different pool than {dirs[0]} "
                                   f"({run.pool['n']} lines of {', '.join(run.pool['files'])} vs. "
                                   f"{pool0['n']} lines of {', '.join(pool0['files'])})")
@@ -98,4 +99,4 @@ def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[fl
     sig = make_signature("combine", model=None, seed=None, how=how, combined=name,
                          weights=",".join(f"{x:g}" for x in w), members=members, pool=pool0["files"],
                          pool_target=pool0.get("target_files") or None, n_pool=len(total), probabilistic=False)
-    return total, pool0, sig
+    return total, np.asarray(runs[0].id_array), pool0, sig

@@ -49,6 +49,26 @@ class CosineSelector(BaseSelector):
     def _embed(self, texts) -> np.ndarray:
         return np.asarray(self._encoder().encode(list(texts)), dtype=np.float32)
 
+    @property
+    def fit_uses_pool(self) -> bool:
+        """A corpus-fitted embedder (tf-idf, word2vec, LDA) learns its space from the pool."""
+        from ..embed import EMBEDDERS
+        if not isinstance(self.embedder, str) or self.embedder not in EMBEDDERS:
+            return False
+        from ..embed import get_embedder
+        return bool(getattr(get_embedder(self.embedder), "needs_fit", False))
+
+    def fitted_state(self) -> dict:
+        """What a copy needs to score as this one does: the centroid, and a corpus-fitted
+        embedder's fitted state (a transformers encoder is loaded again by the copy)."""
+        return {"centroid": self.centroid_, "embedder": self._enc if self.fit_uses_pool else None}
+
+    def set_fitted(self, state: dict) -> "CosineSelector":
+        self.centroid_ = np.asarray(state["centroid"])
+        if state.get("embedder") is not None:
+            self._enc = state["embedder"]
+        return self
+
     def fit(self, in_domain, pool=None) -> "CosineSelector":
         in_domain, pool = self._fit_input(in_domain, pool)
         self._encoder(fit_on=(pool or in_domain).texts)

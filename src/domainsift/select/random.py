@@ -20,4 +20,17 @@ class RandomSelector(BaseSelector):
         return self
 
     def score(self, records) -> np.ndarray:
-        return np.random.default_rng(self.seed).random(len(as_corpus(records)))
+        return self.score_at(records, 0)
+
+    def score_at(self, records, start: int) -> np.ndarray:
+        """The scores of records at pool positions ``start``, ``start + 1``, ...: the same stream as
+        scoring the whole pool at once (each draw takes one step of the generator), so a pool
+        scored shard by shard gets the same scores."""
+        bits = np.random.PCG64(np.random.SeedSequence(self.seed)).advance(int(start))
+        return np.random.Generator(bits).random(len(as_corpus(records)))
+
+    def fitted_state(self) -> dict:
+        return {}
+
+    def set_fitted(self, state: dict) -> "RandomSelector":
+        return self

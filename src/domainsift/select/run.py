@@ -6,7 +6,8 @@ saved scores, with no re-scoring. Scoring is resumable: the pool is scored in
 chunks kept under ``DIR/.resume/`` (with the fitted model, for selectors that
 can save one), so a killed run, started again with the same inputs and
 parameters, neither refits nor rescores what it had finished. The folder is
-removed when the run completes.
+removed when the run completes. The pool is read as a stream
+(:mod:`domainsift.source`) and scored shard by shard (:mod:`domainsift.engine`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import numpy as np
 
 from .. import rundir
 from ..corpus import Corpus
+from ..engine import DEFAULT_SHARD_SIZE, ENGINES, assemble, score_shards
+from ..errors import DomainsiftError
 from ..safety import check_distinct_inputs, refuse_overwriting_inputs
 from ..signature import make_signature
 from . import get_selector
@@ -33,85 +36,95 @@ log = logging.getLogger(__name__)
 RESUME_DIR = ".resume"
 
 
-def _fingerprint(method: str, params: dict, in_domain: Corpus, pool: Corpus) -> str:
-    """Identifies a scoring job: method, parameters, in-domain texts, pool ids and texts."""
+FIT_SAMPLE = 200_000  # a selector that fits on the pool sees at most this many records (a seeded sample)
+
+
+def _fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, extra: dict) -> str:
+    """Identifies a scoring job: method, parameters, in-domain texts, the pool's files (paths,
+    reader, sizes and SHA-256) and how it is sharded."""
     h = hashlib.sha256()
     keep = {k: repr(v) for k, v in sorted(params.items()) if k not in ("progress", "cache_dir")}
-    h.update(json.dumps([method, keep], sort_keys=True).encode())
-    def put(s: str) -> None:  # length-prefixed: texts may hold NUL
-        b = s.encode("utf-8")
+    h.update(json.dumps([method, keep, extra, {k: manifest[k] for k in ("files", "target_files", "n", "reader",
+                                                                       "fingerprints")}],
+                        sort_keys=True, default=repr).encode())
+    for t in in_domain.texts:  # length-prefixed: texts may hold NUL
+        b = t.encode("utf-8")
         h.update(len(b).to_bytes(8, "little") + b)
-    for t in in_domain.texts:
-        put(t)
-    h.update(b"\x01")
-    for (f, n), t in zip(pool.ids, pool.texts):
-        put(f"{rundir.resolve(f)}:{n}")
-        put(t)
     return h.hexdigest()[:24]
 
 
-def score_resumable(selector, in_domain: Corpus, pool: Corpus, state: Path, chunk_size: int = 8192,
-                    progress: bool = False) -> np.ndarray:
-    """Fit (or load the saved fit) and score the pool chunk by chunk, keeping each finished chunk."""
-    model_dir = state / "model"
+def _fit(selector, in_domain: Corpus, source, model_dir: Path, fit_sample: int, seed: int) -> dict:
+    """Fit (or load the fit a killed run saved); a selector that fits on the pool sees all of it, or a
+    seeded sample of ``fit_sample`` records of a larger pool. Returns what the signature records."""
     if hasattr(selector, "load_state") and model_dir.exists():  # save_state renames a finished folder
         log.info("resuming: loading the fitted %s model from %s", selector.name, model_dir)
         selector.load_state(model_dir)
-    else:
-        selector.fit(in_domain, pool)
-        if hasattr(selector, "save_state"):
-            selector.save_state(model_dir)
-    if not getattr(selector, "per_sentence", True):  # e.g. a random stream: score in one go
-        return np.asarray(selector.score(pool), dtype=np.float64)
-    parts = []
-    from tqdm.auto import tqdm
-    starts = range(0, len(pool), chunk_size)
-    for i, start in enumerate(tqdm(starts, desc="score chunks", disable=not progress or len(starts) < 2,
-                                   leave=False)):
-        path = state / f"scores-{i:06d}.npy"
-        if path.exists():
-            parts.append(np.load(path))
-            continue
-        part = np.asarray(selector.score(pool[start:start + chunk_size]), dtype=np.float64)
-        from .._atomic import save_npy
-        save_npy(path, part)
-        parts.append(part)
-    return np.concatenate(parts) if parts else np.zeros(0)
+        return {}
+    note = {}
+    fit_pool = None
+    if selector.fit_uses_pool:
+        n = len(source)
+        if n <= fit_sample:
+            fit_pool = source.corpus()
+        else:
+            keep = np.sort(np.random.default_rng(seed).choice(n, size=fit_sample, replace=False))
+            fit_pool = source.take(keep)
+            note = {"fit_sample": fit_sample}
+    selector.fit(in_domain, fit_pool)
+    del fit_pool
+    if hasattr(selector, "save_state"):
+        selector.save_state(model_dir)
+    return note
 
 
-def run_score(method: str, in_domain: Corpus, pool: Corpus, out_dir: str | os.PathLike,
+def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
               params: dict | None = None, seed: int = 0, reader: dict | None = None,
-              chunk_size: int = 8192) -> dict:
-    """Fit ``method`` on the in-domain set and the pool, score the pool, write the run directory.
+              shard_size: int = DEFAULT_SHARD_SIZE, engine: str = "local", workers: int | None = None,
+              address: str | None = None, fit_sample: int = FIT_SAMPLE, on_shard=None) -> dict:
+    """Fit ``method`` on the in-domain set (and the pool), score the pool, write the run directory.
 
-    ``reader`` (format, column, field) records how the files were read. Returns the signature;
-    the wall time is in ``DIR/run.json``. A killed run resumes from its finished chunks.
+    ``pool``: a :class:`~domainsift.source.PoolSource` (read as a stream, shard by shard) or a
+    :class:`Corpus` in memory. ``reader`` (format, column, field) records how the files were read.
+    ``engine``: ``local`` or ``ray`` (``workers``, ``address``). Returns the signature; the wall
+    time is in ``DIR/run.json``. A killed run resumes: it loads the saved fit and scores only
+    the shards without a completion marker (under ``DIR/.resume/``).
     """
+    from ..source import MemorySource, PoolSource
+    source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
     params = dict(params or {})
     params.setdefault("seed", seed)
     t0 = time.time()
     selector = get_selector(method, **params)  # bad parameters fail here, before any work
-    check_distinct_inputs(list(pool.files) + list(pool.target_files), "the pool")
-    refuse_overwriting_inputs(list(in_domain.files) + list(pool.files) + list(pool.target_files), out_dir,
-                              rundir.OUTPUTS)
-    state = Path(out_dir) / RESUME_DIR / _fingerprint(method, params, in_domain, pool)
-    scores = score_resumable(selector, in_domain, pool, state, chunk_size,
-                             progress=bool(params.get("progress")))
-    if scores.shape != (len(pool),):
-        raise RuntimeError(f"{method} returned scores of shape {scores.shape} for {len(pool)} lines")
-    manifest = rundir.pool_manifest(pool, reader)
+    if engine not in ENGINES:
+        raise DomainsiftError(f"unknown engine '{engine}' (choose from {', '.join(ENGINES)})")
+    real_files = [f for f in list(source.files) + list(source.target_files) if os.path.exists(f)]
+    check_distinct_inputs(real_files, "the pool")
+    refuse_overwriting_inputs(list(in_domain.files) + real_files, out_dir, rundir.OUTPUTS)
+    manifest = rundir.source_manifest(source.files, source.target_files, len(source), reader)
+    if manifest["n"] == 0:
+        raise DomainsiftError("the pool is empty")
+    state = Path(out_dir) / RESUME_DIR / _fingerprint(method, params, in_domain, manifest,
+                                                      {"shard_size": shard_size, "fit_sample": fit_sample})
+    fit_note = _fit(selector, in_domain, source, state / "model", fit_sample, params["seed"])
+    n_shards = score_shards(selector, source, state, shard_size, progress=bool(params.get("progress")),
+                            engine=engine, workers=workers, address=address, model_dir=state / "model",
+                            on_shard=on_shard)
+    scores, ids = assemble(state, n_shards)
     sp = selector.signature_params()
     model = sp.pop("model", None) or sp.pop("embedder", None) or getattr(selector, "model_name", None)
     sp.pop("seed", None)
     in_files = [rundir.resolve(f) for f in in_domain.files]
-    sig = make_signature(method, model=model, seed=params["seed"], **sp, in_domain=in_files,
+    sig = make_signature(method, model=model, seed=params["seed"], **sp, **fit_note, in_domain=in_files,
                          n_in_domain=len(in_domain), pool=manifest["files"],
-                         pool_target=manifest["target_files"] or None, n_pool=len(pool),
+                         pool_target=manifest["target_files"] or None, n_pool=manifest["n"],
                          probabilistic=bool(selector.probabilistic))
     metrics = getattr(selector, "holdout_metrics_", None)
     if metrics is not None:
         sig["classifier_holdout"] = metrics
-    rundir.write_scores(out_dir, scores, manifest, sig, timings={"score_seconds": round(time.time() - t0, 1)})
+    rundir.write_scores(out_dir, scores, ids, manifest, sig,
+                        timings={"score_seconds": round(time.time() - t0, 1), "engine": engine,
+                                 "shards": n_shards})
+    del scores, ids
     if hasattr(selector, "write_artifacts"):  # e.g. the cross-lingual alignment picture
         selector.write_artifacts(out_dir)
     shutil.rmtree(Path(out_dir) / RESUME_DIR, ignore_errors=True)

@@ -1,0 +1,206 @@
+"""The scoring engine: the pool read as a stream in shards, completion markers, real kills
+(SIGKILL) resumed to byte-identical outputs, and Ray actors scoring as the local engine does."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import make_sentences
+from domainsift.cli import main
+from domainsift.corpus import read_corpus, read_parallel
+from domainsift.engine import finished_shards
+from domainsift.select.run import run_score
+from domainsift.source import MemorySource, PoolSource
+
+
+def _write(path: Path, lines) -> str:
+    path.write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    med = make_sentences("med", 23, 1)
+    law = make_sentences("law", 19, 2)
+    med.insert(5, "")  # an empty line: no record, but it keeps its line number
+    return {"med": _write(tmp_path / "med.txt", med), "law": _write(tmp_path / "law.txt", law),
+            "in": _write(tmp_path / "in.txt", make_sentences("med", 6, 3)), "tmp": tmp_path}
+
+
+def _outputs(d: Path) -> dict:
+    return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*"))
+            if p.is_file() and p.name != "run.json"}
+
+
+# ------------------------------------------------------------------ the stream
+
+def test_a_stream_gives_the_records_a_corpus_holds(data, tmp_path):
+    files = [data["med"], data["law"]]
+    source = PoolSource.open(files)
+    whole = read_corpus(files)
+    assert len(source) == len(whole) == 42
+    got = [(c.texts, c.ids) for _, c, _, _ in source.shards(8)]
+    assert [t for texts, _ in got for t in texts] == whole.texts
+    assert [i for _, ids in got for i in ids] == whole.ids
+    # shards marked done are read past, not built
+    assert [k for k, *_ in source.shards(8, done={0, 2, 3})] == [1, 4, 5]
+    # a parallel pool: the pair is skipped when either side is empty, as read_parallel does
+    de = _write(tmp_path / "med.de", [f"DE {i}" if i != 7 else "" for i in range(24)])
+    par = PoolSource.open([data["med"]], [de])
+    ref = read_parallel(data["med"], de)
+    c = par.corpus()
+    assert c.texts == ref.texts and c.targets == ref.targets and c.ids == ref.ids
+    assert par.take(np.array([0, 3])).targets == [ref.targets[0], ref.targets[3]]
+
+
+def test_a_stream_and_a_corpus_in_memory_score_alike(data):
+    files = [data["med"], data["law"]]
+    ind = read_corpus([data["in"]])
+    run_score("cosine", ind, PoolSource.open(files), data["tmp"] / "stream", {"embedder": "tfidf", "progress": False},
+              shard_size=5)
+    run_score("cosine", ind, read_corpus(files), data["tmp"] / "memory", {"embedder": "tfidf", "progress": False},
+              shard_size=5)
+    run_score("cosine", ind, PoolSource.open(files), data["tmp"] / "one", {"embedder": "tfidf", "progress": False},
+              shard_size=1000)
+    for name in ("scores.npy", "ids.npy", "scores.tsv", "pool.json"):
+        assert (data["tmp"] / "stream" / name).read_bytes() == (data["tmp"] / "memory" / name).read_bytes(), name
+    # other shard sizes: the same scores up to the last bits of a matrix product
+    np.testing.assert_allclose(np.load(data["tmp"] / "one" / "scores.npy"),
+                               np.load(data["tmp"] / "stream" / "scores.npy"), rtol=0, atol=1e-12)
+    ids = np.load(data["tmp"] / "stream" / "ids.npy")
+    assert ids.dtype == np.int64 and ids.shape == (42, 2) and 6 not in ids[ids[:, 0] == 0, 1]  # line 6 is empty
+
+
+def test_random_scores_do_not_depend_on_the_shards(data):
+    ind, files = read_corpus([data["in"]]), [data["med"], data["law"]]
+    run_score("random", ind, PoolSource.open(files), data["tmp"] / "a", {"seed": 4}, shard_size=3)
+    run_score("random", ind, PoolSource.open(files), data["tmp"] / "b", {"seed": 4}, shard_size=100)
+    a, b = np.load(data["tmp"] / "a" / "scores.npy"), np.load(data["tmp"] / "b" / "scores.npy")
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, np.random.default_rng(4).random(42))
+
+
+def test_a_large_pool_is_fitted_on_a_seeded_sample(data):
+    """A selector that fits on the pool sees at most fit_sample records of it, and says so."""
+    seen = []
+    from domainsift.select.moore_lewis import MooreLewisSelector
+    real_fit = MooreLewisSelector.fit
+
+    def spy(self, in_domain, pool=None):
+        seen.append(list(pool.ids))
+        return real_fit(self, in_domain, pool)
+
+    MooreLewisSelector.fit = spy
+    try:
+        sig = run_score("moore-lewis", read_corpus([data["in"]]), PoolSource.open([data["med"], data["law"]]),
+                        data["tmp"] / "r", {"order": 1}, fit_sample=10, shard_size=8)
+    finally:
+        MooreLewisSelector.fit = real_fit
+    assert len(seen[0]) == 10 and len(set(seen[0])) == 10 and sig["fit_sample"] == 10
+    assert np.load(data["tmp"] / "r" / "scores.npy").shape == (42,)
+
+
+# ------------------------------------------------------------------ kills
+
+KILLER = r"""
+import os, signal, sys
+import domainsift.engine as engine
+import domainsift.rundir as rundir
+where, k = sys.argv[1], int(sys.argv[2])
+count = {"n": 0}
+def hit():
+    count["n"] += 1
+    if count["n"] == k:
+        os.kill(os.getpid(), signal.SIGKILL)
+if where == "shard":
+    real = engine._write_shard
+    def write(*a, **kw):
+        real(*a, **kw)
+        hit()
+    engine._write_shard = write
+else:  # while the run directory is being assembled
+    real = rundir._stream_npy
+    def stream(*a, **kw):
+        hit()
+        return real(*a, **kw)
+    rundir._stream_npy = stream
+from domainsift.cli import main
+sys.exit(main(["-q"] + sys.argv[3:]))
+"""
+
+
+@pytest.mark.parametrize("where,k", [("shard", 1), ("shard", 4), ("assemble", 1), ("assemble", 2)])
+def test_a_killed_run_resumes_to_the_same_bytes(where, k, data, monkeypatch):
+    import domainsift.engine as engine
+    argv = ["select", "--method", "cosine", "--model", "tfidf", "--in-domain", data["in"], "--pool", data["med"],
+            data["law"], "--top", "7", "--shard-size", "6", "--out", "run"]
+    assert main(["-q", *argv]) == 0
+    reference = _outputs(data["tmp"] / "run")
+    (data["tmp"] / "run").rename(data["tmp"] / "uninterrupted")
+
+    proc = subprocess.run([sys.executable, "-c", KILLER, where, str(k), *argv], cwd=data["tmp"],
+                          capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert not (data["tmp"] / "run" / "signature.json").exists()
+    state = next((data["tmp"] / "run" / ".resume").iterdir())
+    done = finished_shards(state)
+    assert len(done) == (k if where == "shard" else 7)  # 42 records in shards of 6
+
+    scored = []
+    real = engine._write_shard
+    monkeypatch.setattr(engine, "_write_shard", lambda st, shard, *a: (scored.append(shard), real(st, shard, *a)))
+    assert main(["-q", *argv]) == 0
+    assert sorted(scored) == sorted(set(range(7)) - done)  # only the unfinished shards
+    assert _outputs(data["tmp"] / "run") == reference
+
+
+# ------------------------------------------------------------------ Ray
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    import ray  # the test extra installs it: a missing Ray fails here, it is never skipped
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.parametrize("method", ["cosine", "finetune", "random"])
+def test_ray_actors_score_as_the_local_engine(method, ray_cluster, tiny_models, tmp_path):
+    """A local Ray cluster with two workers: the same scores, byte for byte, as the local engine.
+    Each engine has its own (empty) vector cache, so nothing is shared but the inputs."""
+    pool_file = _write(tmp_path / "pool.txt", make_sentences("med", 30, 1) + make_sentences("law", 30, 2))
+    ind = read_corpus([_write(tmp_path / "in.txt", make_sentences("med", 8, 3))])
+    params = {"cosine": {"embedder": tiny_models["bert"]}, "random": {},
+              "finetune": {"model": tiny_models["bert"], "epochs": 1, "batch_size": 8, "holdout": 0.0}}[method]
+    out = {}
+    for engine in ("local", "ray"):
+        p = {**params, **({"cache_dir": str(tmp_path / f"cache-{engine}")} if method != "random" else {})}
+        run_score(method, ind, PoolSource.open([pool_file]), tmp_path / engine, p, shard_size=16, engine=engine,
+                  workers=2)
+        out[engine] = _outputs(tmp_path / engine)
+    assert out["ray"].keys() == out["local"].keys()
+    for name in ("scores.npy", "ids.npy", "scores.tsv"):
+        assert out["ray"][name] == out["local"][name], name
+
+
+def test_ray_refuses_a_method_it_cannot_ship(ray_cluster, data, capsys):
+    rc = main(["-q", "score", "--method", "moore-lewis", "--order", "1", "--in-domain", data["in"], "--pool",
+               data["med"], "--engine", "ray", "--out", "r"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "cannot be shipped to Ray workers" in err and err.count("\n") == 0
+
+
+def test_memory_source_keeps_ids_of_their_own_files():
+    from domainsift.corpus import Corpus
+    c = Corpus(["a", "b", "c"], [("x", 3), ("y", 1), ("x", 9)], ["x", "y"])
+    src = MemorySource(c)
+    (_, part, fidx, lines), = list(src.shards(10))
+    assert part.ids == c.ids and fidx.tolist() == [0, 1, 0] and lines.tolist() == [3, 1, 9]
