@@ -1,13 +1,20 @@
-"""Benchmark "scale" (readers): peak memory of reading a large pool, text beside Parquet.
+"""Benchmark "scale": peak memory of reading a large pool (text beside Parquet), and wall time and
+peak memory of scoring pools of 10k, 100k and 1M lines with the streaming engine.
 
 Pools of 100,000 and 1,000,000 lines are made from the shared train lines, repeated with a
 line-number prefix ("123456: ...") so that every line is distinct; stored as a text file and as
 a Parquet file. Each reader runs in a fresh process that only consumes the records and reports
 its peak RSS (VmHWM): the streaming readers (``iter_texts`` for text, ``columnar.iter_rows``
 for Parquet, batches of 8,192 rows), and, for contrast, ``read_corpus`` which holds every text and
-id in memory, as scoring does today (the streaming scoring engine is the speed-and-scale issue's).
+id in memory, as scoring did before the streaming engine of 0.3.0.
 
-    python bench/scale.py [--sizes 100000 1000000]
+Scoring (--scoring): ``domainsift score`` in a fresh process per pool, with an empty vector cache
+(a new folder each time, so nothing comes from the cache: every line is distinct anyway), the
+default settings (cosine: all-MiniLM-L6-v2, onnx-int8; finetune: its defaults), in-domain set
+KDE4.test.en, text pools of distinct lines as above; wall time, peak RSS (VmHWM of the process),
+and cost per line. Each finished row is kept under bench/work/scale/, so the benchmark resumes.
+
+    python bench/scale.py [--sizes 100000 1000000] [--scoring 10000 100000 1000000] [--finetune 100000]
 """
 
 from __future__ import annotations
@@ -18,9 +25,10 @@ import subprocess
 import sys
 import time
 
-from _common import ROOT, SEVEN, data_file, write_results
+from _common import RESULTS, ROOT, SEVEN, data_file, write_results
 
 WORK = ROOT / "bench" / "work" / "scale"
+RESULTS_JSON = RESULTS / "scale.json"
 
 PROBE = r"""
 import json, sys, time
@@ -58,11 +66,56 @@ def make(size: int) -> tuple:
     return text, parquet
 
 
+SCORER = r"""
+import json, sys, time
+from domainsift.cli import main
+t0 = time.time()
+rc = main(["-q"] + sys.argv[1:])
+hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps({"rc": rc, "seconds": round(time.time() - t0, 1), "peak_rss_mb": round(hwm / 1024, 1)}))
+"""
+
+
+def score_row(method: str, size: int, kind: str = "text") -> dict:
+    import shutil
+    done = WORK / f"row-{method}-{size}{'' if kind == 'text' else '-' + kind}.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    text, parquet = make(size)
+    if kind == "parquet":
+        text = parquet
+    out, cache = WORK / f"run-{method}-{size}", WORK / f"cache-{method}-{size}"
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
+    argv = ["score", "--method", method, "--in-domain", data_file("KDE4", "test"), "--pool", str(text),
+            "--out", str(out), "--cache", str(cache)]
+    t0 = time.time()
+    res = subprocess.run([sys.executable, "-c", SCORER, *argv], capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"{method} at {size}: {res.stderr[-2000:]}")
+    r = json.loads(res.stdout.strip().splitlines()[-1])
+    row = {"method": method, "size": size, "pool": kind, "seconds": r["seconds"], "process_seconds": round(time.time() - t0, 1),
+           "peak_rss_mb": r["peak_rss_mb"], "ms_per_line": round(1000 * r["seconds"] / size, 3)}
+    done.write_text(json.dumps(row))
+    shutil.rmtree(cache, ignore_errors=True)
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", nargs="+", type=int, default=[100_000, 1_000_000])
+    ap.add_argument("--scoring", nargs="*", type=int, default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--finetune", nargs="*", type=int, default=[100_000])
+    ap.add_argument("--engine-only", nargs="*", type=int, default=[100_000, 1_000_000],
+                    help="pool sizes scored with --method random from text and from Parquet: the engine's own "
+                         "memory (reading, shards, assembling, selecting), no encoder")
+    ap.add_argument("--no-readers", action="store_true", help="keep the reader rows of the results file")
     args = ap.parse_args()
     rows = []
+    if args.no_readers:
+        old = RESULTS_JSON.read_text() if RESULTS_JSON.exists() else "{}"
+        rows = [r for r in json.loads(old).get("rows", []) if "reader" in r]
+        args.sizes = []
     for size in args.sizes:
         text, parquet = make(size)
         for kind, path in (("text-stream", text), ("parquet-stream", parquet), ("read_corpus (text)", text),
@@ -74,15 +127,30 @@ def main() -> None:
                  "wall_seconds": round(time.time() - t0, 2)}
             rows.append(r)
             print(r, flush=True)
-    lines = ["# Reading large pools: peak memory of the readers", "",
+    scoring = ([score_row("random", n, kind) for n in args.engine_only for kind in ("text", "parquet")]
+               + [score_row("cosine", n) for n in args.scoring] + [score_row("finetune", n) for n in args.finetune])
+    for r in scoring:
+        print(r, flush=True)
+    lines = ["# Large pools: peak memory of the readers, and of scoring", "",
              "Each reader in a fresh process consumes every record of a pool of distinct lines (shared train lines "
              "repeated with a line-number prefix) and reports its peak RSS; the process's Python, NumPy and "
              "pyarrow imports count in it. Streaming readers hold one batch; read_corpus holds every text and id, "
-             "as scoring does until the streaming engine lands.", "",
+             "as scoring did before the streaming engine (0.3.0).", "",
              "| lines | reader | peak RSS (MB) | seconds |", "|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['size']:,} | {r['reader']} | {r['peak_rss_mb']:.0f} | {r['seconds']:.1f} |")
-    write_results("scale", {"rows": rows}, "\n".join(lines) + "\n")
+    if scoring:
+        lines += ["", "## Scoring with the streaming engine", "",
+                  "`domainsift score --method M --in-domain KDE4.test.en --pool pool-N.txt` in a fresh process, an "
+                  "empty vector cache, the method's defaults (0.3.0: onnx-int8 encoder, shards of 16,384 lines); "
+                  "seconds and peak RSS are the process's own (imports and model loading included).", "",
+                  "`random` needs no encoder: its rows are the engine's own cost (reading the pool, shards, "
+                  "assembling the run directory).", "",
+                  "| method | pool | lines | seconds | ms per line | peak RSS (MB) |", "|---|---|---|---|---|---|"]
+        for r in scoring:
+            lines.append(f"| {r['method']} | {r.get('pool', 'text')} | {r['size']:,} | {r['seconds']:.0f} | "
+                         f"{r['ms_per_line']:.3f} | {r['peak_rss_mb']:.0f} |")
+    write_results("scale", {"rows": rows, "scoring": scoring}, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

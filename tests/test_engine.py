@@ -204,3 +204,16 @@ def test_memory_source_keeps_ids_of_their_own_files():
     src = MemorySource(c)
     (_, part, fidx, lines), = list(src.shards(10))
     assert part.ids == c.ids and fidx.tolist() == [0, 1, 0] and lines.tolist() == [3, 1, 9]
+
+
+@pytest.mark.parametrize("rule", [{"top": 7}, {"fraction": 0.3}, {"threshold": 0.5}, {"positive": True}])
+def test_choosing_chunk_by_chunk_equals_sorting_the_whole_pool(rule):
+    """choose() reads the scores a chunk at a time (bounded memory): the same indices, ties by position."""
+    from domainsift.select.base import choose
+    rng = np.random.default_rng(0)
+    scores = np.round(rng.random(1000), 2)  # many ties
+    order = np.lexsort((np.arange(1000), -scores))
+    expected = {"top": order[:7], "fraction": order[:300], "threshold": order[scores[order] >= 0.5],
+                "positive": order[scores[order] > 0.5]}[next(iter(rule))]
+    for chunk in (1, 3, 64, 1 << 20):
+        np.testing.assert_array_equal(choose(scores, probabilistic=True, chunk=chunk, **rule), expected)

@@ -144,11 +144,12 @@ def runner_for(model, tokenizer, layer: int, backend: str, export_dir: str | Non
     """The session for ``model``: loaded from ``export_dir`` when it was exported before (keyed
     by ``fingerprint``), else exported now (to ``export_dir`` when there is one and the model
     has a fingerprint, else to a temporary folder)."""
-    _ort()
+    ort = _ort()
     names = _input_names(model, tokenizer)
     if export_dir and fingerprint:
         import torch
-        key = hashlib.sha256(f"{fingerprint}|layer:{layer}|{backend}|torch:{torch.__version__}".encode()).hexdigest()[:20]
+        key = hashlib.sha256(f"{fingerprint}|layer:{layer}|{backend}|torch:{torch.__version__}|ort:{ort.__version__}"
+                             .encode()).hexdigest()[:20]
         path = Path(export_dir) / f"{key}.onnx"
         if not path.exists():
             log.info("exporting the encoder to %s (%s), once", path, backend)

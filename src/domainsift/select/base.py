@@ -188,13 +188,12 @@ def check_n_against_pool(n_pool: int, top: int | None, fraction: float | None = 
 
 def choose(scores: np.ndarray, top: int | None = None, fraction: float | None = None,
            threshold: float | None = None, positive: bool = False,
-           probabilistic: bool = False) -> np.ndarray:
+           probabilistic: bool = False, chunk: int = 1 << 20) -> np.ndarray:
     """Indices of the selected items, best first (ties broken by position).
 
     Exactly one rule: ``top`` N, top ``fraction`` (0 < f <= 1), scores >= ``threshold``,
     or ``positive`` (probability > 0.5, only for probabilistic scores).
     """
-    scores = np.asarray(scores, dtype=np.float64)
     n = len(scores)
     rules = sum(x is not None for x in (top, fraction, threshold)) + bool(positive)
     if rules != 1:
@@ -202,13 +201,28 @@ def choose(scores: np.ndarray, top: int | None = None, fraction: float | None = 
     check_n_against_pool(n, top, fraction)
     if threshold is not None and not np.isfinite(threshold):
         raise DomainsiftError(f"the threshold must be a finite number, got {threshold}")
-    order = np.lexsort((np.arange(n), -scores))  # by score desc, then position
-    if top is not None:
-        return order[:top]
-    if fraction is not None:
-        return order[:max(1, int(round(fraction * n)))]
-    if positive:
-        if not probabilistic:
-            raise DomainsiftError("--positive needs probability scores (method finetune)")
-        return order[scores[order] > 0.5]
-    return order[scores[order] >= threshold]
+    if positive and not probabilistic:
+        raise DomainsiftError("--positive needs probability scores (method finetune)")
+    if top is None and fraction is not None:
+        top = max(1, int(round(fraction * n)))
+    # one chunk of the scores at a time (scores.npy may be memory-mapped): memory stays bounded by
+    # the chunk plus the selection, never the pool
+    best_s, best_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+    for start in range(0, n, chunk):
+        s = np.asarray(scores[start:start + chunk], dtype=np.float64)
+        i = np.arange(start, start + len(s), dtype=np.int64)
+        if top is not None:
+            s, i = np.concatenate([best_s, s]), np.concatenate([best_i, i])
+            best_s, best_i = _best(s, i, top)
+        else:
+            mask = (s > 0.5) if positive else (s >= threshold)
+            best_s, best_i = np.concatenate([best_s, s[mask]]), np.concatenate([best_i, i[mask]])
+    return best_i[np.lexsort((best_i, -best_s))]
+
+
+def _best(s: np.ndarray, i: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of (score, position) pairs: highest score, then earliest position."""
+    if len(s) <= k:
+        return s, i
+    order = np.lexsort((i, -s))[:k]
+    return s[order], i[order]
