@@ -62,6 +62,9 @@ METHODS = {
     # the 0.3.0 default backend: ONNX Runtime, int8 weights, batches of 32 sorted by token count
     "cosine-onnx-int8": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "onnx-int8", "batch_size": 32}),
     "finetune-onnx-int8": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8"}),
+    # faster training steps (bench/results/finetune_speed.md): frozen embeddings, and the lower 3 of 6 layers too
+    "finetune-onnx-int8-freeze-1": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
+    "finetune-onnx-int8-freeze-4": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 4}),
     "finetune": ("finetune", FT),
     # the paper's setting: pre-ranked negatives from the bottom two thirds (the default until 2026-11-21)
     "finetune-paper-cut": ("finetune", {**FT, "neg_cut": PAPER_CUT}),

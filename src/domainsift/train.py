@@ -86,8 +86,22 @@ class EncoderClassifier:
         self.encoder.to(self.device)
         self.head.to(self.device)
 
+    def freeze(self, layers: int) -> None:
+        """Train only the encoder's upper layers: ``layers > 0`` freezes the embeddings and the lower
+        ``layers - 1`` transformer layers (1: the embeddings alone); 0 trains everything."""
+        if layers <= 0:
+            return
+        n = getattr(self.encoder.config, "num_hidden_layers", None) or getattr(self.encoder.config, "n_layer", None)
+        stacks = [m for m in self.encoder.modules() if isinstance(m, self.torch.nn.ModuleList) and len(m) == n]
+        if not stacks:
+            from .errors import DomainsiftError
+            raise DomainsiftError(f"cannot find the layers of {type(self.encoder).__name__} to freeze")
+        embeddings = getattr(self.encoder, "embeddings", None) or self.encoder.get_input_embeddings()
+        for module in [embeddings, *stacks[0][:layers - 1]]:
+            module.requires_grad_(False)
+
     def param_groups(self, cfg: "TrainConfig") -> list[dict]:
-        return [{"params": self.encoder.parameters(), "lr": cfg.lr},
+        return [{"params": [p for p in self.encoder.parameters() if p.requires_grad], "lr": cfg.lr},
                 {"params": self.head.parameters(), "lr": cfg.head_lr}]
 
     def train(self, flag: bool = True) -> None:

@@ -103,6 +103,8 @@ class FinetuneSelector(EncoderSelector):
               check=in_range(0, 1, hi_open=True)),
         Param("warmup", float, 0.1, "share of steps with a linear learning-rate warm-up",
               check=in_range(0, 1)),
+        Param("freeze", int, 0, "0: train the whole encoder; K > 0: freeze its embeddings and lower K-1 layers "
+              "(faster steps)", check=at_least(0)),
         MAX_LENGTH, BACKEND,
         Param("score_batch_size", int, 128, "sentences per batch when scoring", check=at_least(1),
               signature=False),
@@ -160,6 +162,7 @@ class FinetuneSelector(EncoderSelector):
 
         self.classifier_ = EncoderClassifier(model_path(self.model), self.max_length, self.device,
                                              self.score_batch_size, self.backend)
+        self.classifier_.freeze(self.freeze)
         cfg = TrainConfig(epochs=self.epochs, lr=self.lr, head_lr=self.head_lr, batch_size=self.batch_size,
                           bucket=self.bucket, warmup=self.warmup, seed=self.seed, progress=self.progress)
         steps = int(np.ceil((len(train_pos) + n_train_neg) / self.batch_size))
