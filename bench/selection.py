@@ -54,7 +54,8 @@ N = 5000
 # Rows before 0.3.0 ran the encoder in PyTorch fp32 (backend torch), pinned here; 0.3.0's default backend is
 # onnx-int8 (ONNX Runtime, int8 weights), measured under its own labels.
 FT = {"epochs": 10, "lr": 2e-5, "head_lr": 1e-3, "batch_size": 16, "negatives": "preranked", "neg_ratio": 1.0,
-      "neg_cut": 0.2, "bucket": 20, "holdout": 0.1, "warmup": 0.1, "max_length": 128, "backend": "torch"}
+      "neg_cut": 0.2, "bucket": 20, "holdout": 0.1, "warmup": 0.1, "max_length": 128, "backend": "torch",
+      "freeze": 0}
 OLD = {"bucket": 0, "batch_size": 32}  # plain random batches of 32, before length bucketing
 XP = "finetune-experimental"
 METHODS = {
@@ -62,7 +63,8 @@ METHODS = {
     # the 0.3.0 default backend: ONNX Runtime, int8 weights, batches of 32 sorted by token count
     "cosine-onnx-int8": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "onnx-int8", "batch_size": 32}),
     "finetune-onnx-int8": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8"}),
-    # faster training steps (bench/results/finetune_speed.md): frozen embeddings, and the lower 3 of 6 layers too
+    # faster training steps (bench/results/finetune_speed.md): frozen embeddings (freeze 1: the 0.3.0 default,
+    # with onnx-int8 and random negatives), and the lower 3 of 6 layers too
     "finetune-onnx-int8-freeze-1": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
     "finetune-onnx-int8-freeze-4": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 4}),
     "finetune": ("finetune", FT),

@@ -200,15 +200,16 @@ def _score_on_ray(selector, source, state, shard_size, done, bar, workers, addre
             ray.shutdown()
 
 
-def assemble(state: Path, n_shards: int) -> tuple[np.ndarray, np.ndarray]:
-    """Open the finished shards' scores and ids as lists of arrays (memory-mapped)."""
+def assemble(state: Path, n_shards: int) -> tuple[list[Path], list[Path]]:
+    """The finished shards' score files and id files, in order (read one at a time by
+    :func:`domainsift.rundir.write_scores`, so a pool of any size never has them all open)."""
     scores, ids = [], []
     for shard in range(n_shards):
         s_path, i_path, done = shard_paths(state, shard)
         if not done.exists():
             raise RuntimeError(f"shard {shard} has no completion marker")
-        scores.append(np.load(s_path, mmap_mode="r"))
-        ids.append(np.load(i_path, mmap_mode="r"))
+        scores.append(s_path)
+        ids.append(i_path)
     return scores, ids
 
 

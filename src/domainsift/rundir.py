@@ -112,14 +112,20 @@ def _derived_files(out: Path) -> list[Path]:
     return [out / n for n in DERIVED] + [p for p in out.glob("selected.*") if p.is_file()]
 
 
-def _stream_npy(path: Path, parts: Sequence[np.ndarray], shape: tuple, dtype) -> None:
-    """Write ``parts`` (arrays stacked along axis 0) into one .npy file, part by part."""
+def _part(p) -> np.ndarray:
+    """A part of a streamed array: an array, or the .npy file that holds it (read when needed)."""
+    return np.load(p) if isinstance(p, (str, os.PathLike)) else p
+
+
+def _stream_npy(path: Path, parts: Sequence, shape: tuple, dtype) -> None:
+    """Write ``parts`` (arrays or .npy files, stacked along axis 0) into one .npy file, part by part."""
     from numpy.lib.format import open_memmap
     from ._atomic import atomic_path
     with atomic_path(path) as tmp:
         arr = open_memmap(tmp, mode="w+", dtype=dtype, shape=shape)
         at = 0
         for p in parts:
+            p = _part(p)
             arr[at:at + len(p)] = p
             at += len(p)
         arr.flush()
@@ -130,15 +136,16 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
                  timings: dict | None = None) -> None:
     """Write a score directory (see the module docstring); ``signature.json`` comes last.
 
-    ``scores`` and ``ids`` are arrays, or lists of per-shard arrays (written shard by shard, so
-    memory stays bounded by a shard)."""
+    ``scores`` and ``ids`` are arrays, or lists of per-shard arrays or .npy files (written shard by
+    shard, so memory stays bounded by a shard)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s_parts = scores if isinstance(scores, list) else [np.asarray(scores, dtype=np.float64)]
     i_parts = ids if isinstance(ids, list) else [np.asarray(ids, dtype=np.int64).reshape(-1, 2)]
-    n = sum(len(p) for p in s_parts)
-    if n != pool["n"] or sum(len(p) for p in i_parts) != n:
-        raise RuntimeError(f"{n} scores and {sum(len(p) for p in i_parts)} ids for {pool['n']} pool records")
+    n = sum(len(_part(p)) for p in s_parts)
+    n_ids = sum(len(_part(p)) for p in i_parts)
+    if n != pool["n"] or n_ids != n:
+        raise RuntimeError(f"{n} scores and {n_ids} ids for {pool['n']} pool records")
     _remove([out / "signature.json", out / "alignment.json", out / "alignment.png"] + _derived_files(out))
     _stream_npy(out / "scores.npy", s_parts, (n,), np.float64)
     _stream_npy(out / "ids.npy", i_parts, (n, 2), np.int64)
@@ -147,7 +154,8 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
         fh.write("file\tline\tscore\n")
         for sp, ip in zip(s_parts, i_parts):
             # exact scores: re-read, they order as scores.npy does
-            fh.writelines(f"{files[k]}\t{line}\t{float(v)!r}\n" for (k, line), v in zip(ip.tolist(), sp.tolist()))
+            fh.writelines(f"{files[k]}\t{line}\t{float(v)!r}\n"
+                          for (k, line), v in zip(_part(ip).tolist(), _part(sp).tolist()))
     save_json(out / "pool.json", pool)
     save_json(out / "run.json", {"timings": timings or {}})
     save_json(out / "signature.json", sig)

