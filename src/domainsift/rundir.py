@@ -118,18 +118,17 @@ def _part(p) -> np.ndarray:
 
 
 def _stream_npy(path: Path, parts: Sequence, shape: tuple, dtype) -> None:
-    """Write ``parts`` (arrays or .npy files, stacked along axis 0) into one .npy file, part by part."""
-    from numpy.lib.format import open_memmap
+    """Write ``parts`` (arrays or .npy files, stacked along axis 0) into one .npy file, part by part
+    (appended to the file, not through a memory map: the process holds one part at a time)."""
+    from numpy.lib import format as npy
     from ._atomic import atomic_path
+    dtype = np.dtype(dtype)
     with atomic_path(path) as tmp:
-        arr = open_memmap(tmp, mode="w+", dtype=dtype, shape=shape)
-        at = 0
-        for p in parts:
-            p = _part(p)
-            arr[at:at + len(p)] = p
-            at += len(p)
-        arr.flush()
-        del arr
+        with open(tmp, "wb") as fh:
+            npy.write_array_header_1_0(fh, {"descr": npy.dtype_to_descr(dtype), "fortran_order": False,
+                                            "shape": tuple(shape)})
+            for p in parts:
+                fh.write(np.ascontiguousarray(_part(p), dtype=dtype).tobytes())
 
 
 def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
