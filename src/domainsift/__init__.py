@@ -7,18 +7,20 @@ The public surface:
 - :func:`cluster_grid`, :func:`purity` — unsupervised domain clustering;
 - :func:`get_selector`, :func:`choose` — scoring a pool and turning scores into a selection;
 - :func:`run_score`, :func:`run_select`, :func:`combine_runs` — score directories: score once, select many,
-  combine the scores of several methods.
+  combine the scores of several methods;
+- :class:`PoolSource` — a pool read as a stream (``run_score`` scores it shard by shard, in bounded memory).
 """
 
 from ._version import __version__  # noqa: E402
 
 from .errors import DomainsiftError, InputError  # noqa: E402
 from .corpus import Corpus, read_corpus, read_parallel  # noqa: E402
+from .source import PoolSource  # noqa: E402
 from .embed import CachedEmbedder, EmbedConfig, Embedder, get_embedder  # noqa: E402
 from .cluster import cluster_grid, purity  # noqa: E402
 
 __all__ = [
-    "__version__", "DomainsiftError", "InputError", "Corpus", "read_corpus",
+    "__version__", "DomainsiftError", "InputError", "Corpus", "read_corpus", "PoolSource",
     "read_parallel", "Embedder", "EmbedConfig", "CachedEmbedder", "get_embedder", "cluster_grid", "purity",
 ]
 
