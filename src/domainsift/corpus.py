@@ -286,6 +286,21 @@ def read_corpus(paths: str | os.PathLike | Sequence[str | os.PathLike], fmt: str
                   n_duplicates_dropped=n_dup)
 
 
+def iter_aligned(src_it, tgt_it, source, target):
+    """Walk two ``(line, text)`` streams in step, yielding ``(line, source text, target text)``;
+    streams of different lengths are an error naming the shorter file and its last line."""
+    end = (None, None)
+    while True:
+        s, t = next(src_it, end), next(tgt_it, end)
+        if s is end and t is end:
+            return
+        if s is end or t is end:
+            short, other, last = (source, target, t[0] - 1) if s is end else (target, source, s[0] - 1)
+            raise InputError(f"{short}:{last}: aligned files differ in length: {short} ends at line {last}, "
+                             f"{other} goes on")
+        yield s[0], s[1], t[1]
+
+
 def read_parallel(source: str | os.PathLike, target: str | os.PathLike, fmt: str | None = None,
                   column: int = 0, field: str = "text") -> Corpus:
     """Read two aligned files: line i of ``target`` translates line i of ``source``.
@@ -295,20 +310,8 @@ def read_parallel(source: str | os.PathLike, target: str | os.PathLike, fmt: str
     """
     texts, targets, ids = [], [], []
     n_empty = 0
-    src_it = iter_texts(source, fmt, column, field)
-    tgt_it = iter_texts(target, fmt, column, field)
-    sentinel = (None, None)
-    while True:
-        s = next(src_it, sentinel)
-        t = next(tgt_it, sentinel)
-        if s is sentinel and t is sentinel:
-            break
-        if s is sentinel or t is sentinel:
-            short, other, last = (source, target, t[0] - 1) if s is sentinel else (target, source, s[0] - 1)
-            raise InputError(
-                f"{short}:{last}: aligned files differ in length: {short} ends at line {last}, "
-                f"{other} goes on")
-        (lineno, s_text), (_, t_text) = s, t
+    for lineno, s_text, t_text in iter_aligned(iter_texts(source, fmt, column, field),
+                                               iter_texts(target, fmt, column, field), source, target):
         if not s_text or not t_text:
             n_empty += 1
             continue

@@ -117,6 +117,11 @@ def _part(p) -> np.ndarray:
     return np.load(p) if isinstance(p, (str, os.PathLike)) else p
 
 
+def _length(p) -> int:
+    """A part's number of rows, from its .npy header when it is a file."""
+    return len(np.load(p, mmap_mode="r")) if isinstance(p, (str, os.PathLike)) else len(p)
+
+
 def _stream_npy(path: Path, parts: Sequence, shape: tuple, dtype) -> None:
     """Write ``parts`` (arrays or .npy files, stacked along axis 0) into one .npy file, part by part
     (appended to the file, not through a memory map: the process holds one part at a time)."""
@@ -141,8 +146,8 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
     out.mkdir(parents=True, exist_ok=True)
     s_parts = scores if isinstance(scores, list) else [np.asarray(scores, dtype=np.float64)]
     i_parts = ids if isinstance(ids, list) else [np.asarray(ids, dtype=np.int64).reshape(-1, 2)]
-    n = sum(len(_part(p)) for p in s_parts)
-    n_ids = sum(len(_part(p)) for p in i_parts)
+    n = sum(_length(p) for p in s_parts)
+    n_ids = sum(_length(p) for p in i_parts)
     if n != pool["n"] or n_ids != n:
         raise RuntimeError(f"{n} scores and {n_ids} ids for {pool['n']} pool records")
     _remove([out / "signature.json", out / "alignment.json", out / "alignment.png"] + _derived_files(out))
@@ -181,8 +186,8 @@ def load_scores(score_dir: str | os.PathLike) -> ScoreRun:
     """Read a score directory; a missing file or scores that do not match the pool is an error."""
     d = Path(score_dir)
     for name in SCORE_FILES:
-        if name == "ids.npy" and (d / "pool.json").exists() and "ids" in _read_json(d / "pool.json", d):
-            continue  # an earlier version's run: the ids are in pool.json
+        if name == "ids.npy":
+            continue  # read_ids below: ids.npy, or an earlier version's list in pool.json
         if not (d / name).exists():
             raise DomainsiftError(f"{d}: not a score directory (no {name}); run 'domainsift score' first")
     try:

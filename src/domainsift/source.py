@@ -21,7 +21,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .corpus import Corpus, InputError, expand_paths, iter_texts
+from .corpus import Corpus, InputError, expand_paths, iter_aligned, iter_texts
 
 
 @dataclass
@@ -66,19 +66,10 @@ class PoolSource:
             return
         if self.target_files:
             target = self.target_files[k]
-            src = iter_texts(path, self.fmt, self.column, self.field)
-            tgt = iter_texts(target, self.fmt, self.column, self.field)
-            end = (None, None)
-            while True:
-                s, t = next(src, end), next(tgt, end)
-                if s is end and t is end:
-                    return
-                if s is end or t is end:
-                    short, other, last = (path, target, t[0] - 1) if s is end else (target, path, s[0] - 1)
-                    raise InputError(f"{short}:{last}: aligned files differ in length: {short} ends at line "
-                                     f"{last}, {other} goes on")
-                if s[1] and t[1]:
-                    yield s[0], s[1], t[1]
+            for line, s, t in iter_aligned(iter_texts(path, self.fmt, self.column, self.field),
+                                           iter_texts(target, self.fmt, self.column, self.field), path, target):
+                if s and t:
+                    yield line, s, t
             return
         for lineno, text in iter_texts(path, self.fmt, self.column, self.field):
             if text:

@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ._atomic import atomic_open, save_json
-from .corpus import iter_raw_lines
+from .corpus import iter_aligned, iter_raw_lines
 from .errors import InputError
 from .safety import check_name, refuse_overwriting_inputs
 
@@ -80,20 +80,11 @@ class MultiDomainCorpus:
 
 def _read_aligned(src: Path, tgt: Path) -> tuple[list[Pair], int]:
     pairs, empty = [], 0
-    s_it, t_it = iter_raw_lines(src), iter_raw_lines(tgt)
-    end = (None, None)
-    while True:
-        s, t = next(s_it, end), next(t_it, end)
-        if s is end and t is end:
-            break
-        if s is end or t is end:
-            short, other, last = (src, tgt, t[0] - 1) if s is end else (tgt, src, s[0] - 1)
-            raise InputError(f"{short}:{last}: aligned files differ in length: {short} ends at line {last}, "
-                             f"{other} goes on")
-        if not s[1].strip() or not t[1].strip():
+    for _, s_text, t_text in iter_aligned(iter_raw_lines(src), iter_raw_lines(tgt), src, tgt):
+        if not s_text.strip() or not t_text.strip():
             empty += 1
             continue
-        pairs.append((s[1], t[1]))
+        pairs.append((s_text, t_text))
     return pairs, empty
 
 
