@@ -55,7 +55,9 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     """Embed, cluster for every k × PCA × seed, score against ``gold``, write results and plots.
 
     Writes ``clustering.json`` (``runs``, ``summary``, ``confusions``, ``outliers``,
-    ``signature``), ``outliers.tsv`` and PNG plots for the first seed of each (k, PCA).
+    ``assignments``, ``signature``), ``outliers.tsv``, ``clusters.tsv`` (the cluster of every
+    sentence for the first k, PCA and seed: ``file``, ``line``, ``cluster``) and PNG plots for
+    the first seed of each (k, PCA).
     """
     too_big = [k for k in ks if k > len(corpus)]
     if too_big:
@@ -63,7 +65,7 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     if not seeds:
         raise DomainsiftError("give at least one seed")
     out = Path(out_dir)
-    refuse_overwriting_inputs(corpus.files, out, ("clustering.json", "outliers.tsv", "*.png"))
+    refuse_overwriting_inputs(corpus.files, out, ("clustering.json", "outliers.tsv", "clusters.tsv", "*.png"))
     emb = None
     if vectors is None:
         vectors, emb = embed_corpus(corpus, config)
@@ -77,6 +79,11 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
                          **model_params)
     result = {"signature": sig, "n_sentences": len(corpus), "runs": res.runs,
               "summary": res.summary() if gold is not None else [], "confusions": res.confusions}
+    k_a, p_a, s_a = int(ks[0]), (pcas[0] or None), int(seeds[0])
+    from .corpus import write_lines
+    write_lines(out / "clusters.tsv", ["file\tline\tcluster"] +
+                [f"{f}\t{line}\t{int(c)}" for (f, line), c in zip(corpus.ids, res.labels[(k_a, p_a, s_a)])])
+    result["assignments"] = {"file": "clusters.tsv", "k": k_a, "pca": p_a, "seed": s_a}
     pictures = []
     if gold is not None:
         k0, p0, s0 = ks[0], (pcas[0] or None), seeds[0]
