@@ -1,0 +1,313 @@
+"""Benchmark "sampling" (paper 004 on this data): a small Transformer language model trained
+on the seven English train sets with each domain-sampling policy for the same number of
+steps and seeds; per-domain dev perplexity.
+
+Data. The shared train sets all hold 5,000 lines, and under equal sizes every Mixed-α is the
+same uniform mixture; so the training mixture takes the first N lines of each domain with N
+following the skew of paper 004's Table 1 (one large domain, one medium, five small ones):
+EMEA 5,000, JRC-Acquis 1,100, OpenSubtitles 650, KDE4 600, QED 400, TED2020 350, Tanzil 250
+(8,350 lines; shares 0.60 ... 0.03). Each domain's test file gives two disjoint parts: lines
+1-100 are the dev set the policies learn from, lines 251-500 the evaluation set every
+perplexity below is measured on (never seen by a policy).
+
+Model. A BPE tokenizer (the `tokenizers` library, 4,000 types, trained on the training
+mixture); a 2-layer causal Transformer (d 128, 4 heads, feed-forward 512, dropout 0.1,
+sentences of at most 64 tokens), AdamW lr 1e-3 with 100 warm-up steps, batches of 32
+sentences, --steps steps. The training loop is a plain PyTorch loop over
+`domainsift.sampling.DomainSampler`; every --session steps the policy updates the weights.
+
+Policies: mixed-0, mixed-0.5, mixed-1 (fixed), dds, mdac (paper 004's settings: k = 10,
+lr_data 0.001, 100 iterations per update, 20 with clusters; uniform start λ_0).
+Targets:
+  uniform   - the mean dev loss of the seven domains (multi-domain, paper 004 §5.3);
+  Tanzil    - Tanzil's dev loss alone (adaptation to a small domain, §5.1);
+  clusters  - the uniform target, but the sampler's domains are the 7 clusters that
+              `domainsift cluster` finds in the training mixture (no gold labels, §5.5).
+The fixed mixtures never look at a target: their uniform and Tanzil rows are the same
+training run, evaluated for each target. `dev_ppl` is the mean of the target's per-domain
+evaluation perplexities (uniform, clusters: the seven; Tanzil: Tanzil's).
+`seconds` is the training wall time including the policy's updates, not the evaluation.
+
+    python bench/sampling.py [--seeds 0 1] [--steps 1000] [--session 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from _common import ROOT, SEVEN, data_file, write_results
+
+SIZES = {"EMEA": 5000, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "QED": 400,
+         "TED2020": 350, "Tanzil": 250}
+DEV_LINES = (0, 100)
+EVAL_LINES = (250, 500)
+POLICIES = ["mixed-0", "mixed-0.5", "mixed-1", "dds", "mdac"]
+TARGETS = ["uniform", "Tanzil", "clusters"]
+WORK = ROOT / "bench" / "work" / "sampling"
+VOCAB, MAXLEN, DIM, LAYERS, HEADS, FF, BATCH = 4000, 64, 128, 2, 4, 512, 32
+
+
+def read(path: str, lo: int, hi: int) -> list[str]:
+    with open(path, encoding="utf-8") as fh:
+        return [line.rstrip("\n") for line in fh][lo:hi]
+
+
+def load_data():
+    train, labels = [], []
+    for d in SEVEN:
+        lines = read(data_file(d, "train"), 0, SIZES[d])
+        train += lines
+        labels += [d] * len(lines)
+    dev = {d: read(data_file(d, "test"), *DEV_LINES) for d in SEVEN}
+    test = {d: read(data_file(d, "test"), *EVAL_LINES) for d in SEVEN}
+    return train, labels, dev, test
+
+
+def train_tokenizer(texts: list[str]):
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=["[PAD]", "[BOS]", "[UNK]"],
+                                                       show_progress=False))
+    return tok
+
+
+def encode(tok, texts: list[str]) -> list[np.ndarray]:
+    return [np.array([1] + e.ids[:MAXLEN - 1], dtype=np.int64) for e in tok.encode_batch(texts)]
+
+
+def make_model(vocab: int, seed: int):
+    import torch
+    from torch import nn
+
+    class TinyLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, DIM)
+            self.pos = nn.Embedding(MAXLEN, DIM)
+            layer = nn.TransformerEncoderLayer(DIM, HEADS, FF, dropout=0.1, batch_first=True, norm_first=True)
+            self.body = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+            self.norm = nn.LayerNorm(DIM)
+            for emb in (self.tok, self.pos):          # GPT-2's initialisation: tied output logits start small
+                nn.init.normal_(emb.weight, std=0.02)
+
+        def forward(self, ids):
+            n = ids.shape[1]
+            h = self.tok(ids) + self.pos(torch.arange(n))
+            mask = nn.Transformer.generate_square_subsequent_mask(n)
+            h = self.body(h, mask=mask, is_causal=True)
+            return self.norm(h) @ self.tok.weight.T
+
+    torch.manual_seed(seed)
+    return TinyLM()
+
+
+def pad(seqs):
+    import torch
+    n = max(len(s) for s in seqs)
+    ids = torch.zeros(len(seqs), n, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, :len(s)] = torch.from_numpy(s)
+    return ids
+
+
+def token_nll(model, seqs):
+    """Summed next-token NLL (padding ignored) and the number of predicted tokens."""
+    import torch
+    ids = pad(seqs)
+    logits = model(ids[:, :-1])
+    gold = ids[:, 1:].clone()
+    gold[gold == 0] = -100
+    nll = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1),
+                                            ignore_index=-100, reduction="sum")
+    return nll, int((gold != -100).sum())
+
+
+def mean_loss(model, seqs):
+    nll, n = token_nll(model, seqs)
+    return nll / max(n, 1)
+
+
+def set_loss(model, batches):
+    """Mean token loss of a dev set given as a list of batches (differentiable)."""
+    total, n = 0, 0
+    for b in batches:
+        nll, k = token_nll(model, b)
+        total, n = total + nll, n + k
+    return total / n
+
+
+def perplexities(model, test_ids: dict) -> dict:
+    import torch
+    model.eval()
+    out = {}
+    with torch.no_grad():
+        for d, seqs in test_ids.items():
+            total, n = 0.0, 0
+            for i in range(0, len(seqs), 128):
+                nll, k = token_nll(model, seqs[i:i + 128])
+                total, n = total + float(nll), n + k
+            out[d] = math.exp(total / n)
+    model.train()
+    return out
+
+
+def make_policy(name: str, clusters: bool):
+    from domainsift.sampling import DDS, MDAC, MixedAlpha
+    iterations = 20 if clusters else 100
+    if name.startswith("mixed-"):
+        return MixedAlpha(float(name.split("-")[1]))
+    if name == "mdac":
+        return MDAC(k=10, lr_data=0.001, iterations=iterations)
+    if name == "dds":
+        return DDS(lr_data=0.001, iterations=iterations)
+    raise SystemExit(f"unknown policy {name}")
+
+
+def train_run(policy_name: str, target: str, labels, train_ids, dev_batches, seed: int, steps: int,
+              session: int, vocab: int):
+    import torch
+    from domainsift.sampling import DomainSampler, Learner, mixture_loss
+    model = make_model(vocab, seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 100))
+    sampler = DomainSampler(labels, BATCH, policy=make_policy(policy_name, target == "clusters"),
+                            num_batches=steps, seed=seed)
+    weights = {"Tanzil": 1.0} if target == "Tanzil" else None
+    learner = Learner(model, train_loss=lambda m, idx: mean_loss(m, [train_ids[i] for i in idx]),
+                      dev_loss=mixture_loss(dev_batches, weights, set_loss), optimizer=opt)
+    model.train()
+    t0 = time.time()
+    for step, idx in enumerate(sampler, 1):
+        opt.zero_grad()
+        mean_loss(model, [train_ids[i] for i in idx]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        if step % session == 0 and step < steps:
+            sampler.update(learner)
+    return model, sampler, time.time() - t0
+
+
+def cluster_labels(train: list[str], gold: list[str]) -> tuple[list[str], float]:
+    """The 7 clusters `domainsift cluster` finds in the training mixture (default encoder)."""
+    import json
+    from domainsift.sampling import read_domains
+    out = WORK / "clusters"
+    if not (out / "clusters.tsv").exists():
+        WORK.mkdir(parents=True, exist_ok=True)
+        (WORK / "mix.txt").write_text("\n".join(train) + "\n", encoding="utf-8")
+        (WORK / "gold.txt").write_text("\n".join(gold) + "\n", encoding="utf-8")
+        subprocess.run([sys.executable, "-m", "domainsift", "cluster", str(WORK / "mix.txt"), "--labels",
+                        str(WORK / "gold.txt"), "--k", "7", "--seeds", "1", "--no-plots", "--out", str(out)],
+                       check=True)
+    res = json.loads((out / "clustering.json").read_text())
+    return read_domains(out), res["summary"][0]["purity_mean"] if res["summary"] else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--session", type=int, default=100, help="training steps between two policy updates")
+    ap.add_argument("--policies", nargs="+", default=POLICIES, choices=POLICIES)
+    ap.add_argument("--targets", nargs="+", default=TARGETS, choices=TARGETS)
+    args = ap.parse_args()
+
+    import torch
+    from domainsift.sampling import history_record, plot_weights
+    train, gold, dev, test = load_data()
+    tok = train_tokenizer(train)
+    vocab = tok.get_vocab_size()
+    train_ids = encode(tok, train)
+    dev_ids = {d: encode(tok, v) for d, v in dev.items()}
+    dev_batches = {d: [v[i:i + 128] for i in range(0, len(v), 128)] for d, v in dev_ids.items()}
+    test_ids = {d: encode(tok, v) for d, v in test.items()}
+    clusters, purity = (cluster_labels(train, gold) if "clusters" in args.targets else (None, None))
+    print(f"{len(train)} training lines, vocabulary {vocab}, {torch.get_num_threads()} threads", flush=True)
+
+    # finished runs are kept in bench/work/sampling/runs.json: a killed benchmark resumes there
+    import json
+    done_file = WORK / "runs.json"
+    done = json.loads(done_file.read_text()) if done_file.exists() else {}
+    rows, plots = [], []
+    for seed in args.seeds:
+        for setting in ["gold", "clusters"]:
+            if setting == "gold":
+                targets = [t for t in args.targets if t != "clusters"]
+            else:
+                targets = ["clusters"] if "clusters" in args.targets else []
+            if not targets:
+                continue
+            labels = gold if setting == "gold" else clusters
+            for policy in args.policies:
+                fixed = policy.startswith("mixed-")
+                for target in (["uniform"] if fixed and setting == "gold" else targets):
+                    key = f"{policy}|{target}|{seed}|{args.steps}|{args.session}"
+                    if key not in done:
+                        model, sampler, seconds = train_run(policy, target, labels, train_ids, dev_batches, seed,
+                                                            args.steps, args.session, vocab)
+                        done[key] = {"ppl": perplexities(model, test_ids), "seconds": seconds,
+                                     "record": history_record(sampler)}
+                        from domainsift._atomic import save_json
+                        save_json(done_file, done)
+                    ppl, seconds, rec = done[key]["ppl"], done[key]["seconds"], done[key]["record"]
+                    final = rec["history"][-1]["weights"]
+                    for t in (targets if fixed and setting == "gold" else [target]):
+                        dev_ppl = ppl["Tanzil"] if t == "Tanzil" else float(np.mean(list(ppl.values())))
+                        rows.append({"policy": policy, "target": t, "seed": seed, "dev_ppl": round(dev_ppl, 3),
+                                     "per_domain": {d: round(p, 3) for d, p in ppl.items()},
+                                     "seconds": round(seconds, 1),
+                                     "final_weights": dict(zip(rec["domains"], np.round(final, 4).tolist())),
+                                     "signature": rec["signature"]["signature"]})
+                        print(f"seed {seed} {policy:9s} {t:8s} dev_ppl {dev_ppl:8.2f}  {seconds:6.1f} s  "
+                              f"Tanzil {ppl['Tanzil']:.2f}", flush=True)
+                    if not fixed:
+                        plots.append(plot_weights(rec, ROOT / "bench" / "results" /
+                                                  f"sampling_weights_{policy}_{target}_s{seed}.png",
+                                                  title=f"{policy}, target {target}, seed {seed}"))
+                        rows[-1]["history"] = rec["history"]
+
+    write_results("sampling", {"rows": rows, "sizes": SIZES, "dev_lines": DEV_LINES, "eval_lines": EVAL_LINES,
+                               "steps": args.steps, "session": args.session, "batch": BATCH,
+                               "model": {"vocab": vocab, "dim": DIM, "layers": LAYERS, "heads": HEADS, "ff": FF,
+                                         "maxlen": MAXLEN},
+                               "cluster_purity": purity, "plots": [Path(p).name for p in plots]},
+                  table(rows, args))
+
+
+def table(rows: list[dict], args) -> str:
+    lines = ["# Domain sampling (paper 004): dev perplexity of a small Transformer LM", "",
+             f"{args.steps} steps of {BATCH} sentences; policies update every {args.session} steps. "
+             "Perplexity on lines 251-500 of each test file (policies learn from lines 1-100). "
+             "Mean over seeds; overhead = seconds / mixed-1's seconds.", ""]
+    for target in TARGETS:
+        sub = [r for r in rows if r["target"] == target]
+        if not sub:
+            continue
+        lines += [f"## target: {target}", "",
+                  "| policy | seeds | dev_ppl | " + " | ".join(SEVEN) + " | seconds | overhead |",
+                  "|---|---|---|" + "---|" * len(SEVEN) + "---|---|"]
+        base = np.mean([r["seconds"] for r in sub if r["policy"] == "mixed-1"] or [np.nan])
+        for policy in POLICIES:
+            rs = [r for r in sub if r["policy"] == policy]
+            if not rs:
+                continue
+            per = {d: np.mean([r["per_domain"][d] for r in rs]) for d in SEVEN}
+            secs = np.mean([r["seconds"] for r in rs])
+            lines.append(f"| {policy} | {','.join(str(r['seed']) for r in rs)} | "
+                         f"{np.mean([r['dev_ppl'] for r in rs]):.2f} | "
+                         + " | ".join(f"{per[d]:.1f}" for d in SEVEN) + f" | {secs:.0f} | {secs / base:.2f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
