@@ -287,3 +287,13 @@ def test_hf_trainer_draws_from_the_sampler_updates_weights_and_resumes_exactly(t
     assert again.domain_sampler.history == trainer.domain_sampler.history
     with pytest.raises(DomainsiftError, match="domain_sampler.json"):
         hf_trainer(tmp_path / "b")[0].train(resume_from_checkpoint=str(tmp_path))
+
+
+def test_the_report_shows_the_weight_history(tmp_path):
+    from domainsift.report.html import build_report
+    sampler, _, _ = train(MDAC(k=2, iterations=5), sessions=3, steps=3)
+    save_history(sampler, tmp_path / "run" / "sampling.json")
+    res = build_report([tmp_path / "run"], tmp_path / "report.html")
+    assert res["kinds"] == [["sampling"]]
+    page = (tmp_path / "report.html").read_text()
+    assert "weights-r0" in page and "3 updates of the weights" in page and "sampling-mdac" in page

@@ -123,6 +123,25 @@ def _alignment_plots(bk, al: dict, name: str) -> list:
     return figs
 
 
+def _weights_plot(bk, rec: dict, name: str):
+    """A sampler's domain weights over training (paper 004, Figure 2): one step line per domain."""
+    from bokeh.palettes import Category10, Category20
+    n = len(rec["domains"])
+    colours = (Category10[10] if n <= 10 else Category20[20]) * (1 + n // 20)
+    hist = rec["history"]
+    fig = bk.plotting.figure(width=760, height=300, title="sampling weight per domain over training batches",
+                             tools="pan,wheel_zoom,reset,hover", tooltips=[("domain", "$name"), ("weight", "$y{0.000}")],
+                             name=f"weights-{name}")
+    xs = [h["batch"] for h in hist]
+    for d, dom in enumerate(rec["domains"]):
+        fig.step(xs, [h["weights"][d] for h in hist], mode="after", line_width=2, color=colours[d],
+                 legend_label=str(dom), name=str(dom))
+    fig.legend.label_text_font_size = "8pt"
+    fig.legend.click_policy = "hide"
+    fig.xaxis.axis_label = "training batch"
+    return fig
+
+
 def _histogram(bk, scores: np.ndarray, cut: float | None, name: str):
     from bokeh.models import Span
     finite = scores[np.isfinite(scores)]
@@ -264,6 +283,14 @@ def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, 
                                                 "centroid cosine similarity", name + "s")))
                 blocks.append(("html", f"<p>Pearson r (similarity vs log perplexity, off-diagonal): "
                                        f"{cd['pearson_similarity_vs_log_perplexity']:.3f}</p>"))
+        if (d / "sampling.json").exists():
+            found.append("sampling")
+            rec = _read(d / "sampling.json")
+            blocks.append(("html", f"<h3>Domain sampling: {_esc(rec['signature'].get('method', ''))}</h3>"
+                                   f"<p class='note'>{len(rec['history']) - 1} updates of the weights; "
+                                   f"domains (examples): " + _esc(", ".join(f"{n} ({k})" for n, k in
+                                                                          zip(rec["domains"], rec["sizes"]))) + "</p>"))
+            blocks.append(("plot", _weights_plot(bk, rec, name)))
         sig = None
         for f in ("signature.json",):
             if (d / f).exists():
@@ -272,8 +299,10 @@ def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, 
             sig = _read(d / "clustering.json").get("signature")
         if sig is None and (d / "downstream.json").exists():
             sig = _read(d / "downstream.json").get("signature")
+        if sig is None and (d / "sampling.json").exists():
+            sig = _read(d / "sampling.json").get("signature")
         if not found and sig is None:
-            raise DomainsiftError(f"{d}: holds no domainsift results (clustering, scores, downstream, crossdomain)")
+            raise DomainsiftError(f"{d}: holds no domainsift results (clustering, scores, downstream, crossdomain, sampling)")
         if sig:
             blocks.append(("html", "<details><summary>signature</summary><pre>" + _esc(sig.get("signature", "")) +
                            "\n\n" + _esc(json.dumps(sig, indent=1, ensure_ascii=False)[:20000]) + "</pre></details>"))
