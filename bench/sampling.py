@@ -159,26 +159,46 @@ def perplexities(model, test_ids: dict) -> dict:
     return out
 
 
-def make_policy(name: str, clusters: bool):
+def make_policy(name: str, clusters: bool, lr_data: float = 0.001, k: int = 10, init_alpha: float = 0.0,
+                update: str = "sgd"):
     from domainsift.sampling import DDS, MDAC, MixedAlpha
     iterations = 20 if clusters else 100
     if name.startswith("mixed-"):
         return MixedAlpha(float(name.split("-")[1]))
-    if name == "mdac":
-        return MDAC(k=10, lr_data=0.001, iterations=iterations)
-    if name == "dds":
-        return DDS(lr_data=0.001, iterations=iterations)
-    raise SystemExit(f"unknown policy {name}")
+    cls = {"mdac": MDAC, "dds": DDS}[name]
+    if update == "adam":
+        cls = adam_variant(cls)
+    extra = {"k": k} if name == "mdac" else {}
+    return cls(lr_data=lr_data, iterations=iterations, init_alpha=init_alpha, **extra)
+
+
+def adam_variant(cls):
+    """The first update rule tried (kept here, not in the product): ``iterations`` steps of a
+    fresh Adam on ψ; its steps are ~lr_data each whatever the rewards, and the weights swung."""
+    import torch
+
+    class WithAdam(cls):
+        def _step(self, psi, rewards):
+            p = torch.tensor(np.asarray(psi, dtype=np.float64), requires_grad=True)
+            r = torch.tensor(np.asarray(rewards, dtype=np.float64))
+            opt = torch.optim.Adam([p], lr=self.lr_data)
+            for _ in range(self.iterations):
+                opt.zero_grad()
+                (-(r * self._weights(p)).sum()).backward()
+                opt.step()
+            return p.detach().numpy().copy()
+    WithAdam.__name__ = cls.__name__
+    return WithAdam
 
 
 def train_run(policy_name: str, target: str, labels, train_ids, dev_batches, seed: int, steps: int,
-              session: int, vocab: int):
+              session: int, vocab: int, **policy_args):
     import torch
     from domainsift.sampling import DomainSampler, Learner, mixture_loss
     model = make_model(vocab, seed)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 100))
-    sampler = DomainSampler(labels, BATCH, policy=make_policy(policy_name, target == "clusters"),
+    sampler = DomainSampler(labels, BATCH, policy=make_policy(policy_name, target == "clusters", **policy_args),
                             num_batches=steps, seed=seed)
     weights = {"Tanzil": 1.0} if target == "Tanzil" else None
     learner = Learner(model, train_loss=lambda m, idx: mean_loss(m, [train_ids[i] for i in idx]),
@@ -212,6 +232,32 @@ def cluster_labels(train: list[str], gold: list[str]) -> tuple[list[str], float]
     return read_domains(out), res["summary"][0]["purity_mean"] if res["summary"] else float("nan")
 
 
+def choose_lr(done: dict, policy: str, grid: list[float], args) -> float:
+    """The grid's lr_data with the lowest perplexity on the policies' own dev lines (1-100),
+    averaged over the uniform and Tanzil targets of seed 0; never the evaluation lines."""
+    scores = {}
+    for lr in grid:
+        keys = [run_key(policy, t, 0, args, {"lr_data": lr, "k": args.k, "init_alpha": args.init_alpha,
+                                             "update": args.update}) for t in ("uniform", "Tanzil")]
+        if all(k in done for k in keys):
+            scores[lr] = np.mean([target_ppl(done[k]["dev_set_ppl"], t) for k, t in zip(keys, ("uniform", "Tanzil"))])
+    if not scores:
+        raise SystemExit(f"--lr-data choose: run the grid for {policy} on seed 0 first (--lr-data {grid})")
+    return min(scores, key=scores.get)
+
+
+def run_key(policy: str, target: str, seed: int, args, policy_args: dict) -> str:
+    key = f"{policy}|{target}|{seed}|{args.steps}|{args.session}"
+    if not policy.startswith("mixed-"):
+        key += "|" + "|".join(f"{a}={v:g}" if not isinstance(v, str) else f"{a}={v}"
+                              for a, v in policy_args.items() if (a != "k" or policy == "mdac"))
+    return key
+
+
+def target_ppl(ppl: dict, target: str) -> float:
+    return ppl["Tanzil"] if target == "Tanzil" else float(np.mean(list(ppl.values())))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
@@ -219,9 +265,21 @@ def main() -> None:
     ap.add_argument("--session", type=int, default=100, help="training steps between two policy updates")
     ap.add_argument("--policies", nargs="+", default=POLICIES, choices=POLICIES)
     ap.add_argument("--targets", nargs="+", default=TARGETS, choices=TARGETS)
+    ap.add_argument("--lr-data", nargs="+", default=["0.001", "0.0025", "0.005"],
+                    help="MDAC and DDS: learning rates of psi to run (paper 004's grid), or 'choose': the "
+                         "grid value with the lowest perplexity on the dev lines, from seed 0's runs")
+    ap.add_argument("--k", type=int, default=10, help="MDAC: simulated steps per domain")
+    ap.add_argument("--init-alpha", type=float, default=0.0, help="MDAC and DDS: start from Mixed-alpha")
+    ap.add_argument("--update", choices=["sgd", "adam"], default="sgd",
+                    help="the REINFORCE step: the product's gradient ascent, or the Adam variant tried first")
+    ap.add_argument("--name", default="sampling", help="results name under bench/results/")
     args = ap.parse_args()
+    grid = [0.001, 0.0025, 0.005]
+
+    import json
 
     import torch
+    from domainsift._atomic import save_json
     from domainsift.sampling import history_record, plot_weights
     train, gold, dev, test = load_data()
     tok = train_tokenizer(train)
@@ -234,77 +292,93 @@ def main() -> None:
     print(f"{len(train)} training lines, vocabulary {vocab}, {torch.get_num_threads()} threads", flush=True)
 
     # finished runs are kept in bench/work/sampling/runs.json: a killed benchmark resumes there
-    import json
     done_file = WORK / "runs.json"
     done = json.loads(done_file.read_text()) if done_file.exists() else {}
     rows, plots = [], []
     for seed in args.seeds:
         for setting in ["gold", "clusters"]:
-            if setting == "gold":
-                targets = [t for t in args.targets if t != "clusters"]
-            else:
-                targets = ["clusters"] if "clusters" in args.targets else []
+            targets = ([t for t in args.targets if t != "clusters"] if setting == "gold"
+                       else ["clusters"] if "clusters" in args.targets else [])
             if not targets:
                 continue
             labels = gold if setting == "gold" else clusters
             for policy in args.policies:
                 fixed = policy.startswith("mixed-")
-                for target in (["uniform"] if fixed and setting == "gold" else targets):
-                    key = f"{policy}|{target}|{seed}|{args.steps}|{args.session}"
-                    if key not in done:
-                        model, sampler, seconds = train_run(policy, target, labels, train_ids, dev_batches, seed,
-                                                            args.steps, args.session, vocab)
-                        done[key] = {"ppl": perplexities(model, test_ids), "seconds": seconds,
-                                     "record": history_record(sampler)}
-                        from domainsift._atomic import save_json
-                        save_json(done_file, done)
-                    ppl, seconds, rec = done[key]["ppl"], done[key]["seconds"], done[key]["record"]
-                    final = rec["history"][-1]["weights"]
-                    for t in (targets if fixed and setting == "gold" else [target]):
-                        dev_ppl = ppl["Tanzil"] if t == "Tanzil" else float(np.mean(list(ppl.values())))
-                        rows.append({"policy": policy, "target": t, "seed": seed, "dev_ppl": round(dev_ppl, 3),
-                                     "per_domain": {d: round(p, 3) for d, p in ppl.items()},
-                                     "seconds": round(seconds, 1),
-                                     "final_weights": dict(zip(rec["domains"], np.round(final, 4).tolist())),
-                                     "signature": rec["signature"]["signature"]})
-                        print(f"seed {seed} {policy:9s} {t:8s} dev_ppl {dev_ppl:8.2f}  {seconds:6.1f} s  "
-                              f"Tanzil {ppl['Tanzil']:.2f}", flush=True)
-                    if not fixed:
-                        plots.append(plot_weights(rec, ROOT / "bench" / "results" /
-                                                  f"sampling_weights_{policy}_{target}_s{seed}.png",
-                                                  title=f"{policy}, target {target}, seed {seed}"))
-                        rows[-1]["history"] = rec["history"]
+                lrs = ([None] if fixed else
+                       [choose_lr(done, policy, grid, args)] if args.lr_data == ["choose"] else
+                       [float(x) for x in args.lr_data])
+                for lr in lrs:
+                    policy_args = {"lr_data": lr or 0.0, "k": args.k, "init_alpha": args.init_alpha,
+                                   "update": args.update}
+                    for target in (["uniform"] if fixed and setting == "gold" else targets):
+                        key = run_key(policy, target, seed, args, policy_args)
+                        if key not in done:
+                            model, sampler, seconds = train_run(policy, target, labels, train_ids, dev_batches,
+                                                                seed, args.steps, args.session, vocab,
+                                                                **({} if fixed else policy_args))
+                            done[key] = {"ppl": perplexities(model, test_ids), "seconds": seconds,
+                                         "dev_set_ppl": perplexities(model, dev_ids),
+                                         "record": history_record(sampler)}
+                            save_json(done_file, done)
+                        ppl, seconds, rec = done[key]["ppl"], done[key]["seconds"], done[key]["record"]
+                        final = rec["history"][-1]["weights"]
+                        for t in (targets if fixed and setting == "gold" else [target]):
+                            row = {"policy": policy, "target": t, "seed": seed,
+                                   "dev_ppl": round(target_ppl(ppl, t), 3),
+                                   "per_domain": {d: round(p, 3) for d, p in ppl.items()},
+                                   "seconds": round(seconds, 1)}
+                            if not fixed:
+                                row["lr_data"] = lr
+                                row["update"] = args.update
+                            if "dev_set_ppl" in done[key]:
+                                row["policy_dev_ppl"] = round(target_ppl(done[key]["dev_set_ppl"], t), 3)
+                            row["final_weights"] = dict(zip(rec["domains"], np.round(final, 4).tolist()))
+                            row["signature"] = rec["signature"]["signature"]
+                            rows.append(row)
+                            print(f"seed {seed} {policy:9s} {t:8s} lr {lr or '-'} dev_ppl {row['dev_ppl']:8.2f}  "
+                                  f"{seconds:6.1f} s  Tanzil {ppl['Tanzil']:.2f}", flush=True)
+                        if not fixed:
+                            plots.append(plot_weights(rec, ROOT / "bench" / "results" /
+                                                      f"{args.name}_weights_{policy}_{target}_lr{lr:g}_s{seed}.png",
+                                                      title=f"{policy} ({args.update}, lr_data {lr:g}), "
+                                                            f"target {target}, seed {seed}"))
+                            rows[-1]["history"] = rec["history"]
 
-    write_results("sampling", {"rows": rows, "sizes": SIZES, "dev_lines": DEV_LINES, "eval_lines": EVAL_LINES,
-                               "steps": args.steps, "session": args.session, "batch": BATCH,
-                               "model": {"vocab": vocab, "dim": DIM, "layers": LAYERS, "heads": HEADS, "ff": FF,
-                                         "maxlen": MAXLEN},
-                               "cluster_purity": purity, "plots": [Path(p).name for p in plots]},
+    write_results(args.name, {"rows": rows, "sizes": SIZES, "dev_lines": DEV_LINES, "eval_lines": EVAL_LINES,
+                              "steps": args.steps, "session": args.session, "batch": BATCH, "k": args.k,
+                              "init_alpha": args.init_alpha, "update": args.update,
+                              "model": {"vocab": vocab, "dim": DIM, "layers": LAYERS, "heads": HEADS, "ff": FF,
+                                        "maxlen": MAXLEN},
+                              "cluster_purity": purity, "plots": [Path(p).name for p in plots]},
                   table(rows, args))
 
 
 def table(rows: list[dict], args) -> str:
     lines = ["# Domain sampling (paper 004): dev perplexity of a small Transformer LM", "",
-             f"{args.steps} steps of {BATCH} sentences; policies update every {args.session} steps. "
-             "Perplexity on lines 251-500 of each test file (policies learn from lines 1-100). "
+             f"{args.steps} steps of {BATCH} sentences; policies update every {args.session} steps "
+             f"(REINFORCE step: {args.update}; MDAC k = {args.k}; start: Mixed-{args.init_alpha:g}). "
+             "dev_ppl: perplexity on lines 251-500 of each test file, the target's mean; the policies learn "
+             "from lines 1-100 (their perplexity there is the next column, the one lr_data is chosen on). "
              "Mean over seeds; overhead = seconds / mixed-1's seconds.", ""]
     for target in TARGETS:
         sub = [r for r in rows if r["target"] == target]
         if not sub:
             continue
         lines += [f"## target: {target}", "",
-                  "| policy | seeds | dev_ppl | " + " | ".join(SEVEN) + " | seconds | overhead |",
-                  "|---|---|---|" + "---|" * len(SEVEN) + "---|---|"]
+                  "| policy | lr_data | seeds | dev_ppl | ppl on the policies' dev lines | " + " | ".join(SEVEN)
+                  + " | seconds | overhead |",
+                  "|---|---|---|---|---|" + "---|" * len(SEVEN) + "---|---|"]
         base = np.mean([r["seconds"] for r in sub if r["policy"] == "mixed-1"] or [np.nan])
         for policy in POLICIES:
-            rs = [r for r in sub if r["policy"] == policy]
-            if not rs:
-                continue
-            per = {d: np.mean([r["per_domain"][d] for r in rs]) for d in SEVEN}
-            secs = np.mean([r["seconds"] for r in rs])
-            lines.append(f"| {policy} | {','.join(str(r['seed']) for r in rs)} | "
-                         f"{np.mean([r['dev_ppl'] for r in rs]):.2f} | "
-                         + " | ".join(f"{per[d]:.1f}" for d in SEVEN) + f" | {secs:.0f} | {secs / base:.2f} |")
+            for lr in sorted({r.get("lr_data") for r in sub if r["policy"] == policy}, key=lambda x: x or 0):
+                rs = [r for r in sub if r["policy"] == policy and r.get("lr_data") == lr]
+                per = {d: np.mean([r["per_domain"][d] for r in rs]) for d in SEVEN}
+                secs = np.mean([r["seconds"] for r in rs])
+                pdev = [r["policy_dev_ppl"] for r in rs if "policy_dev_ppl" in r]
+                lines.append(f"| {policy} | {'-' if lr is None else f'{lr:g}'} | {','.join(str(r['seed']) for r in rs)} | "
+                             f"{np.mean([r['dev_ppl'] for r in rs]):.2f} | "
+                             f"{np.mean(pdev) if pdev else float('nan'):.2f} | "
+                             + " | ".join(f"{per[d]:.1f}" for d in SEVEN) + f" | {secs:.0f} | {secs / base:.2f} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -51,9 +51,12 @@ class LearnedPolicy(Policy):
             raise DomainsiftError(f"{self.name}: update needs a Learner (model, train_loss, dev_loss)")
         with self._own_rng(learner.model):
             r, info = self.rewards(learner)
-        self.psi = reinforce_step(self.psi, r, self._weights, self.lr_data, self.iterations)
+        self.psi = self._step(self.psi, r)
         self.updates += 1
         return self.lambda_(), {"rewards": as_list(r), **info}
+
+    def _step(self, psi: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        return reinforce_step(psi, rewards, self._weights, self.lr_data, self.iterations)
 
     @contextlib.contextmanager
     def _own_rng(self, model):

@@ -5,11 +5,17 @@ policy's parameters ψ (paper 004, §3.1).
 A policy turns the model's state into new domain weights between training
 sessions. The learned policies (MDAC, DDS) keep a vector ψ and a map λ(ψ) onto
 the simplex; after each session they measure a reward ``R(d)`` per domain and
-move ψ along ``Σ_d R(d) ∂λ(d; ψ)/∂ψ`` (the gradient of the expected reward
-``Σ_d R(d) λ(d; ψ)``) for a fixed number of iterations of Adam with learning rate
-``lr_data``. Adam makes the step independent of the rewards' scale (dev-loss
-drops of 10⁻³ or cosines near 1 move ψ alike), which paper 004 leaves open as
-"reward normalization".
+move ψ by paper 004's update, ``ψ ← ψ + lr_data · Σ_d R(d) ∂λ(d; ψ)/∂ψ``
+(plain gradient ascent on the expected reward ``Σ_d R(d) λ(d; ψ)``), repeated
+``iterations`` times with the gradient taken afresh at each ψ.
+
+Plain gradient ascent, not Adam: the step is proportional to how much the
+rewards differ, so it shrinks as the domains' rewards even out and the weights
+settle. Adam's normalised steps move ψ by about ``lr_data`` per iteration
+whatever the rewards, and on the benchmark the weights swung from one domain to
+another and back (docs/sampling.md). The flip side: ``lr_data`` is tied to the
+rewards' scale (MDAC: nats of mean token loss; DDS: cosines); paper 004 grid-
+searches it over {0.001, 0.0025, 0.005}, and so does ``bench/sampling.py``.
 """
 
 from __future__ import annotations
@@ -113,15 +119,14 @@ def softmax(psi):
 
 def reinforce_step(psi: np.ndarray, rewards: np.ndarray, param: Callable, lr: float,
                    iterations: int) -> np.ndarray:
-    """``iterations`` Adam steps of gradient ascent on Σ_d R(d) λ(d; ψ); returns the new ψ."""
+    """``iterations`` steps of ψ ← ψ + lr · ∇_ψ Σ_d R(d) λ(d; ψ); returns the new ψ."""
     import torch
     p = torch.tensor(np.asarray(psi, dtype=np.float64), requires_grad=True)
     r = torch.tensor(np.asarray(rewards, dtype=np.float64))
-    opt = torch.optim.Adam([p], lr=lr)
     for _ in range(int(iterations)):
-        opt.zero_grad()
-        (-(r * param(p)).sum()).backward()
-        opt.step()
+        (grad,) = torch.autograd.grad((r * param(p)).sum(), p)
+        with torch.no_grad():
+            p += lr * grad
     return p.detach().numpy().copy()
 
 
