@@ -17,7 +17,8 @@ sentences, --steps steps. The training loop is a plain PyTorch loop over
 `domainsift.sampling.DomainSampler`; every --session steps the policy updates the weights.
 
 Policies: mixed-0, mixed-0.5, mixed-1 (fixed), dds, mdac (paper 004's settings: k = 10,
-lr_data 0.001, 100 iterations per update, 20 with clusters; uniform start λ_0).
+100 iterations per update, 20 with clusters; uniform start λ_0; lr_data from the paper's grid
+{0.001, 0.0025, 0.005}, chosen on the policies' own dev lines of seed 0 with `--lr-data choose`).
 Targets:
   uniform   - the mean dev loss of the seven domains (multi-domain, paper 004 §5.3);
   Tanzil    - Tanzil's dev loss alone (adaptation to a small domain, §5.1);
@@ -28,7 +29,10 @@ training run, evaluated for each target. `dev_ppl` is the mean of the target's p
 evaluation perplexities (uniform, clusters: the seven; Tanzil: Tanzil's).
 `seconds` is the training wall time including the policy's updates, not the evaluation.
 
-    python bench/sampling.py [--seeds 0 1] [--steps 1000] [--session 100]
+    python bench/sampling.py --seeds 0 --targets uniform Tanzil --policies mdac dds --name sampling_grid
+    python bench/sampling.py --seeds 0 1 --cluster-seeds 0 --lr-data choose      # -> sampling.md
+    (variants: --init-alpha 1, --update adam, --k, --session; a finished run is cached in
+    bench/work/sampling/runs.json, so a killed benchmark resumes and tables are rebuilt in seconds)
 """
 
 from __future__ import annotations
@@ -261,6 +265,8 @@ def target_ppl(ppl: dict, target: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--cluster-seeds", type=int, nargs="+", default=None,
+                    help="seeds of the clusters target (default: --seeds)")
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--session", type=int, default=100, help="training steps between two policy updates")
     ap.add_argument("--policies", nargs="+", default=POLICIES, choices=POLICIES)
@@ -295,10 +301,12 @@ def main() -> None:
     done_file = WORK / "runs.json"
     done = json.loads(done_file.read_text()) if done_file.exists() else {}
     rows, plots = [], []
-    for seed in args.seeds:
+    cluster_seeds = args.seeds if args.cluster_seeds is None else args.cluster_seeds
+    for seed in sorted(set(args.seeds) | set(cluster_seeds if "clusters" in args.targets else [])):
         for setting in ["gold", "clusters"]:
-            targets = ([t for t in args.targets if t != "clusters"] if setting == "gold"
-                       else ["clusters"] if "clusters" in args.targets else [])
+            targets = ([t for t in args.targets if t != "clusters"] if setting == "gold" and seed in args.seeds
+                       else ["clusters"] if setting == "clusters" and "clusters" in args.targets
+                       and seed in cluster_seeds else [])
             if not targets:
                 continue
             labels = gold if setting == "gold" else clusters
