@@ -21,8 +21,8 @@ from domainsift.corpus import as_corpus
 from domainsift.errors import DomainsiftError
 from domainsift.select.base import BaseSelector
 from domainsift.select.cosine import CosineSelector
-from domainsift.select.finetune import DEFAULT_CUT, PAPER_CUT, prf
-from domainsift.select.finetune import sample_negatives as product_sample_negatives  # noqa: F401  (PAPER_CUT: for callers)
+from domainsift.select.finetune import DEFAULT_CUT, prf
+from domainsift.select.finetune import sample_negatives as product_sample_negatives  # noqa: F401
 from domainsift.train import batches
 
 log = logging.getLogger(__name__)

@@ -329,6 +329,7 @@ def main() -> None:
                                          "record": history_record(sampler)}
                             save_json(done_file, done)
                         ppl, seconds, rec = done[key]["ppl"], done[key]["seconds"], done[key]["record"]
+                        rec.setdefault("position", args.steps)
                         final = rec["history"][-1]["weights"]
                         for t in (targets if fixed and setting == "gold" else [target]):
                             row = {"policy": policy, "target": t, "seed": seed,

@@ -185,7 +185,7 @@ def test_history_is_saved_and_plotted(tmp_path):
     sampler, _, _ = train(MDAC(k=2, iterations=5), sessions=2, steps=3)
     path = save_history(sampler, tmp_path / "sampling.json")
     record = json.loads(path.read_text())
-    assert record["domains"] == sampler.names and len(record["history"]) == 3
+    assert record["domains"] == sampler.names and len(record["history"]) == 3 and record["position"] == 6
     assert record["signature"]["method"] == "sampling-mdac" and record["signature"]["k"] == 2
     png = plot_weights(record, tmp_path / "weights.png")
     assert (tmp_path / "weights.png").stat().st_size > 1000 and png.endswith("weights.png")

@@ -133,8 +133,10 @@ def _weights_plot(bk, rec: dict, name: str):
                              tools="pan,wheel_zoom,reset,hover", tooltips=[("domain", "$name"), ("weight", "$y{0.000}")],
                              name=f"weights-{name}")
     xs = [h["batch"] for h in hist]
+    xs = xs + [max(rec.get("position", 0), xs[-1])]    # the last weights held up to the last batch drawn
     for d, dom in enumerate(rec["domains"]):
-        fig.step(xs, [h["weights"][d] for h in hist], mode="after", line_width=2, color=colours[d],
+        ys = [h["weights"][d] for h in hist]
+        fig.step(xs, ys + ys[-1:], mode="after", line_width=2, color=colours[d],
                  legend_label=str(dom), name=str(dom))
     fig.legend.label_text_font_size = "8pt"
     fig.legend.click_policy = "hide"

@@ -13,6 +13,7 @@ def history_record(sampler) -> dict:
     """The sampler's weight history with the domain names, sizes and signature."""
     return {"signature": sampler.signature(), "domains": list(sampler.names),
             "sizes": [int(s) for s in sampler.sizes], "batch_size": sampler.batch_size,
+            "position": int(sampler.position),
             "history": [dict(h) for h in sampler.history]}
 
 
@@ -28,9 +29,11 @@ def plot_weights(record: dict, path: str | os.PathLike, title: str | None = None
     plt = _plt()
     hist = record["history"]
     xs = [h["batch"] for h in hist]
+    end = max(record.get("position", 0), xs[-1])       # the last weights held up to the last batch drawn
     fig, ax = plt.subplots(figsize=(7, 4))
     for d, name in enumerate(record["domains"]):
-        ax.step(xs, [h["weights"][d] for h in hist], where="post", label=name)
+        ys = [h["weights"][d] for h in hist]
+        ax.step(xs + [end], ys + ys[-1:], where="post", label=name)
     ax.set_xlabel("training batch")
     ax.set_ylabel("sampling weight")
     ax.set_ylim(0, None)
