@@ -297,3 +297,39 @@ def test_the_report_shows_the_weight_history(tmp_path):
     assert res["kinds"] == [["sampling"]]
     page = (tmp_path / "report.html").read_text()
     assert "weights-r0" in page and "3 updates of the weights" in page and "sampling-mdac" in page
+
+
+def test_hf_trainer_with_datasets_and_unused_columns_removed(tmp_path):
+    """The usual Hugging Face path: `datasets.Dataset` with an extra column the model does not
+    take (the Trainer drops it), the default collator, DDS updating from dev datasets."""
+    datasets = pytest.importorskip("datasets")
+    from transformers import GPT2Config, GPT2LMHeadModel, TrainingArguments, default_data_collator
+    from domainsift.sampling.hf import DomainTrainer
+
+    def table(n_per, seed):
+        s = Seqs(n_per, seed)
+        ids = [x.tolist() for x in s.items]
+        return datasets.Dataset.from_dict({"input_ids": ids, "labels": ids, "domain": s.labels}), s.labels
+
+    train, labels = table([20, 20], 0)
+    dev_b, _ = table([0, 8], 2)
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=40, n_positions=8, n_embd=16, n_layer=1, n_head=2,
+                                       bos_token_id=0, eos_token_id=0))
+    args = TrainingArguments(output_dir=str(tmp_path), max_steps=4, learning_rate=5e-3, report_to=[],
+                             per_device_train_batch_size=4, per_device_eval_batch_size=4, use_cpu=True,
+                             save_strategy="no", logging_strategy="no", seed=0, disable_tqdm=True)
+    sampler = DomainSampler(labels, batch_size=4, policy=DDS(lr_data=0.5, iterations=10), seed=0)
+    trainer = DomainTrainer(model=model, args=args, train_dataset=train, data_collator=default_data_collator,
+                            domain_sampler=sampler, dev_sets={"b": dev_b}, session_steps=2)
+    trainer.train()
+    record = json.loads((tmp_path / "sampling.json").read_text())
+    assert [h["reason"] for h in record["history"]] == ["initial", "dds"]
+    assert record["history"][1]["weights"][record["domains"].index("b")] > 0.5
+    with pytest.raises(DomainsiftError, match="domain labels for"):
+        DomainTrainer(model=model, args=args, train_dataset=train, data_collator=default_data_collator,
+                      domain_sampler=DomainSampler(labels[:-1], batch_size=4), session_steps=2)
+    no_steps = TrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to=[])
+    with pytest.raises(DomainsiftError, match="max_steps"):
+        DomainTrainer(model=model, args=no_steps, train_dataset=train, data_collator=default_data_collator,
+                      domain_sampler=DomainSampler(labels, batch_size=4))
