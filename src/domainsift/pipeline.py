@@ -79,18 +79,17 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
                          **model_params)
     result = {"signature": sig, "n_sentences": len(corpus), "runs": res.runs,
               "summary": res.summary() if gold is not None else [], "confusions": res.confusions}
-    k_a, p_a, s_a = int(ks[0]), (pcas[0] or None), int(seeds[0])
+    # the first (k, PCA, seed): its labels go to clusters.tsv, the outliers and the sentence map
+    k0, p0, s0 = int(ks[0]), (pcas[0] or None), int(seeds[0])
+    first = res.labels[(k0, p0, s0)]
     from .corpus import write_lines
     write_lines(out / "clusters.tsv", ["file\tline\tcluster"] +
-                [f"{f}\t{line}\t{int(c)}" for (f, line), c in zip(corpus.ids, res.labels[(k_a, p_a, s_a)])])
-    result["assignments"] = {"file": "clusters.tsv", "k": k_a, "pca": p_a, "seed": s_a}
+                [f"{f}\t{line}\t{int(c)}" for (f, line), c in zip(corpus.ids, first)])
+    result["assignments"] = {"file": "clusters.tsv", "k": k0, "pca": p0, "seed": s0}
     pictures = []
     if gold is not None:
-        k0, p0, s0 = ks[0], (pcas[0] or None), seeds[0]
-        outl = outliers(corpus.texts, gold, res.labels[(int(k0), p0, int(s0))])
-        result["outliers"] = {"k": int(k0), "pca": p0, "seed": int(s0), "count": len(outl),
-                              "examples": outl[:200]}
-        from .corpus import write_lines
+        outl = outliers(corpus.texts, gold, first)
+        result["outliers"] = {"k": k0, "pca": p0, "seed": s0, "count": len(outl), "examples": outl[:200]}
         write_lines(out / "outliers.tsv",
                     ["gold\tcluster_domain\tlength\ttext"] +
                     [f"{o['gold']}\t{o['cluster_domain']}\t{o['length']}\t{o['text']}" for o in outl])
@@ -110,8 +109,7 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
                                                    out / f"confusion_{tag}.png",
                                                    title=f"k={k}, PCA={p or 'none'}, seed {seed0}"))
     result["pictures"] = pictures
-    save_json(out / "map.json", sentence_map(vectors, corpus.texts, gold, res.labels[(int(ks[0]), pcas[0] or None,
-                                                                                   int(seeds[0]))]))
+    save_json(out / "map.json", sentence_map(vectors, corpus.texts, gold, first))
     save_json(out / "clustering.json", result)
     return result
 

@@ -128,16 +128,13 @@ def _weights_plot(bk, rec: dict, name: str):
     from bokeh.palettes import Category10, Category20
     n = len(rec["domains"])
     colours = (Category10[10] if n <= 10 else Category20[20]) * (1 + n // 20)
-    hist = rec["history"]
+    from .plots import weight_steps
     fig = bk.plotting.figure(width=760, height=300, title="sampling weight per domain over training batches",
                              tools="pan,wheel_zoom,reset,hover", tooltips=[("domain", "$name"), ("weight", "$y{0.000}")],
                              name=f"weights-{name}")
-    xs = [h["batch"] for h in hist]
-    xs = xs + [max(rec.get("position", 0), xs[-1])]    # the last weights held up to the last batch drawn
-    for d, dom in enumerate(rec["domains"]):
-        ys = [h["weights"][d] for h in hist]
-        fig.step(xs, ys + ys[-1:], mode="after", line_width=2, color=colours[d],
-                 legend_label=str(dom), name=str(dom))
+    xs, series = weight_steps(rec)
+    for d, (dom, ys) in enumerate(zip(rec["domains"], series)):
+        fig.step(xs, ys, mode="after", line_width=2, color=colours[d], legend_label=str(dom), name=str(dom))
     fig.legend.label_text_font_size = "8pt"
     fig.legend.click_policy = "hide"
     fig.xaxis.axis_label = "training batch"

@@ -114,3 +114,16 @@ def scatter_plot(xs, ys, labels: Sequence[str], path: str | Path, xlabel: str, y
     if title:
         ax.set_title(title)
     return _save(fig, path)
+
+
+def weight_steps(record: dict) -> tuple[list[int], list[list[float]]]:
+    """The history as step series: the batches at which weights took effect, closed by the last
+    batch drawn (so the final weights show their span), and each domain's weights at them."""
+    hist = record["history"]
+    xs = [h["batch"] for h in hist]
+    xs.append(max(record.get("position", 0), xs[-1]))
+    series = []
+    for d in range(len(record["domains"])):
+        ys = [h["weights"][d] for h in hist]
+        series.append(ys + ys[-1:])
+    return xs, series

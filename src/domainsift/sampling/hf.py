@@ -97,6 +97,7 @@ class DomainTrainer(Trainer):
         self.dev_sets = dict(dev_sets or {})
         self.target = target
         self._train_view = None
+        self._dev_views: dict = {}
         self.add_callback(_SessionCallback(self))
 
     # ---- data ------------------------------------------------------------------------
@@ -129,7 +130,9 @@ class DomainTrainer(Trainer):
         return self.compute_loss(model, inputs)
 
     def _dev_loss_of(self, model, name: str) -> torch.Tensor:
-        dataset, collator = self._prepared(self.dev_sets[name], "evaluation")
+        if name not in self._dev_views:      # prepared once: the policies evaluate it at every update
+            self._dev_views[name] = self._prepared(self.dev_sets[name], "evaluation")
+        dataset, collator = self._dev_views[name]
         bs = self.args.per_device_eval_batch_size
         total, n = 0.0, 0
         for start in range(0, len(dataset), bs):

@@ -25,15 +25,12 @@ def save_history(sampler, path: str | os.PathLike) -> Path:
 
 def plot_weights(record: dict, path: str | os.PathLike, title: str | None = None) -> str:
     """One line per domain: its weight from the training batch at which it took effect."""
-    from ..report.plots import _plt, _save
+    from ..report.plots import _plt, _save, weight_steps
     plt = _plt()
-    hist = record["history"]
-    xs = [h["batch"] for h in hist]
-    end = max(record.get("position", 0), xs[-1])       # the last weights held up to the last batch drawn
+    xs, series = weight_steps(record)
     fig, ax = plt.subplots(figsize=(7, 4))
-    for d, name in enumerate(record["domains"]):
-        ys = [h["weights"][d] for h in hist]
-        ax.step(xs + [end], ys + ys[-1:], where="post", label=name)
+    for name, ys in zip(record["domains"], series):
+        ax.step(xs, ys, where="post", label=name)
     ax.set_xlabel("training batch")
     ax.set_ylabel("sampling weight")
     ax.set_ylim(0, None)

@@ -150,9 +150,3 @@ def clone_for_simulation(model, optimizer):
 
 def as_list(x) -> list[float]:
     return [float(v) for v in np.asarray(x, dtype=np.float64).ravel()]
-
-
-def check_positive(name: str, value: Any, kind=float, allow_zero: bool = False) -> None:
-    ok = value >= 0 if allow_zero else value > 0
-    if not isinstance(value, (int, float)) or not ok:
-        raise DomainsiftError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
