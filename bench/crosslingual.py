@@ -5,11 +5,15 @@ seven <D>.train.en (English, 35,000 lines, as in bench/selection.py); bitext for
 German–English train pairs of the six *other* domains (no parallel data of D). Select N = 5,000;
 precision = the share of selected lines from <D>.train.en.
 
-Rows: ``crosslingual`` (the residual adaptive layer + classifier, the defaults), ``crosslingual-mlp``
-(the adaptive layer's output replacing the vector, as in paper 003), ``crosslingual-no-align`` (the
-same classifier in the raw encoder space), ``lstsq-cosine`` (a least-squares map from the German to
-the English vectors fitted on the same bitext, then Domain-Cosine: the reference measured before
-the method existed), and the monolingual English ``cosine`` and ``finetune`` rows of
+Rows: ``crosslingual`` (the defaults: the linear adaptive layer, the refining classifier),
+``crosslingual-no-refine``, ``crosslingual-no-align`` and ``crosslingual-no-align-no-refine``
+(paper 003's baseline: one classifier in the raw encoder space); from bench/crosslingual_variants.py,
+``refine-pool-only`` and ``refine-pool-only-no-align`` (the refining classifier on the pool's
+pseudo-labels alone), ``procrustes`` and ``procrustes-no-refine`` (an orthogonal map in place of the
+ridge map) and ``contrastive-residual`` / ``contrastive-mlp`` (paper 003's contrastive
+adaptive layer in place of the linear one, no refining); ``lstsq-cosine`` (a least-squares map from
+the German to the English vectors fitted on the same bitext, then Domain-Cosine: the reference
+measured before the method existed); the monolingual English ``cosine`` and ``finetune`` rows of
 bench/results/selection.json beside them. Wall time per run. Finished runs are kept under
 bench/work/crosslingual/ (a killed benchmark resumes).
 
@@ -30,9 +34,17 @@ from domainsift.corpus import read_corpus
 WORK = ROOT / "bench" / "work" / "crosslingual"
 N = 5000
 # every label pins what differs from the selector's defaults that matter here
-METHODS = {"crosslingual": {"align": True, "adapter": "residual"},
-           "crosslingual-mlp": {"align": True, "adapter": "mlp"},  # paper 003's layer: its output replaces the vector
-           "crosslingual-no-align": {"align": False}, "lstsq-cosine": None}
+METHODS = {"crosslingual": {}, "crosslingual-no-refine": {"refine": False},
+           "crosslingual-no-align": {"align": False}, "crosslingual-no-align-no-refine": {"align": False, "refine": False},
+           # the variants of bench/crosslingual_variants.py: refining on the pool's pseudo-labels alone
+           "refine-pool-only": {"variant": "pool-only"},
+           "refine-pool-only-no-align": {"align": False, "variant": "pool-only"},
+           # an orthogonal map in place of the ridge map
+           "procrustes": {"variant": "procrustes"}, "procrustes-no-refine": {"refine": False, "variant": "procrustes"},
+           # paper 003's contrastive layer in place of the linear map
+           "contrastive-residual": {"refine": False, "variant": "residual"},
+           "contrastive-mlp": {"refine": False, "variant": "mlp"},  # its output replaces the vector, as in the paper
+           "lstsq-cosine": None}
 
 
 def bitext(target: str) -> list:
@@ -71,6 +83,17 @@ def run(target: str, label: str, pool, seed: int) -> dict:
         scores = lstsq_cosine(target, pool, seed)
         write_scores(run_dir, scores, *_ids_first(pool_manifest(pool)), make_signature("lstsq-cosine", model="all-MiniLM-L6-v2",
                                                                           seed=seed, bitext=bitext(target)))
+        sig = {}
+    elif "variant" in METHODS[label]:
+        from crosslingual_variants import ContrastiveSelector, PoolOnlyRefine, ProcrustesSelector
+        params = {k: v for k, v in METHODS[label].items() if k != "variant"}
+        variant = METHODS[label]["variant"]
+        in_domain = read_corpus([data_file(target, "test", "de")])
+        kind = {"pool-only": PoolOnlyRefine, "procrustes": ProcrustesSelector}.get(variant, ContrastiveSelector)
+        extra = {"residual": variant == "residual"} if kind is ContrastiveSelector else {}
+        sel = kind(bitext=bitext(target), progress=False, seed=seed, **extra, **params).fit(in_domain, pool)
+        write_scores(run_dir, sel.score(pool), *_ids_first(pool_manifest(pool)),
+                     make_signature("crosslingual", **sel.signature_params()))
         sig = {}
     else:
         in_domain = read_corpus([data_file(target, "test", "de")])
@@ -123,13 +146,19 @@ def main() -> None:
     lines = ["# Cross-lingual selection (paper 003's setting on the shared data)", "",
              "In-domain set: <D>.test.de (German, 500 lines); pool: the seven <D>.train.en (English, 35,000 lines); "
              "bitext: the de-en train pairs of the six other domains; N = 5,000; precision of the top N. "
-             "Encoder: all-MiniLM-L6-v2 (English-trained), frozen. Seed 0.", "",
-             "| method | " + " | ".join(targets) + " | mean |", "|---|" + "---|" * (len(targets) + 1)]
-    for m in labels + sorted({k[1] for k in mono}):
-        vals = [cell[(t, m)]["precision"] if (t, m) in cell else mono.get((t, m)) for t in targets]
-        mean = f"{np.mean(vals):.4f}" if all(v is not None for v in vals) else "-"
-        lines.append(f"| {m} | " + " | ".join(f"{v:.3f}" if v is not None else "-" for v in vals) + f" | {mean} |")
-    lines += ["", "Seconds per run (encoding through the cache: the first run encodes the bitext files, "
+             "Encoder: all-MiniLM-L6-v2 (English-trained), frozen. The tables are rebuilt from every finished run "
+             "under bench/work/crosslingual/ (the benchmark resumes), so the command above is the last invocation: "
+             "seed 0 ran `python bench/crosslingual.py`, seed 1 `python bench/crosslingual.py --seed 1 --methods ...` "
+             "with the methods its table shows."]
+    for seed in sorted({r["seed"] for r in rows}):
+        at = {(r["target"], r["method"]): r["precision"] for r in rows if r["seed"] == seed}
+        lines += ["", f"Seed {seed}:", "", "| method | " + " | ".join(targets) + " | mean |",
+                  "|---|" + "---|" * (len(targets) + 1)]
+        for m in [m for m in labels if any(k[1] == m for k in at)] + sorted({k[1] for k in mono}):
+            vals = [at.get((t, m), mono.get((t, m))) for t in targets]
+            mean = f"{np.mean(vals):.4f}" if all(v is not None for v in vals) else "-"
+            lines.append(f"| {m} | " + " | ".join(f"{v:.3f}" if v is not None else "-" for v in vals) + f" | {mean} |")
+    lines += ["", "Seconds per run, seed 0 (encoding through the cache: the first run encodes the bitext files, "
               "later ones read them):", "", "| method | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
     for m in labels:
         lines.append(f"| {m} | " + " | ".join(f"{cell[(t, m)]['seconds']:.0f}" if (t, m) in cell else "-"

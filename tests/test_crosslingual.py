@@ -60,36 +60,59 @@ def _precision(bilingual, **kw):
 
 
 def test_alignment_carries_the_classifier_across_languages(bilingual):
-    aligned, sel, s = _precision(bilingual, seed=0, align=True)
-    raw, _, _ = _precision(bilingual, seed=0)  # the default: no alignment
+    aligned, sel, s = _precision(bilingual, seed=0)  # the default: aligned, refined
+    raw, _, _ = _precision(bilingual, seed=0, align=False, refine=False)
     assert aligned >= 0.9 and raw < 0.7 and aligned > raw
     assert ((s >= 0) & (s <= 1)).all() and s.dtype == np.float64
-    again, _, s2 = _precision(bilingual, seed=0, align=True)
+    again, _, s2 = _precision(bilingual, seed=0)
     np.testing.assert_array_equal(s, s2)  # seeded
-    assert len(sel.cluster_sizes_) == 5 and sum(sel.cluster_sizes_) == 450
+    assert sel.refined_ and sel.alignment_.alpha_ in sel.alignment_.ALPHAS
 
 
-def test_contrastive_loss_ignores_same_cluster_pairs():
-    import torch
-    from domainsift.select.crosslingual import contrastive_loss
-    z = torch.eye(4)
-    zb = torch.tensor([[1.0, 0, 0, 0], [1.0, 0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0]])
-    # pair 1's translation looks like pair 0's: a negative in different clusters, ignored in the same one
-    apart = contrastive_loss(torch, z, zb, torch.tensor([0, 1, 2, 3]), 0.2)
-    together = contrastive_loss(torch, z, zb, torch.tensor([0, 0, 2, 3]), 0.2)
-    assert together < apart
+def test_refining_adds_the_first_classifiers_top_and_bottom_of_the_pool(bilingual, monkeypatch):
+    from domainsift.select.crosslingual import CrosslingualSelector
+    calls, real = [], CrosslingualSelector._classifier
+
+    def spy(self, pos, neg, rng, desc):
+        clf = real(self, pos, neg, rng, desc)
+        calls.append((desc, pos, neg, clf))
+        return clf
+    monkeypatch.setattr(CrosslingualSelector, "_classifier", spy)
+    _, sel, _ = _precision(bilingual, seed=0)
+    (d1, pos1, neg1, first), (d2, pos, neg, second) = calls
+    assert (d1, d2) == ("classifier", "refine") and sel.classifier_ is second
+    assert len(pos1) == 40 and len(neg1) == 300  # the in-domain set; two thirds of the 450 bitext lines
+    pool = sel.alignment_.b(sel._encode(bilingual["pool"].read_text().splitlines()))
+    order = np.argsort(-first.predict(pool), kind="stable")
+    # the first classifier's examples, then min(40 in-domain lines, a third of 90) top pool lines and the
+    # pool's bottom two thirds (60 lines)
+    np.testing.assert_array_equal(pos, np.concatenate([pos1, pool[order[:30]]]))
+    np.testing.assert_array_equal(neg, np.concatenate([neg1, pool[order[30:]]]))
+
+
+def test_linear_alignment_recovers_a_linear_relation_between_languages():
+    from domainsift.select.crosslingual import LinearAlignment
+    rng = np.random.default_rng(0)
+    xa = rng.normal(size=(2000, 16)).astype(np.float32)
+    rot, _ = np.linalg.qr(rng.normal(size=(16, 16)))
+    xb = (xa @ rot + 3.0).astype(np.float32)  # the other language: rotated and offset
+    al = LinearAlignment(xa, xb)
+    test = rng.normal(size=(50, 16)).astype(np.float32)  # vectors the fit never saw
+    np.testing.assert_allclose(al.a(test), al.b(test @ rot + 3.0), atol=0.05)
+    assert abs(float(al.b(xb).mean())) < 1e-4  # centred at the bitext side's mean
 
 
 def test_cli_run_writes_the_alignment_picture_and_evaluates(bilingual, tmp_path):
     out = tmp_path / "run"
     assert main(["-q", "select", "--method", "crosslingual", "--model", bilingual["model"], "--cache", "",
                  "--in-domain", str(bilingual["in"]), "--pool", str(bilingual["pool"]),
-                 "--bitext", str(bilingual["bi_a"]), str(bilingual["bi_b"]), "--align", "--top", "30",
+                 "--bitext", str(bilingual["bi_a"]), str(bilingual["bi_b"]), "--top", "30",
                  "--out", str(out)]) == 0
     al = json.loads((out / "alignment.json").read_text())
     assert set(al) >= {"before", "after"} and len(al["after"]["a"]) == 450
     sig = json.loads((out / "signature.json").read_text())
-    assert sig["method"] == "crosslingual" and sig["align"] is True and "bi.a" in sig["signature"]
+    assert sig["method"] == "crosslingual" and sig["align"] is True and sig["refine"] is True
+    assert "bi.a" in sig["signature"]
     assert (out / "selected.b").read_text().count("\n") == 30
     assert main(["-q", "report", str(out), "--out", str(tmp_path / "r.html")]) == 0
     assert "Cross-lingual alignment" in (tmp_path / "r.html").read_text()

@@ -33,7 +33,7 @@ def _params(name, tiny_models, tmp_path_factory):
         lines = make_sentences("med", 40, 20) + make_sentences("law", 40, 21) + make_sentences("it", 40, 22)
         for side in ("a", "b"):
             (d / f"bi.{side}").write_text("\n".join(lines) + "\n")
-        return dict(model="minilm", bitext=[(str(d / "bi.a"), str(d / "bi.b"))], align_epochs=3, epochs=10,
+        return dict(model="minilm", bitext=[(str(d / "bi.a"), str(d / "bi.b"))], epochs=10,
                     backend="torch",
                     cache_dir=str(tmp_path_factory.mktemp("c")), progress=False)
     return {}
