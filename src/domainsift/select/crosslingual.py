@@ -242,8 +242,8 @@ class CrosslingualSelector(EncoderSelector):
         if self.align:
             views["after"] = (self.alignment_.a(xa[pick]), self.alignment_.b(xb[pick]))
         out = {}
-        for name, (a, b) in views.items():
-            xy = PCA(n_components=2, random_state=0).fit_transform(np.vstack([_unit(a), _unit(b)]))
+        for name, (a, b) in views.items():  # the vectors the classifiers see (a norm-shrinking map stays visible)
+            xy = PCA(n_components=2, random_state=0).fit_transform(np.vstack([a, b]))
             out[name] = {"a": np.round(xy[:len(a)], 4).tolist(), "b": np.round(xy[len(a):], 4).tolist()}
         save_json(Path(out_dir) / "alignment.json", {"n_pairs_shown": int(len(pick)), "seed": self.seed, **out})
         files = [str(Path(out_dir) / "alignment.json")]
