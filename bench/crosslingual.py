@@ -2,7 +2,9 @@
 
 For each of the five classic targets D: in-domain set <D>.test.de (German, 500 lines); pool: the
 seven <D>.train.en (English, 35,000 lines, as in bench/selection.py); bitext for alignment: the
-German–English train pairs of the six *other* domains (no parallel data of D). Select N = 5,000;
+German–English train pairs of the six *other* domains (no parallel data of D). Another language pair
+of the same layout (DOMAINSIFT_DATA=.../fr-en) runs with its non-English side as the in-domain
+language; its runs and results are kept apart (crosslingual_fr-en.md). Select N = 5,000;
 precision = the share of selected lines from <D>.train.en.
 
 Rows: ``crosslingual`` (the defaults: the linear adaptive layer, the refining classifier),
@@ -27,11 +29,13 @@ import json
 import time
 
 import numpy as np
-from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
+from _common import CLASSIC, DATA, RESULTS, ROOT, SEVEN, data_file, write_results
 
 from domainsift.corpus import read_corpus
 
-WORK = ROOT / "bench" / "work" / "crosslingual"
+PAIR = DATA.name  # de-en for the shared data
+LANG = next((x for x in PAIR.split("-") if x != "en"), "de")  # the in-domain set's language
+WORK = ROOT / "bench" / "work" / "crosslingual" / PAIR
 N = 5000
 # every label pins what differs from the selector's defaults that matter here
 METHODS = {"crosslingual": {}, "crosslingual-no-refine": {"refine": False},
@@ -48,7 +52,7 @@ METHODS = {"crosslingual": {}, "crosslingual-no-refine": {"refine": False},
 
 
 def bitext(target: str) -> list:
-    return [(data_file(d, "train", "de"), data_file(d, "train", "en")) for d in SEVEN if d != target]
+    return [(data_file(d, "train", LANG), data_file(d, "train", "en")) for d in SEVEN if d != target]
 
 
 def lstsq_cosine(target: str, pool, seed: int) -> np.ndarray:
@@ -61,7 +65,7 @@ def lstsq_cosine(target: str, pool, seed: int) -> np.ndarray:
     xa = np.concatenate([emb.encode(c.texts) for c in parts]).astype(np.float64)
     xb = np.concatenate([emb.encode(c.targets) for c in parts]).astype(np.float64)
     w, *_ = np.linalg.lstsq(np.c_[xa, np.ones(len(xa))], xb, rcond=None)
-    xin = emb.encode(read_corpus([data_file(target, "test", "de")]).texts).astype(np.float64)
+    xin = emb.encode(read_corpus([data_file(target, "test", LANG)]).texts).astype(np.float64)
     centroid = (np.c_[xin, np.ones(len(xin))] @ w).mean(0)
     xp = emb.encode(pool.texts).astype(np.float64)
     unit = lambda x: x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)  # noqa: E731
@@ -88,7 +92,7 @@ def run(target: str, label: str, pool, seed: int) -> dict:
         from crosslingual_variants import ContrastiveSelector, PoolOnlyRefine, ProcrustesSelector
         params = {k: v for k, v in METHODS[label].items() if k != "variant"}
         variant = METHODS[label]["variant"]
-        in_domain = read_corpus([data_file(target, "test", "de")])
+        in_domain = read_corpus([data_file(target, "test", LANG)])
         kind = {"pool-only": PoolOnlyRefine, "procrustes": ProcrustesSelector}.get(variant, ContrastiveSelector)
         extra = {"residual": variant == "residual"} if kind is ContrastiveSelector else {}
         sel = kind(bitext=bitext(target), progress=False, seed=seed, **extra, **params).fit(in_domain, pool)
@@ -96,7 +100,7 @@ def run(target: str, label: str, pool, seed: int) -> dict:
                      make_signature("crosslingual", **sel.signature_params()))
         sig = {}
     else:
-        in_domain = read_corpus([data_file(target, "test", "de")])
+        in_domain = read_corpus([data_file(target, "test", LANG)])
         sig = run_score("crosslingual", in_domain, pool, run_dir,
                         {"bitext": bitext(target), "progress": False, **METHODS[label]}, seed=seed)
     run_select(run_dir, top=N)
@@ -109,7 +113,7 @@ def run(target: str, label: str, pool, seed: int) -> dict:
 
 def monolingual(targets: list) -> dict:
     path = RESULTS / "selection.json"
-    if not path.exists():
+    if not path.exists() or PAIR != "de-en":  # its English pool is the de-en one
         return {}
     out = {}
     for r in json.loads(path.read_text())["rows"]:
@@ -144,8 +148,8 @@ def main() -> None:
     cell = {(r["target"], r["method"]): r for r in rows if r["seed"] == 0}
     mono = monolingual(targets)
     lines = ["# Cross-lingual selection (paper 003's setting on the shared data)", "",
-             "In-domain set: <D>.test.de (German, 500 lines); pool: the seven <D>.train.en (English, 35,000 lines); "
-             "bitext: the de-en train pairs of the six other domains; N = 5,000; precision of the top N. "
+             f"In-domain set: <D>.test.{LANG} (500 lines); pool: the seven <D>.train.en (English, 35,000 lines); "
+             f"bitext: the {PAIR} train pairs of the six other domains; N = 5,000; precision of the top N. "
              "Encoder: all-MiniLM-L6-v2 (English-trained), frozen. The tables are rebuilt from every finished run "
              "under bench/work/crosslingual/ (the benchmark resumes), so the command above is the last invocation: "
              "seed 0 ran `python bench/crosslingual.py`, seed 1 `python bench/crosslingual.py --seed 1 --methods ...` "
@@ -163,7 +167,7 @@ def main() -> None:
     for m in labels:
         lines.append(f"| {m} | " + " | ".join(f"{cell[(t, m)]['seconds']:.0f}" if (t, m) in cell else "-"
                                               for t in targets) + " |")
-    write_results("crosslingual", {"N": N, "rows": rows, "monolingual": {f"{t}|{m}": v for (t, m), v in mono.items()}},
+    write_results("crosslingual" if PAIR == "de-en" else f"crosslingual_{PAIR}", {"N": N, "pair": PAIR, "rows": rows, "monolingual": {f"{t}|{m}": v for (t, m), v in mono.items()}},
                   "\n".join(lines) + "\n")
 
 
