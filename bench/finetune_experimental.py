@@ -19,9 +19,9 @@ import numpy as np
 
 from domainsift.corpus import as_corpus
 from domainsift.errors import DomainsiftError
-from domainsift.select.base import BaseSelector
+from domainsift.select.base import BaseSelector, Param
 from domainsift.select.cosine import CosineSelector
-from domainsift.select.finetune import DEFAULT_CUT, prf
+from domainsift.select.finetune import DEFAULT_CUT, FinetuneSelector, prf
 from domainsift.select.finetune import sample_negatives as product_sample_negatives  # noqa: F401
 from domainsift.train import batches
 
@@ -485,6 +485,18 @@ class ExperimentalFinetuneSelector(BaseSelector):
 
 
 def register() -> None:
-    """Make ``finetune-experimental`` a method of this process (the benchmarks call this)."""
+    """Make ``finetune-experimental`` and ``finetune-dropout`` methods of this process (the benchmarks call this)."""
     from domainsift.select import SELECTORS
     SELECTORS["finetune-experimental"] = "finetune_experimental:ExperimentalFinetuneSelector"
+    SELECTORS["finetune-dropout"] = "finetune_experimental:DropoutFinetuneSelector"
+
+
+class DropoutFinetuneSelector(FinetuneSelector):
+    """The product's finetune with the encoder's dropout set while training (0.5.0: 0 trained ~30% more
+    steps per second but lost precision, bench/results/selection.md row finetune-no-dropout)."""
+
+    name = "finetune-dropout"
+    params = FinetuneSelector.params + (Param("dropout", float, 0.1, "the encoder's dropout while training"),)
+
+    def _prepare(self, classifier) -> None:
+        classifier.set_dropout(self.dropout)

@@ -67,6 +67,10 @@ METHODS = {
     # with onnx-int8 and random negatives), and the lower 3 of 6 layers too
     "finetune-onnx-int8-freeze-1": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
     "finetune-onnx-int8-freeze-4": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 4}),
+    # 0.5.0: AdamW's fused kernel (every finetune row from here on), and training without dropout
+    "finetune-fused-adamw": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
+    "finetune-no-dropout": ("finetune-dropout", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
+                                                 "dropout": 0.0}),  # bench/finetune_experimental.py
     "finetune": ("finetune", FT),
     # the paper's setting: pre-ranked negatives from the bottom two thirds (the default until 2026-11-21)
     "finetune-paper-cut": ("finetune", {**FT, "neg_cut": PAPER_CUT}),
