@@ -13,6 +13,8 @@ DATA = Path(os.environ.get("DOMAINSIFT_DATA", ROOT.parent / "shared" / "data" / 
 RESULTS = ROOT / "bench" / "results"
 CLASSIC = ["EMEA", "JRC-Acquis", "KDE4", "OpenSubtitles", "Tanzil"]
 SEVEN = CLASSIC + ["TED2020", "QED"]
+PAIR = DATA.name  # de-en for the shared data; another pair of the same layout (fr-en) works too
+LANG = next((x for x in PAIR.split("-") if x != "en"), "de")  # the cross-lingual benchmarks' in-domain language
 
 
 def data_file(domain: str, split: str, lang: str = "en") -> str:

@@ -29,12 +29,10 @@ import json
 import time
 
 import numpy as np
-from _common import CLASSIC, DATA, RESULTS, ROOT, SEVEN, data_file, write_results
+from _common import CLASSIC, LANG, PAIR, RESULTS, ROOT, SEVEN, data_file, write_results
 
 from domainsift.corpus import read_corpus
 
-PAIR = DATA.name  # de-en for the shared data
-LANG = next((x for x in PAIR.split("-") if x != "en"), "de")  # the in-domain set's language
 WORK = ROOT / "bench" / "work" / "crosslingual" / PAIR
 N = 5000
 # every label pins what differs from the selector's defaults that matter here

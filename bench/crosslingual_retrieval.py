@@ -15,50 +15,23 @@ map after centring, paper 003's contrastive residual layer with k = 5 and k = 1
 from __future__ import annotations
 
 import numpy as np
-from _common import CLASSIC, DATA, SEVEN, data_file, write_results
+from _common import CLASSIC, LANG, PAIR, SEVEN, data_file, write_results
 
 from domainsift.corpus import read_corpus
-
-PAIR = DATA.name  # de-en for the shared data; another pair of the same layout works too
-LANG = next((x for x in PAIR.split("-") if x != "en"), "de")
-
-
-def unit(x):
-    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
-
-
-class Centre:
-    def __init__(self, xa, xb):
-        self.ma, self.mb = xa.mean(0), xb.mean(0)
-
-    def a(self, x):
-        return x - self.ma
-
-    def b(self, x):
-        return x - self.mb
-
-
-class Procrustes(Centre):
-    def __init__(self, xa, xb):
-        super().__init__(xa, xb)
-        u, _, vt = np.linalg.svd((xa - self.ma).T @ (xb - self.mb))
-        self.r = u @ vt
-
-    def a(self, x):
-        return (x - self.ma) @ self.r
+from domainsift.select.crosslingual import _unit as unit
 
 
 def main() -> None:
     import torch
-    from crosslingual_variants import train_contrastive
+    from crosslingual_variants import CentreAlignment, ProcrustesAlignment, train_contrastive
 
     from domainsift.embed import EmbedConfig
     from domainsift.select.crosslingual import LinearAlignment, NoAlignment
     emb = EmbedConfig(progress=False, seed=0).build()
     vec = {(d, s, lang): np.asarray(emb.encode(read_corpus([data_file(d, s, lang)]).texts), dtype=np.float32)
            for d in SEVEN for s in ("train", "test") for lang in (LANG, "en")}
-    aligners = {"raw": lambda xa, xb: NoAlignment(), "centre": Centre, "linear (the product)": LinearAlignment,
-                "procrustes": Procrustes,
+    aligners = {"raw": lambda xa, xb: NoAlignment(), "centre": CentreAlignment,
+                "linear (the product)": LinearAlignment, "procrustes": ProcrustesAlignment,
                 "contrastive k=5": lambda xa, xb: train_contrastive(torch, xa, xb, np.random.default_rng(0), 0, True, 5),
                 "contrastive k=1": lambda xa, xb: train_contrastive(torch, xa, xb, np.random.default_rng(0), 0, True, 1)}
     rows = []

@@ -136,19 +136,29 @@ class PoolOnlyRefine(CrosslingualSelector):
         return {**super().signature_params(), "refine_on": "pool only"}
 
 
-class ProcrustesAlignment:
-    """Centre each language at its bitext side's mean; rotate A onto B (orthogonal Procrustes)."""
+class CentreAlignment:
+    """Each language centred at its bitext side's mean, nothing more."""
 
     def __init__(self, xa, xb):
         self.ma, self.mb = xa.mean(0), xb.mean(0)
+
+    def a(self, x):
+        return (x - self.ma).astype(np.float32)
+
+    def b(self, x):
+        return (x - self.mb).astype(np.float32)
+
+
+class ProcrustesAlignment(CentreAlignment):
+    """Centred, then A rotated onto B (orthogonal Procrustes)."""
+
+    def __init__(self, xa, xb):
+        super().__init__(xa, xb)
         u, _, vt = np.linalg.svd((xa - self.ma).T.astype(np.float64) @ (xb - self.mb))
         self.r = (u @ vt).astype(np.float32)
 
     def a(self, x):
-        return ((x - self.ma) @ self.r).astype(np.float32)
-
-    def b(self, x):
-        return (x - self.mb).astype(np.float32)
+        return super().a(x) @ self.r
 
 
 class ProcrustesSelector(CrosslingualSelector):

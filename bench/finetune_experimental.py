@@ -491,6 +491,15 @@ def register() -> None:
     SELECTORS["finetune-dropout"] = "finetune_experimental:DropoutFinetuneSelector"
 
 
+def set_dropout(encoder, p: float) -> None:
+    """Every dropout of a transformers encoder at probability ``p`` (attention's too: BERT reads its
+    attention dropout from the module)."""
+    import torch
+    for m in encoder.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = p
+
+
 class DropoutFinetuneSelector(FinetuneSelector):
     """The product's finetune with the encoder's dropout set while training (0.5.0: 0 trained ~30% more
     steps per second but lost precision, bench/results/selection.md row finetune-no-dropout)."""
@@ -499,4 +508,4 @@ class DropoutFinetuneSelector(FinetuneSelector):
     params = FinetuneSelector.params + (Param("dropout", float, 0.1, "the encoder's dropout while training"),)
 
     def _prepare(self, classifier) -> None:
-        classifier.set_dropout(self.dropout)
+        set_dropout(classifier.encoder, self.dropout)

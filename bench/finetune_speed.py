@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 from _common import SEVEN, data_file, write_results
+from finetune_experimental import set_dropout
 
 from domainsift.embed.transformers import default_model_path
 from domainsift.train import EncoderClassifier, batches
@@ -44,7 +45,7 @@ def run(variant: str, texts: list[str], labels: np.ndarray, steps: int, seed: in
     if variant.startswith("frozen-word-embeddings"):
         clf.encoder.get_input_embeddings().weight.requires_grad_(False)
     if variant.endswith("no-dropout"):
-        clf.set_dropout(0.0)
+        set_dropout(clf.encoder, 0.0)
     if variant == "frozen-embeddings-and-3-layers":
         for module in [clf.encoder.embeddings, *clf.encoder.encoder.layer[:3]]:
             module.requires_grad_(False)

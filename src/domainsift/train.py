@@ -86,14 +86,6 @@ class EncoderClassifier:
         self.encoder.to(self.device)
         self.head.to(self.device)
 
-    def set_dropout(self, p: float | None) -> None:
-        """Every dropout of the encoder at probability ``p`` (None: the model's own)."""
-        if p is None:
-            return
-        for m in self.encoder.modules():
-            if isinstance(m, self.torch.nn.Dropout):
-                m.p = p
-
     def freeze(self, layers: int) -> None:
         """Train only the encoder's upper layers: ``layers > 0`` freezes the embeddings and the lower
         ``layers - 1`` transformer layers (1: the embeddings alone); 0 trains everything."""
@@ -183,7 +175,6 @@ def train_classifier(clf: EncoderClassifier, epoch_data: Callable[[int], tuple[l
         # the fused kernel: the same update in one pass over all tensors (a Python loop per tensor otherwise)
         fused = all(p.device.type in ("cpu", "cuda") and p.dtype == torch.float32 for p in params)
         opt = torch.optim.AdamW(groups, weight_decay=cfg.weight_decay, fused=fused)
-        params = [p for g in opt.param_groups for p in g["params"]]
         total = max(1, steps_per_epoch * cfg.epochs)
         warm = int(cfg.warmup * total)
         sched = torch.optim.lr_scheduler.LambdaLR(
