@@ -15,7 +15,10 @@ selection benchmark's KDE4 in-domain lines and pool lines, length-bucketed as fi
 - frozen-word-embeddings+fused-adamw: the product's default (0.3.0) with AdamW's fused kernel
   (``fused=True``; the same update, one kernel over all tensors instead of a Python loop);
 - frozen-word-embeddings+fused-adamw+no-dropout: the same without dropout (every ``nn.Dropout``
-  at p = 0; attention then runs without its dropout too).
+  at p = 0; attention then runs without its dropout too);
+- frozen-word-embeddings+fused-adamw+eager-attention: the same with transformers' eager
+  attention instead of PyTorch's fused kernel (which, with attention dropout on, takes a slower
+  path on a CPU): measured level with it (bench/results/finetune_speed.md), so training keeps the default.
 
     python bench/finetune_speed.py [--steps 40] [--rounds 2]
 """
@@ -29,11 +32,12 @@ import numpy as np
 from _common import SEVEN, data_file, write_results
 from finetune_experimental import set_dropout
 
-from domainsift.embed.transformers import default_model_path
+from domainsift.embed.transformers import default_model_path, set_attention
 from domainsift.train import EncoderClassifier, batches
 
 VARIANTS = ["fp32", "bf16-autocast", "frozen-word-embeddings", "frozen-embeddings-and-3-layers",
-            "frozen-word-embeddings+fused-adamw", "frozen-word-embeddings+fused-adamw+no-dropout"]
+            "frozen-word-embeddings+fused-adamw", "frozen-word-embeddings+fused-adamw+no-dropout",
+            "frozen-word-embeddings+fused-adamw+eager-attention"]
 
 
 def run(variant: str, texts: list[str], labels: np.ndarray, steps: int, seed: int) -> float:
@@ -46,6 +50,8 @@ def run(variant: str, texts: list[str], labels: np.ndarray, steps: int, seed: in
         clf.encoder.get_input_embeddings().weight.requires_grad_(False)
     if variant.endswith("no-dropout"):
         set_dropout(clf.encoder, 0.0)
+    if variant.endswith("eager-attention"):
+        set_attention(clf.encoder, "eager")
     if variant == "frozen-embeddings-and-3-layers":
         for module in [clf.encoder.embeddings, *clf.encoder.encoder.layer[:3]]:
             module.requires_grad_(False)

@@ -28,6 +28,22 @@ def test_transformers_families(tiny_models, family, backend):
         assert cos.min() > (0.9999 if backend == "onnx" else 0.98)
 
 
+def test_onnx_export_runs_eager_attention_and_restores_the_models_own(tiny_models, tmp_path):
+    """The ONNX graph is traced with eager attention (plain MatMul and Softmax, which ONNX Runtime
+    runs faster than the traced fused-attention graph); the model in memory keeps its own setting."""
+    import onnx
+
+    from domainsift.embed.onnx import build_model_file
+    from domainsift.embed.transformers import load_tokenizer_and_model
+    tok, model = load_tokenizer_and_model(tiny_models["bert"])
+    model.set_attn_implementation("sdpa")
+    build_model_file(model, tok, -1, "onnx", tmp_path / "m.onnx")
+    assert model.config._attn_implementation == "sdpa"
+    ops = {n.op_type for n in onnx.load(str(tmp_path / "m.onnx")).graph.node}
+    # the fused kernel's trace guards every softmax row against NaN (IsNaN + Where per layer)
+    assert "Softmax" in ops and "IsNaN" not in ops
+
+
 def test_layer_choice_changes_vectors(tiny_models):
     last = TransformersEmbedder(tiny_models["bert"], layer=-1, progress=False).encode(TEXTS)
     first = TransformersEmbedder(tiny_models["bert"], layer=0, progress=False).encode(TEXTS)

@@ -57,6 +57,7 @@ def _input_names(model, tokenizer) -> list[str]:
 def _export(model, tokenizer, layer: int, path: Path) -> None:
     import torch
 
+    from .transformers import attention
     names = _input_names(model, tokenizer)
 
     class Wrapped(torch.nn.Module):
@@ -78,7 +79,10 @@ def _export(model, tokenizer, layer: int, path: Path) -> None:
     model.eval()
     buf = io.BytesIO()
     try:
-        with warnings.catch_warnings(), torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
+        # eager attention exports as plain MatMul/Softmax: ONNX Runtime runs that graph faster than the
+        # one traced from PyTorch's fused attention (which guards each softmax row against NaN)
+        with warnings.catch_warnings(), torch.no_grad(), contextlib.redirect_stderr(io.StringIO()), \
+                attention(model, "eager"):
             warnings.simplefilter("ignore")
             # the TorchScript exporter (dynamo=False where torch offers both: the dynamo one needs onnxscript)
             legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
@@ -148,8 +152,8 @@ def runner_for(model, tokenizer, layer: int, backend: str, export_dir: str | Non
     names = _input_names(model, tokenizer)
     if export_dir and fingerprint:
         import torch
-        key = hashlib.sha256(f"{fingerprint}|layer:{layer}|{backend}|torch:{torch.__version__}|ort:{ort.__version__}"
-                             .encode()).hexdigest()[:20]
+        key = f"{fingerprint}|layer:{layer}|{backend}|graph:eager|torch:{torch.__version__}|ort:{ort.__version__}"
+        key = hashlib.sha256(key.encode()).hexdigest()[:20]
         path = Path(export_dir) / f"{key}.onnx"
         if not path.exists():
             log.info("exporting the encoder to %s (%s), once", path, backend)

@@ -93,6 +93,33 @@ def quiet_transformers():
             tlog.enable_progress_bar()
 
 
+def set_attention(model, implementation: str) -> str | None:
+    """Run ``model``'s attention as ``implementation`` ("eager": plain matrix products and a
+    softmax; "sdpa": PyTorch's fused kernel) where the model can switch; returns the setting it
+    had before when it switched, None when it did not."""
+    config = getattr(model, "config", None)
+    before = getattr(config, "_attn_implementation", None)
+    if before in (None, implementation) or not hasattr(model, "set_attn_implementation"):
+        return None
+    with quiet_transformers():
+        try:
+            model.set_attn_implementation(implementation)
+        except (ValueError, ImportError):  # a model without that implementation keeps its own
+            return None
+    return before if config._attn_implementation == implementation else None
+
+
+@contextlib.contextmanager
+def attention(model, implementation: str):
+    """:func:`set_attention` for the call; the model's own setting restored after."""
+    before = set_attention(model, implementation)
+    try:
+        yield
+    finally:
+        if before is not None:
+            set_attention(model, before)
+
+
 def model_fingerprint(name_or_path: str) -> str:
     """What identifies a model's weights: a SHA-256 over its files' names and bytes for a local
     directory (two checkpoints both called ``model`` differ), the name itself for a hub model."""
@@ -208,7 +235,9 @@ class TransformersEmbedder:
         # activations are quantised per batch, so there the batch size shapes the vectors too
         if self.backend == "torch":
             return key
-        return f"{key}|backend:{self.backend}" + (f"|batch:{self.batch_size}" if self.backend == "onnx-int8" else "")
+        # graph:eager: exported with eager attention (0.5.1); int8 vectors of the earlier graph differ a little
+        return (f"{key}|backend:{self.backend}|graph:eager"
+                + (f"|batch:{self.batch_size}" if self.backend == "onnx-int8" else ""))
 
     @property
     def effective_backend(self) -> str:
