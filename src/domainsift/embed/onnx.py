@@ -54,7 +54,7 @@ def _input_names(model, tokenizer) -> list[str]:
     return [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in accepted and n in produced]
 
 
-def _export(model, tokenizer, layer: int, path: Path) -> None:
+def _export(model, tokenizer, layer: int, path: Path, attention_impl: str = "eager") -> None:
     import torch
 
     from .transformers import attention
@@ -82,7 +82,7 @@ def _export(model, tokenizer, layer: int, path: Path) -> None:
         # eager attention exports as plain MatMul/Softmax: ONNX Runtime runs that graph faster than the
         # one traced from PyTorch's fused attention (which guards each softmax row against NaN)
         with warnings.catch_warnings(), torch.no_grad(), contextlib.redirect_stderr(io.StringIO()), \
-                attention(model, "eager"):
+                attention(model, attention_impl):
             warnings.simplefilter("ignore")
             # the TorchScript exporter (dynamo=False where torch offers both: the dynamo one needs onnxscript)
             legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
@@ -110,13 +110,14 @@ def _quantize(src: Path, dst: Path) -> None:
         root.disabled = old
 
 
-def build_model_file(model, tokenizer, layer: int, backend: str, out: Path) -> None:
+def build_model_file(model, tokenizer, layer: int, backend: str, out: Path, attention_impl: str = "eager") -> None:
     """Export (and for ``onnx-int8`` quantise) ``model`` to ``out``, written under a temporary
-    name in the same folder and renamed."""
+    name in the same folder and renamed; the graph is traced with ``attention_impl`` attention
+    (``bench/onnx_graph.py`` compares eager with PyTorch's fused "sdpa")."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".export-") as tmp:
         fp32 = Path(tmp) / "model.onnx"
-        _export(model, tokenizer, layer, fp32)
+        _export(model, tokenizer, layer, fp32, attention_impl)
         final = fp32
         if backend == "onnx-int8":
             final = Path(tmp) / "model.int8.onnx"

@@ -173,7 +173,7 @@ class TransformersEmbedder:
     max_length : tokens per sentence, longer ones are truncated
     batch_size : sentences per forward pass; batches are sorted by length
     device : "cpu", "cuda", or None for the GPU when there is one
-    backend : "onnx-int8" (default: ONNX Runtime, int8 weights, about 3x the PyTorch path on a
+    backend : "onnx-int8" (default: ONNX Runtime, int8 weights, about 2.5x sentence-transformers' path on a
         CPU), "onnx" (ONNX Runtime, fp32) or "torch" (PyTorch, fp32; always used on a GPU and
         for training through :meth:`pool`)
     export_dir : where exported ONNX models are kept between processes (None: a temporary

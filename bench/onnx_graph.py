@@ -1,0 +1,83 @@
+"""Benchmark: which attention the ONNX graph is traced from, for ONNX Runtime on this CPU.
+
+The default encoder is exported twice with the product's exporter and quantiser
+(``domainsift.embed.onnx``): traced from PyTorch's fused attention (``sdpa``, transformers'
+default, as 0.5.0 exported) and from transformers' eager attention (plain MatMul and Softmax,
+0.5.1). Each graph, fp32 and int8, encodes the clustering set (10,000 lines of the five classic
+domains, as ``bench/embed_speed.py``) through ``TransformersEmbedder`` (batch 32, sorted by
+token count), alternating, --rounds rounds. Reports sentences/s, the ops that differ, and the
+cosine of each graph's vectors to the other's.
+
+    python bench/onnx_graph.py [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from _common import CLASSIC, data_file, write_results
+
+from domainsift.corpus import read_corpus
+from domainsift.embed.onnx import OnnxRunner, _input_names, build_model_file
+from domainsift.embed.transformers import TransformersEmbedder, default_model_path
+
+GRAPHS = ["sdpa", "eager"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    import onnx
+    texts = read_corpus([data_file(d, "train") for d in CLASSIC], max_per_file=2000, distinct=True).texts
+    emb = TransformersEmbedder(default_model_path(), progress=False, backend="onnx", batch_size=32)
+    torch, tok, model, _ = emb._load()
+    names = _input_names(model, tok)
+    tmp = Path(tempfile.mkdtemp(prefix="onnx-graph-"))
+    files, ops = {}, {}
+    for graph in GRAPHS:
+        for backend in ("onnx", "onnx-int8"):
+            path = tmp / f"{graph}-{backend}.onnx"
+            build_model_file(model, tok, -1, backend, path, attention_impl=graph)
+            files[(graph, backend)] = path
+        ops[graph] = collections.Counter(n.op_type for n in onnx.load(str(files[(graph, "onnx")])).graph.node)
+    rows, vectors = [], {}
+    for r in range(args.rounds):
+        for backend in ("onnx", "onnx-int8"):
+            for graph in GRAPHS:
+                emb._runner = OnnxRunner(files[(graph, backend)], names, threads=torch.get_num_threads())
+                emb.encode(texts[:64])
+                t0 = time.time()
+                vectors[(graph, backend)] = emb.encode(texts)
+                rows.append({"round": r, "graph": graph, "backend": backend,
+                             "sent_per_s": round(len(texts) / (time.time() - t0), 1)})
+                print(rows[-1], flush=True)
+    cos = {b: float((vectors[("sdpa", b)] * vectors[("eager", b)]).sum(1).mean()) for b in ("onnx", "onnx-int8")}
+    differ = {op: {g: ops[g].get(op, 0) for g in GRAPHS} for op in sorted(set(ops["sdpa"]) | set(ops["eager"]))
+              if ops["sdpa"].get(op, 0) != ops["eager"].get(op, 0)}
+    lines = ["# ONNX graph: traced from fused (sdpa) or eager attention", "",
+             f"{len(texts)} sentences (the clustering set), all-MiniLM-L6-v2, batch 32 sorted by token count, "
+             f"{args.rounds} rounds alternating in one process.", "",
+             "| backend | graph | sentences/s (mean) | ratio to sdpa (mean) |", "|---|---|---|---|"]
+    for b in ("onnx", "onnx-int8"):
+        base = {x["round"]: x["sent_per_s"] for x in rows if x["graph"] == "sdpa" and x["backend"] == b}
+        for g in GRAPHS:
+            rs = [x for x in rows if x["graph"] == g and x["backend"] == b]
+            lines.append(f"| {b} | {g} | {np.mean([x['sent_per_s'] for x in rs]):.0f} | "
+                         f"{np.mean([x['sent_per_s'] / base[x['round']] for x in rs]):.3f} |")
+    lines += ["", "Mean cosine of the two graphs' vectors: " + ", ".join(f"{b} {c:.5f}" for b, c in cos.items()), "",
+              "Ops whose count differs (sdpa / eager): "
+              + ", ".join(f"{op} {c['sdpa']}/{c['eager']}" for op, c in differ.items())]
+    write_results("onnx_graph", {"rows": rows, "cosine_between_graphs": cos, "ops_differing": differ},
+                  "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
