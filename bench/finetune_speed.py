@@ -32,7 +32,8 @@ import numpy as np
 from _common import SEVEN, data_file, write_results
 from finetune_experimental import set_dropout
 
-from domainsift.embed.transformers import default_model_path, set_attention
+from domainsift.embed.settings import set_attention
+from domainsift.embed.transformers import default_model_path
 from domainsift.train import EncoderClassifier, batches
 
 VARIANTS = ["fp32", "bf16-autocast", "frozen-word-embeddings", "frozen-embeddings-and-3-layers",

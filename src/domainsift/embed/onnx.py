@@ -57,7 +57,7 @@ def _input_names(model, tokenizer) -> list[str]:
 def _export(model, tokenizer, layer: int, path: Path, attention_impl: str = "eager") -> None:
     import torch
 
-    from .transformers import attention
+    from .settings import attention
     names = _input_names(model, tokenizer)
 
     class Wrapped(torch.nn.Module):
