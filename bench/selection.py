@@ -71,6 +71,8 @@ METHODS = {
     "finetune-fused-adamw": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
     "finetune-no-dropout": ("finetune-dropout", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
                                                  "dropout": 0.0}),  # bench/finetune_experimental.py
+    # 0.5.1: the fine-tuned encoder scores the pool through the graph traced from eager attention
+    "finetune-eager-graph": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
     "finetune": ("finetune", FT),
     # the paper's setting: pre-ranked negatives from the bottom two thirds (the default until 2026-11-21)
     "finetune-paper-cut": ("finetune", {**FT, "neg_cut": PAPER_CUT}),
