@@ -73,6 +73,7 @@ METHODS = {
                                                  "dropout": 0.0}),  # bench/finetune_experimental.py
     # 0.5.1: the fine-tuned encoder scores the pool through the graph traced from eager attention
     "finetune-eager-graph": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
+    "finetune-eager-graph-freeze-4": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 4}),
     "finetune": ("finetune", FT),
     # the paper's setting: pre-ranked negatives from the bottom two thirds (the default until 2026-11-21)
     "finetune-paper-cut": ("finetune", {**FT, "neg_cut": PAPER_CUT}),
