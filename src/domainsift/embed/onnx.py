@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("onnx-int8", "onnx", "torch")
 DEFAULT_BACKEND = "onnx-int8"
+# the attention the graph is traced from (0.5.1): eager exports as plain MatMul/Softmax, which ONNX
+# Runtime runs faster than the trace of PyTorch's fused attention (bench/results/onnx_graph.md)
+EXPORT_ATTENTION = "eager"
 
 
 def _ort():
@@ -54,7 +57,7 @@ def _input_names(model, tokenizer) -> list[str]:
     return [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in accepted and n in produced]
 
 
-def _export(model, tokenizer, layer: int, path: Path, attention_impl: str = "eager") -> None:
+def _export(model, tokenizer, layer: int, path: Path, attention_impl: str = EXPORT_ATTENTION) -> None:
     import torch
 
     from .settings import attention
@@ -79,8 +82,7 @@ def _export(model, tokenizer, layer: int, path: Path, attention_impl: str = "eag
     model.eval()
     buf = io.BytesIO()
     try:
-        # eager attention exports as plain MatMul/Softmax: ONNX Runtime runs that graph faster than the
-        # one traced from PyTorch's fused attention (which guards each softmax row against NaN)
+        # traced from EXPORT_ATTENTION (the fused kernel's trace guards each softmax row against NaN)
         with warnings.catch_warnings(), torch.no_grad(), contextlib.redirect_stderr(io.StringIO()), \
                 attention(model, attention_impl):
             warnings.simplefilter("ignore")
@@ -110,7 +112,8 @@ def _quantize(src: Path, dst: Path) -> None:
         root.disabled = old
 
 
-def build_model_file(model, tokenizer, layer: int, backend: str, out: Path, attention_impl: str = "eager") -> None:
+def build_model_file(model, tokenizer, layer: int, backend: str, out: Path,
+                     attention_impl: str = EXPORT_ATTENTION) -> None:
     """Export (and for ``onnx-int8`` quantise) ``model`` to ``out``, written under a temporary
     name in the same folder and renamed; the graph is traced with ``attention_impl`` attention
     (``bench/onnx_graph.py`` compares eager with PyTorch's fused "sdpa")."""
@@ -153,7 +156,8 @@ def runner_for(model, tokenizer, layer: int, backend: str, export_dir: str | Non
     names = _input_names(model, tokenizer)
     if export_dir and fingerprint:
         import torch
-        key = f"{fingerprint}|layer:{layer}|{backend}|graph:eager|torch:{torch.__version__}|ort:{ort.__version__}"
+        key = (f"{fingerprint}|layer:{layer}|{backend}|graph:{EXPORT_ATTENTION}"
+               f"|torch:{torch.__version__}|ort:{ort.__version__}")
         key = hashlib.sha256(key.encode()).hexdigest()[:20]
         path = Path(export_dir) / f"{key}.onnx"
         if not path.exists():

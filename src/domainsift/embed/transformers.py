@@ -192,8 +192,9 @@ class TransformersEmbedder:
         # activations are quantised per batch, so there the batch size shapes the vectors too
         if self.backend == "torch":
             return key
-        # graph:eager: exported with eager attention (0.5.1); int8 vectors of the earlier graph differ a little
-        return (f"{key}|backend:{self.backend}|graph:eager"
+        # the graph's attention (0.5.1: eager); int8 vectors of the earlier graph differ a little
+        from .onnx import EXPORT_ATTENTION
+        return (f"{key}|backend:{self.backend}|graph:{EXPORT_ATTENTION}"
                 + (f"|batch:{self.batch_size}" if self.backend == "onnx-int8" else ""))
 
     @property
