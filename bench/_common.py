@@ -24,6 +24,13 @@ def data_file(domain: str, split: str, lang: str = "en") -> str:
     return str(p)
 
 
+def clustering_set(per_domain: int = 2000):
+    """The clustering set: the first ``per_domain`` distinct lines of <D>.train.en of the five classic
+    domains (10,000 sentences by default), as a Corpus (its files give the gold labels)."""
+    from domainsift.corpus import read_corpus
+    return read_corpus([data_file(d, "train") for d in CLASSIC], max_per_file=per_domain, distinct=True)
+
+
 def command_line() -> str:
     return "python " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from _common import CLASSIC, data_file, write_results
+from _common import CLASSIC, clustering_set, write_results
 
 from domainsift.cli import file_labels
 from domainsift.cluster import cluster_grid
-from domainsift.corpus import read_corpus
 from domainsift.embed import EmbedConfig
 
 
@@ -30,8 +29,7 @@ def main() -> None:
     ap.add_argument("--n-init", type=int, default=3, help="EM restarts per seed (best likelihood kept)")
     args = ap.parse_args()
 
-    corpus = read_corpus([data_file(d, "train") for d in CLASSIC], max_per_file=args.per_domain,
-                         distinct=True)
+    corpus = clustering_set(args.per_domain)
     gold = file_labels(corpus.ids, corpus.files)
     rows = []
     for name in args.embedders:

@@ -32,7 +32,7 @@ import tempfile
 import time
 
 import numpy as np
-from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
+from _common import CLASSIC, ROOT, SEVEN, clustering_set, data_file, write_results
 
 from domainsift.cli import file_labels
 from domainsift.cluster import cluster_grid
@@ -77,7 +77,7 @@ def main() -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     os.environ["HF_HUB_OFFLINE"] = "1"
 
-    corpus = read_corpus([data_file(d, "train") for d in CLASSIC], max_per_file=2000, distinct=True)
+    corpus = clustering_set()
     texts, gold = corpus.texts, file_labels(corpus.ids, corpus.files)
     n = len(texts)
     set_file = WORK / "clusterset.txt"

@@ -23,9 +23,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import CLASSIC, data_file, write_results
+from _common import clustering_set, write_results
 
-from domainsift.corpus import read_corpus
 from domainsift.embed.onnx import OnnxRunner, _input_names, _quantize, build_model_file
 from domainsift.embed.transformers import TransformersEmbedder, default_model_path
 
@@ -52,7 +51,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     import onnx
-    texts = read_corpus([data_file(d, "train") for d in CLASSIC], max_per_file=2000, distinct=True).texts
+    texts = clustering_set().texts
     emb = TransformersEmbedder(default_model_path(), progress=False, backend="onnx", batch_size=32)
     torch, tok, model, _ = emb._load()
     names = _input_names(model, tok)

@@ -56,7 +56,11 @@ class LinearAlignment:
         from sklearn.linear_model import RidgeCV
         self.mean_b = xb.mean(0)
         self.ridge = RidgeCV(alphas=self.ALPHAS).fit(xa, xb - self.mean_b)
-        self.alpha_ = float(self.ridge.alpha_)
+
+    @property
+    def alpha_(self) -> float:
+        """The ridge penalty that leave-one-out chose."""
+        return float(self.ridge.alpha_)
 
     def a(self, x: np.ndarray) -> np.ndarray:
         return self.ridge.predict(x).astype(np.float32)
