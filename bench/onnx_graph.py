@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from _common import clustering_set, write_results
 
-from domainsift.embed.onnx import OnnxRunner, _input_names, _quantize, build_model_file
+from domainsift.embed.onnx import OnnxRunner, _input_names, build_model_file, quantize_per_row
 from domainsift.embed.transformers import TransformersEmbedder, default_model_path
 
 GRAPHS = ["sdpa", "eager", "eager+ort-optimizer"]
@@ -42,7 +42,7 @@ def optimized(fp32: Path, out: Path, backend: str, config) -> None:
         return
     tmp = out.with_suffix(".fused.onnx")
     fused.save_model_to_file(str(tmp))
-    _quantize(tmp, out)
+    quantize_per_row(tmp, out)
 
 
 def main() -> None:

@@ -162,9 +162,11 @@ def test_finetune_reports_holdout_metrics(easy_case, tiny_models, tmp_path_facto
 def test_finetune_scores_keep_confident_lines_apart(easy_case, tiny_models, tmp_path_factory):
     # a very confident classifier (logits near 20): float32 probabilities would all be 1.0, a tie
     # that choose() breaks by pool position; float64 keeps the classifier's order
+    # (scored through PyTorch, as the logits below are: the property is float64 against float32, the same
+    # on every backend; comparing an int8 ranking with fp32 logits would test the CPU's rounding)
     in_domain, pool, _ = easy_case
     sel = get_selector("finetune", model=tiny_models["bert"], epochs=1, batch_size=8, holdout=0.0,
-                       negatives="random", progress=False).fit(in_domain, pool)
+                       negatives="random", backend="torch", progress=False).fit(in_domain, pool)
     clf = sel.classifier_
     with clf.torch.no_grad():
         clf.head.bias.fill_(20.0)

@@ -95,7 +95,7 @@ class EmbedConfig:
     cache_dir: str | None = None  # None: the default cache; "" : no cache
     progress: bool = True
     normalize: bool | None = None  # None: as the model's own sentence-transformers config says
-    backend: str = "onnx-int8"  # transformers encoders: onnx-int8, onnx (fp32) or torch (fp32)
+    backend: str = "onnx-int8"  # transformers encoders: onnx-int8 (per-row int8), onnx (fp32) or torch (fp32)
     fit_sample: int = 200_000  # fitted baselines: fit on at most this many texts (a seeded sample)
 
     def build(self, fit_on: Sequence[str] | None = None):
@@ -121,14 +121,18 @@ class EmbedConfig:
         return emb
 
     def signature_params(self, embedder) -> dict:
+        """What made the vectors: the model (and its files' fingerprint), layer, pooling, length,
+        normalisation, and how they were computed (:meth:`TransformersEmbedder.numerics`: the
+        backend that ran, graph, int8 recipe, library versions) on which CPU family."""
         params = {"model": embedder.name}
         if self.embedder not in BASELINES:
+            from ..machine import cpu_isa
             inner = getattr(embedder, "embedder", embedder)
             params.update(layer=self.layer, pool="mean", max_length=self.max_length,
                           normalize=bool(getattr(inner, "normalize", False)),
-                          model_fingerprint=getattr(inner, "fingerprint", None),
-                          backend=getattr(inner, "effective_backend", self.backend),
-                          batch_size=self.batch_size)  # int8 activations are quantised per batch
+                          model_fingerprint=getattr(inner, "fingerprint", None))
+            params.update(inner.numerics() if hasattr(inner, "numerics") else {"backend": self.backend})
+            params["isa"] = cpu_isa()
         return params
 
 

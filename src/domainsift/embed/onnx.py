@@ -1,14 +1,29 @@
 """The ONNX Runtime backend of the transformers encoding path.
 
 A model is exported once with ``torch.onnx.export`` (its chosen hidden layer
-as the output), optionally quantised with ONNX Runtime's dynamic int8
-quantisation, and run by an ``InferenceSession``; mean pooling and
-normalisation stay in the caller, shared with the PyTorch path.
+as the output), optionally quantised to int8 (:func:`quantize_per_row`), and
+run by an ``InferenceSession``; mean pooling and normalisation stay in the
+caller, shared with the PyTorch path.
 
-Quantisation covers the MatMul weights only, per output channel: quantising
-the embedding tables (``Gather``) or whole tensors at once costs far more
-accuracy (mean cosine to fp32 0.955 against 0.991 on the default encoder,
-measured in ``bench/embed_speed.py``'s notes) for no speed.
+The int8 recipe (:data:`INT8_RECIPE`, 0.6.0) is chosen so that a sentence's
+vector depends on nothing but the sentence and the CPU's floating point:
+
+- **activations per row** (per token): each token's input to a weight MatMul is
+  scaled by its own absolute maximum, so no other token, sentence or padding
+  enters its quantisation. ONNX Runtime's dynamic quantisation (0.2.0-0.5.1)
+  takes one scale per batch tensor: a vector moved by up to 0.06 with its
+  batch-mates, and so with the batch size, shard, chunk and cache state.
+- **weights per output channel, 7 bits** (|q| <= 63): x86 int8 kernels without
+  VNNI (AVX2, AVX-512 without VNNI) add pairs of u8 x s8 products in a
+  saturating int16; with 7-bit weights no pair can saturate
+  (2 x 255 x 63 < 32767), so the integer products are exact on every x86 CPU and
+  the same as with VNNI. 8-bit weights saturate there and round differently on
+  each instruction set.
+
+Measured on the default encoder (``bench/int8_recipes.py``): mean cosine to
+PyTorch fp32 0.995 (dynamic int8: 0.992), vectors identical in any order and
+batch size; about 1.4x ONNX Runtime's fp32 speed and 0.8x the dynamic
+recipe's on a 2-core AVX-512 CPU.
 
 Exported models are kept in ``export_dir`` (the vector cache's ``onnx``
 folder by default) under a name made of the model's fingerprint, the layer
@@ -38,6 +53,11 @@ DEFAULT_BACKEND = "onnx-int8"
 # the attention the graph is traced from (0.5.1): eager exports as plain MatMul/Softmax, which ONNX
 # Runtime runs faster than the trace of PyTorch's fused attention (bench/results/onnx_graph.md)
 EXPORT_ATTENTION = "eager"
+# how onnx-int8 quantises (0.6.0): activations per row (token), symmetric, as u8 around 128;
+# weights per output channel, symmetric, 7 bits (see the module docstring)
+INT8_RECIPE = "row-act-u8|channel-w7"
+WEIGHT_MAX = 63
+ACT_MAX = 127
 
 
 def _ort():
@@ -98,18 +118,61 @@ def _export(model, tokenizer, layer: int, path: Path, attention_impl: str = EXPO
     path.write_bytes(buf.getvalue())
 
 
-def _quantize(src: Path, dst: Path) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from onnx import TensorProto
-    root = logging.getLogger()
-    old = root.disabled
-    root.disabled = True  # the quantiser logs "consider pre-processing" on the root logger
-    try:
-        quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul"],
-                         extra_options={"DefaultTensorType": TensorProto.FLOAT})
-    finally:
-        root.disabled = old
+def quantize_per_row(src: Path, dst: Path, weight_max: int = WEIGHT_MAX) -> None:
+    """Rewrite the fp32 graph ``src`` into ``dst`` with every MatMul whose right side is a constant
+    2-D weight computed in int8: per-row symmetric activations (stored as u8 with zero point 128),
+    per-output-channel symmetric weights in [-weight_max, weight_max], an exact int32 product
+    (``MatMulInteger``) and the two scales applied after. Each distinct activation is quantised
+    once (a layer's query, key and value share theirs). Everything else stays fp32.
+
+    Written here rather than with ``onnxruntime.quantization``: its dynamic quantiser scales a whole
+    batch tensor at once, its static one fixes one scale per tensor from calibration data; neither
+    quantises per row. The weight scale is multiplied in before the row scale: ONNX Runtime fuses
+    ``MatMulInteger -> Cast -> Mul`` into one kernel that takes the Mul's factor as a per-column
+    scale, which a per-row factor there would break (measured: cosine to fp32 0.65)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load(str(src))
+    graph = model.graph
+    weights = {i.name: i for i in graph.initializer if len(i.dims) == 2}
+    nodes, added, quantised = [], [], {}
+    consts = {"rq_eps": np.array(1e-12, np.float32), "rq_max": np.array(float(ACT_MAX), np.float32),
+              "rq_one": np.array(1.0, np.float32), "rq_zp": np.array(128, np.uint8)}
+    for node in graph.node:
+        if node.op_type != "MatMul" or node.input[1] not in weights:
+            nodes.append(node)
+            continue
+        w = numpy_helper.to_array(weights[node.input[1]]).astype(np.float32)
+        w_scale = np.maximum(np.abs(w).max(axis=0), 1e-12) / weight_max
+        w_q = np.clip(np.rint(w / w_scale), -weight_max, weight_max).astype(np.int8)
+        p = f"{node.output[0]}.rq"
+        added += [numpy_helper.from_array(w_q, p + ".w"), numpy_helper.from_array(w_scale.astype(np.float32),
+                                                                                  p + ".w_scale")]
+        a = node.input[0]
+        if a not in quantised:  # |a| per row -> scale; a * (127 / max|a|) rounded, saturated, + 128
+            q = quantised[a] = f"{a}.rq{len(quantised)}"
+            nodes += [helper.make_node("Abs", [a], [q + ".abs"]),
+                      helper.make_node("ReduceMax", [q + ".abs"], [q + ".max"], axes=[-1], keepdims=1),
+                      helper.make_node("Add", [q + ".max", "rq_eps"], [q + ".maxe"]),
+                      helper.make_node("Div", ["rq_max", q + ".maxe"], [q + ".inv"]),
+                      helper.make_node("Div", [q + ".maxe", "rq_max"], [q + ".scale"]),
+                      helper.make_node("Mul", [a, q + ".inv"], [q + ".scaled"]),
+                      helper.make_node("QuantizeLinear", [q + ".scaled", "rq_one", "rq_zp"], [q + ".u8"])]
+        q = quantised[a]
+        nodes += [helper.make_node("MatMulInteger", [q + ".u8", p + ".w", "rq_zp"], [p + ".i32"]),
+                  helper.make_node("Cast", [p + ".i32"], [p + ".f"], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", [p + ".f", p + ".w_scale"], [p + ".fw"]),
+                  helper.make_node("Mul", [p + ".fw", q + ".scale"], [node.output[0]])]
+    added += [numpy_helper.from_array(v, k) for k, v in consts.items()]
+    used = {i for n in nodes for i in n.input}
+    kept = [i for i in graph.initializer if i.name in used]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    del graph.initializer[:]
+    graph.initializer.extend(kept + added)
+    onnx.save(model, str(dst))
 
 
 def build_model_file(model, tokenizer, layer: int, backend: str, out: Path,
@@ -124,7 +187,7 @@ def build_model_file(model, tokenizer, layer: int, backend: str, out: Path,
         final = fp32
         if backend == "onnx-int8":
             final = Path(tmp) / "model.int8.onnx"
-            _quantize(fp32, final)
+            quantize_per_row(fp32, final)
         os.replace(final, out)
 
 
@@ -157,7 +220,8 @@ def runner_for(model, tokenizer, layer: int, backend: str, export_dir: str | Non
     if export_dir and fingerprint:
         import torch
         key = (f"{fingerprint}|layer:{layer}|{backend}|graph:{EXPORT_ATTENTION}"
-               f"|torch:{torch.__version__}|ort:{ort.__version__}")
+               + (f"|int8:{INT8_RECIPE}" if backend == "onnx-int8" else "")
+               + f"|torch:{torch.__version__}|ort:{ort.__version__}")
         key = hashlib.sha256(key.encode()).hexdigest()[:20]
         path = Path(export_dir) / f"{key}.onnx"
         if not path.exists():

@@ -130,9 +130,10 @@ class TransformersEmbedder:
     max_length : tokens per sentence, longer ones are truncated
     batch_size : sentences per forward pass; batches are sorted by length
     device : "cpu", "cuda", or None for the GPU when there is one
-    backend : "onnx-int8" (default: ONNX Runtime, int8 weights, about 2.5x sentence-transformers' path on a
-        CPU), "onnx" (ONNX Runtime, fp32) or "torch" (PyTorch, fp32; always used on a GPU and
-        for training through :meth:`pool`)
+    backend : "onnx-int8" (default: ONNX Runtime, int8 with per-row activations and 7-bit weights: a
+        vector depends on its sentence alone, the same on every x86 CPU up to fp32 rounding;
+        see :mod:`domainsift.embed.onnx`), "onnx" (ONNX Runtime, fp32) or "torch" (PyTorch,
+        fp32; always used on a GPU and for training through :meth:`pool`)
     export_dir : where exported ONNX models are kept between processes (None: a temporary
         folder, exported again by each process)
     normalize : L2-normalise the pooled vectors; None (default) follows the model's own
@@ -184,18 +185,32 @@ class TransformersEmbedder:
 
     @property
     def cache_key(self) -> str:
+        """What determines this encoder's vectors: the model's files, layer, pooling, length,
+        normalisation, and the backend that actually runs (a GPU runs PyTorch whatever was asked)
+        with its numerics (:meth:`numerics`). Not the batch size: a vector depends on its sentence
+        alone on every backend (0.6.0)."""
         if self.model_path is None:
             raise TypeError("an in-memory model has no cache key")
         key = (f"{self.name}|{self.fingerprint}|layer:{self.layer}|pool:{self.pooling}"
                f"|maxlen:{self.max_length}|norm:{int(self.normalize)}")
-        # fp32 PyTorch vectors keep the key they always had (their cache stays valid); int8
-        # activations are quantised per batch, so there the batch size shapes the vectors too
-        if self.backend == "torch":
-            return key
-        # the graph's attention (0.5.1: eager); int8 vectors of the earlier graph differ a little
-        from .onnx import EXPORT_ATTENTION
-        return (f"{key}|backend:{self.backend}|graph:{EXPORT_ATTENTION}"
-                + (f"|batch:{self.batch_size}" if self.backend == "onnx-int8" else ""))
+        return key + "".join(f"|{k}:{v}" for k, v in self.numerics().items())
+
+    def numerics(self) -> dict:
+        """How the numbers are computed, as they will be: the effective backend, the exported
+        graph and int8 recipe, and the versions of the libraries that compute them."""
+        backend = self.effective_backend
+        out = {"backend": backend}
+        import torch
+        if backend == "torch":
+            out["device"] = resolve_device(self.device).split(":")[0]
+        else:
+            from .onnx import EXPORT_ATTENTION, INT8_RECIPE, _ort
+            out["graph"] = EXPORT_ATTENTION
+            if backend == "onnx-int8":
+                out["int8"] = INT8_RECIPE
+            out["ort"] = _ort().__version__
+        out["torch"] = torch.__version__
+        return out
 
     @property
     def effective_backend(self) -> str:
