@@ -3,9 +3,13 @@
 A signature names the version; the version must change whenever a default
 does, or two results with the same signature could come from different
 settings. :func:`defaults_fingerprint` hashes the declared parameters of every
-registered selector and the embedding configuration's defaults; the test suite
-holds the fingerprint of each version, so changing a default without a new
-version fails a test.
+registered selector, the embedding configuration's defaults, the constants that
+move numbers without being parameters (the exported graph's attention, the int8
+recipe, the engine's shard size and fit sample, training's weight decay and
+clipping, the cross-lingual head's batch and ridge penalties, the n-gram LM's
+unknown-word floor) and every command-line default; the test suite holds the
+fingerprint of each version, so changing a default without a new version fails
+a test.
 """
 
 from __future__ import annotations
@@ -15,11 +19,42 @@ import hashlib
 import json
 
 
+def cli_defaults() -> dict:
+    """Every command's option defaults, as the command line has them."""
+    import argparse
+
+    from .cli import build_parser
+    out = {}
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out[name] = {a.dest: a.default for a in sub._actions
+                             if a.dest != "help" and a.default is not argparse.SUPPRESS}
+    return out
+
+
+def constants() -> dict:
+    """The module constants that move numbers without being anyone's parameter."""
+    from .embed import onnx
+    from .engine import DEFAULT_SHARD_SIZE
+    from .lm import UNK_FLOOR
+    from .select import crosslingual
+    from .select.run import FIT_SAMPLE
+    from .train import TrainConfig
+    return {"export_attention": onnx.EXPORT_ATTENTION, "int8_recipe": onnx.INT8_RECIPE,
+            "int8_weight_max": onnx.WEIGHT_MAX, "int8_act_max": onnx.ACT_MAX,
+            "shard_size": DEFAULT_SHARD_SIZE, "fit_sample": FIT_SAMPLE,
+            "train": {f.name: f.default for f in dataclasses.fields(TrainConfig)},
+            "crosslingual_head_batch": crosslingual.HEAD_BATCH,
+            "ridge_alphas": list(crosslingual.LinearAlignment.ALPHAS), "lm_unk_floor": UNK_FLOOR}
+
+
 def current_defaults() -> dict:
     from .embed import EMBEDDERS, EmbedConfig
     from .select import SELECTORS, selector_class
     out = {"embed": {f.name: f.default for f in dataclasses.fields(EmbedConfig)},
-           "embedders": {k: v[1:] for k, v in EMBEDDERS.items()}}
+           "embedders": {k: v[1:] for k, v in EMBEDDERS.items()},
+           "constants": constants(), "cli": cli_defaults()}
     for name in sorted(SELECTORS):
         out[name] = {p.name: p.default for p in selector_class(name).params}
     return out

@@ -32,6 +32,7 @@ from .errors import DomainsiftError, missing_extra
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 UNK = "<UNK>"
+UNK_FLOOR = -7.0  # log10 probability of an unknown word under a model without <UNK> (in the defaults)
 
 
 def tokenize(text: str) -> list[str]:
@@ -150,7 +151,7 @@ class NgramLM:
         scorer.token_logprob("<s>")
         unk = float(scorer.token_logprob(UNK))
         scorer.clear_history()
-        self._unk_lp = unk if unk > -98 else -7.0  # a model without <UNK>: a small floor
+        self._unk_lp = unk if unk > -98 else UNK_FLOOR  # a model without <UNK>: a small floor
         return self
 
     def save(self, path: str | os.PathLike) -> None:

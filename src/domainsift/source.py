@@ -50,6 +50,14 @@ class PoolSource:
             raise InputError("give the other side either as --field-target (columnar pools) or --pool-target")
         return cls([str(f) for f in files], [str(t) for t in tfiles], fmt, column, field, field_target)
 
+    def reader(self) -> dict:
+        """How the files are read (format, column, field, the other side's field): what a run records
+        in ``pool.json``, so every later read of the pool's records reads them the same way."""
+        out = {"format": self.fmt, "column": self.column, "field": self.field}
+        if self.field_target:
+            out["field_target"] = self.field_target
+        return out
+
     # ------------------------------------------------------------------ the stream
     def _file_records(self, k: int) -> Iterator[tuple[int, str, str | None]]:
         path = self.files[k]

@@ -25,8 +25,8 @@ class CosineSelector(BaseSelector):
     params = (
         Param("embedder", str, "minilm", "encoder: minilm (default), tfidf, word2vec, lda, random, or a "
               "Hugging Face name or local path", option="--model"),
-        Param("batch_size", int, 32, "sentences per encoding batch (batches are sorted by token count)",
-              check=at_least(1)),
+        Param("batch_size", int, 32, "sentences per encoding batch (batches are sorted by token count; the "
+              "vectors do not depend on it)", check=at_least(1), signature=False),
         MAX_LENGTH, BACKEND, SEED, DEVICE, CACHE_DIR, PROGRESS,
     )
 
@@ -80,9 +80,12 @@ class CosineSelector(BaseSelector):
         return _unit(self._embed(as_corpus(records).texts)) @ self.centroid_
 
     def signature_params(self) -> dict:
+        """The declared parameters, the embedder's name, and for a transformers encoder its files'
+        fingerprint and how it ran (backend, graph, int8 recipe, versions, CPU family)."""
         p = super().signature_params()
         p["embedder"] = self.model_name
-        fp = getattr(getattr(getattr(self, "_enc", None), "embedder", None), "fingerprint", None)
-        if fp:
-            p["model_fingerprint"] = fp
+        from ..embed import BASELINES
+        if isinstance(self.embedder, str) and self.embedder not in BASELINES:
+            from .base import encoder_numerics
+            p.update(encoder_numerics(self.embedder, self.backend, self.device, self.max_length))
         return p

@@ -38,6 +38,9 @@ from ..errors import DomainsiftError
 from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
 
 
+HEAD_BATCH = 64  # the classifiers' training batch (in defaults.current_defaults)
+
+
 def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
 
@@ -160,9 +163,9 @@ class CrosslingualSelector(EncoderSelector):
             return rows, np.r_[np.ones(n_pos), np.zeros(len(pick))].astype(np.float32)
 
         clf = VectorClassifier(self._torch, pos.shape[1], self.hidden)
-        cfg = TrainConfig(epochs=self.epochs, lr=self.lr, batch_size=64, bucket=0, warmup=0.0, weight_decay=0.0,
-                          seed=self.seed, progress=False)
-        steps = int(np.ceil(2 * n_pos / 64))
+        cfg = TrainConfig(epochs=self.epochs, lr=self.lr, batch_size=HEAD_BATCH, bucket=0, warmup=0.0,
+                          weight_decay=0.0, seed=self.seed, progress=False)
+        steps = int(np.ceil(2 * n_pos / HEAD_BATCH))
         clf.losses_ = train_classifier(clf, epoch_data, steps, cfg, rng, desc=desc)
         return clf
 

@@ -6,9 +6,9 @@ drawn from it: by default uniformly from the whole pool (``negatives="random"``:
 positive-unlabeled learning, which keeps the order of p(in-domain | x));
 ``negatives="preranked"`` draws them from below ``neg_cut`` in the Domain-Cosine
 ranking, as the paper does (its bottom two thirds is ``neg_cut=PAPER_CUT``).
-Random negatives measured better on three pools where the target is 2%, 14% and
-29% of the lines (bench/results/negatives_pools.md) and need no cosine pass over
-the pool. Every epoch draws fresh negatives. The whole encoder is fine-tuned with a linear head
+Random negatives measured better on two of three pools (the target 2% and 14%
+of the lines: +0.043 and +0.013) and level on the third (29%: -0.001)
+(bench/results/negatives_pools.md), and need no cosine pass over the pool. Every epoch draws fresh negatives. The whole encoder is fine-tuned with a linear head
 on the mean-pooled hidden states (:mod:`domainsift.train`). A held-out share of
 the positives and negatives gives the classifier's precision, recall and F1
 (the paper's Table 5). Scores are probabilities of being in-domain, so

@@ -39,13 +39,18 @@ RESUME_DIR = ".resume"
 FIT_SAMPLE = 200_000  # a selector that fits on the pool sees at most this many records (a seeded sample)
 
 
-def _fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, extra: dict) -> str:
-    """Identifies a scoring job: method, parameters, in-domain texts, the pool's files (paths,
-    reader, sizes and SHA-256) and how it is sharded."""
+def _fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, extra: dict,
+                 numerics: dict | None = None) -> str:
+    """Identifies a scoring job: the package version, method, parameters, how the selector computes
+    (``numerics``: its signature parameters, with the encoder's files, effective backend, int8 recipe,
+    library versions and CPU family), in-domain texts, the pool's files (paths, reader, sizes and
+    SHA-256) and how it is sharded. A run killed under one version or machine and started again
+    under another starts over instead of mixing shards."""
+    from .._version import __version__
     h = hashlib.sha256()
     keep = {k: repr(v) for k, v in sorted(params.items()) if k not in ("progress", "cache_dir")}
-    h.update(json.dumps([method, keep, extra, {k: manifest[k] for k in ("files", "target_files", "n", "reader",
-                                                                       "fingerprints")}],
+    h.update(json.dumps([__version__, method, keep, extra, numerics or {},
+                         {k: manifest[k] for k in ("files", "target_files", "n", "reader", "fingerprints")}],
                         sort_keys=True, default=repr).encode())
     for t in in_domain.texts:  # length-prefixed: texts may hold NUL
         b = t.encode("utf-8")
@@ -84,7 +89,8 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
     """Fit ``method`` on the in-domain set (and the pool), score the pool, write the run directory.
 
     ``pool``: a :class:`~domainsift.source.PoolSource` (read as a stream, shard by shard) or a
-    :class:`Corpus` in memory. ``reader`` (format, column, field) records how the files were read.
+    :class:`Corpus` in memory. The run records how the pool's files are read: a ``PoolSource``'s
+    own reader; for a ``Corpus``, ``reader`` (format, column, field) says how it was read.
     ``engine``: ``local`` or ``ray`` (``workers``, ``address``). Returns the signature; the wall
     time is in ``DIR/run.json``. A killed run resumes: it loads the saved fit and scores only
     the shards without a completion marker (under ``DIR/.resume/``).
@@ -100,11 +106,21 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
     real_files = [f for f in list(source.files) + list(source.target_files) if os.path.exists(f)]
     check_distinct_inputs(real_files, "the pool")
     refuse_overwriting_inputs(list(in_domain.files) + real_files, out_dir, rundir.OUTPUTS)
+    asked = {k: v for k, v in (reader or {}).items() if v is not None}
+    if isinstance(source, MemorySource):  # records read before: as ``reader`` says, else the defaults
+        reader = {**source.reader(), **asked}
+    else:  # a stream is read by its own reader; an argument that says otherwise is a mistake
+        reader = source.reader()
+        clash = {k: (v, reader.get(k)) for k, v in asked.items() if reader.get(k, v) != v}
+        if clash:
+            raise DomainsiftError("reader= disagrees with the pool source's own reader: " + ", ".join(
+                f"{k} {a!r} vs {b!r}" for k, (a, b) in clash.items()))
     manifest = rundir.source_manifest(source.files, source.target_files, len(source), reader)
     if manifest["n"] == 0:
         raise DomainsiftError("the pool is empty")
     state = Path(out_dir) / RESUME_DIR / _fingerprint(method, params, in_domain, manifest,
-                                                      {"shard_size": shard_size, "fit_sample": fit_sample})
+                                                      {"shard_size": shard_size, "fit_sample": fit_sample},
+                                                      selector.signature_params())
     fit_note = _fit(selector, in_domain, source, state / "model", fit_sample, params["seed"])
     n_shards = score_shards(selector, source, state, shard_size, progress=bool(params.get("progress")),
                             engine=engine, workers=workers, address=address, model_dir=state / "model",

@@ -1,0 +1,177 @@
+"""What determines a number is in its signature, its vector-cache key and its resume fingerprint,
+taken from what actually ran; and every default that moves a number is in the defaults'
+fingerprint (issue: same inputs, same numbers, on any machine)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import make_sentences
+from domainsift.corpus import Corpus, as_corpus
+from domainsift.embed.transformers import TransformersEmbedder
+
+
+def _on_gpu(monkeypatch):
+    import domainsift.embed.transformers as tr
+    monkeypatch.setattr(tr, "resolve_device", lambda device: "cuda")
+
+
+def test_cache_key_names_the_backend_that_runs(tiny_models, monkeypatch):
+    """A GPU runs PyTorch fp32 whatever backend was asked: its vectors must not be cached under
+    the int8 key (before 0.6.0 they were)."""
+    emb = TransformersEmbedder(tiny_models["bert"], backend="onnx-int8", progress=False)
+    cpu_key = emb.cache_key
+    assert "backend:onnx-int8" in cpu_key
+    _on_gpu(monkeypatch)
+    gpu_key = emb.cache_key
+    assert "backend:torch" in gpu_key and "onnx-int8" not in gpu_key and "device:cuda" in gpu_key
+    # asked for torch on the same GPU: the same vectors, the same key
+    assert gpu_key == TransformersEmbedder(tiny_models["bert"], backend="torch", progress=False).cache_key
+
+
+def test_cache_key_holds_the_recipe_and_library_versions_not_the_batch(tiny_models):
+    import onnxruntime
+    import torch
+
+    from domainsift.embed.onnx import INT8_RECIPE
+    a = TransformersEmbedder(tiny_models["bert"], backend="onnx-int8", batch_size=8, progress=False)
+    b = TransformersEmbedder(tiny_models["bert"], backend="onnx-int8", batch_size=64, progress=False)
+    key = a.cache_key
+    assert f"int8:{INT8_RECIPE}" in key and f"ort:{onnxruntime.__version__}" in key and f"torch:{torch.__version__}" in key
+    assert a.cache_key == b.cache_key  # a vector depends on its sentence alone: batches share the cache
+    fp32 = TransformersEmbedder(tiny_models["bert"], backend="onnx", progress=False).cache_key
+    assert "int8" not in fp32 and "backend:onnx|" in fp32
+
+
+def test_signatures_record_how_the_encoder_ran(tiny_models, monkeypatch):
+    """cosine, finetune and crosslingual name the encoder's files (fingerprint), the backend that ran,
+    the int8 recipe, the libraries' versions and the CPU family."""
+    from domainsift.embed.onnx import INT8_RECIPE
+    from domainsift.machine import cpu_isa
+    from domainsift.select import get_selector
+    model = tiny_models["bert"]
+    fp = TransformersEmbedder(model, progress=False).fingerprint
+    for method, kw in (("cosine", {"embedder": model}), ("finetune", {"model": model}),
+                       ("crosslingual", {"model": model})):
+        sig = get_selector(method, **kw).signature_params()
+        assert sig["model_fingerprint"] == fp, method
+        assert sig["backend"] == "onnx-int8" and sig["int8"] == INT8_RECIPE and sig["isa"] == cpu_isa(), method
+        assert sig["ort"] and sig["torch"], method
+    _on_gpu(monkeypatch)
+    sig = get_selector("finetune", model=model).signature_params()
+    assert sig["backend"] == "torch" and "int8" not in sig  # what ran, not what was asked
+
+
+def test_embed_signature_records_the_effective_backend(tiny_models, monkeypatch):
+    from domainsift.embed import EmbedConfig
+    cfg = EmbedConfig(embedder=tiny_models["bert"], cache_dir="", progress=False)
+    emb = cfg.build()
+    assert cfg.signature_params(emb)["backend"] == "onnx-int8"
+    _on_gpu(monkeypatch)
+    assert cfg.signature_params(emb)["backend"] == "torch"
+
+
+def test_resume_fingerprint_holds_the_version_and_how_it_computes(monkeypatch):
+    """A run killed under one version (or encoder build) and resumed under another starts over."""
+    import domainsift._version as version
+    from domainsift.select.run import _fingerprint
+    ind = as_corpus(make_sentences("med", 5, 0))
+    manifest = {"files": ["p.txt"], "target_files": [], "n": 10, "reader": {}, "fingerprints": []}
+    args = ("cosine", {"seed": 0}, ind, manifest, {"shard_size": 4})
+    first = _fingerprint(*args)
+    assert _fingerprint(*args, {"int8": "other"}) != first
+    monkeypatch.setattr(version, "__version__", "9.9.9")
+    assert _fingerprint(*args) != first
+
+
+def test_the_run_records_the_pool_sources_own_reader(tmp_path):
+    """PoolSource.open(..., column=2) is recorded as column 2, so the selection writer, downstream and
+    the report read the same records later (before 0.6.0 only the reader= argument was recorded)."""
+    from domainsift.rundir import load_scores
+    from domainsift.select.run import run_score, run_select
+    from domainsift.source import PoolSource
+    pool = tmp_path / "pool.tsv"
+    pool.write_text("".join(f"{i}\tid{i}\tline number {i} of the pool\n" for i in range(12)))
+    ind = as_corpus(["line number 3 of the pool"])
+    run_score("random", ind, PoolSource.open([pool], column=2), tmp_path / "run")
+    assert load_scores(tmp_path / "run").pool["reader"]["column"] == 2
+    run_select(tmp_path / "run", top=3)
+    selected = (tmp_path / "run").glob("selected.*")
+    text = "".join(p.read_text() for p in selected if p.suffix != ".tsv" or "ids" not in p.name)
+    assert "of the pool" in text
+
+
+def test_reader_argument_that_contradicts_the_source_is_an_error(tmp_path):
+    from domainsift.errors import DomainsiftError
+    from domainsift.select.run import run_score
+    from domainsift.source import PoolSource
+    pool = tmp_path / "pool.tsv"
+    pool.write_text("a\tb\n" * 3)
+    with pytest.raises(DomainsiftError, match="column"):
+        run_score("random", as_corpus(["a"]), PoolSource.open([pool], column=1), tmp_path / "r",
+                  reader={"column": 0})
+
+
+@pytest.mark.parametrize("change", ["export_attention", "int8", "shard", "fit_sample", "weight_decay", "clip",
+                                    "head_batch", "ridge", "unk_floor", "cli_n_init", "cli_pca", "cli_order"])
+def test_every_default_that_moves_a_number_is_in_the_defaults_fingerprint(change, monkeypatch):
+    import argparse
+    import dataclasses
+
+    import domainsift.embed.onnx as onnx_mod
+    import domainsift.engine as engine
+    import domainsift.lm as lm
+    import domainsift.select.crosslingual as xl
+    import domainsift.select.run as run
+    import domainsift.train as train
+    from domainsift.defaults import defaults_fingerprint
+    before = defaults_fingerprint()
+    if change == "export_attention":
+        monkeypatch.setattr(onnx_mod, "EXPORT_ATTENTION", "sdpa")
+    elif change == "int8":
+        monkeypatch.setattr(onnx_mod, "WEIGHT_MAX", 127)
+    elif change == "shard":
+        monkeypatch.setattr(engine, "DEFAULT_SHARD_SIZE", 1000)
+    elif change == "fit_sample":
+        monkeypatch.setattr(run, "FIT_SAMPLE", 1000)
+    elif change in ("weight_decay", "clip"):
+        fields = {f.name: f for f in dataclasses.fields(train.TrainConfig)}
+        monkeypatch.setattr(fields[change], "default", 0.5)
+    elif change == "head_batch":
+        monkeypatch.setattr(xl, "HEAD_BATCH", 32)
+    elif change == "ridge":
+        monkeypatch.setattr(xl.LinearAlignment, "ALPHAS", (1.0,))
+    elif change == "unk_floor":
+        monkeypatch.setattr(lm, "UNK_FLOOR", -5.0)
+    else:
+        option = {"cli_n_init": "--n-init", "cli_pca": "--pca", "cli_order": "--order"}[change]
+        real = argparse.ArgumentParser.add_argument
+
+        def add_argument(self, *names, **kw):
+            if option in names:
+                kw["default"] = [7] if option == "--pca" else 7
+            return real(self, *names, **kw)
+        monkeypatch.setattr(argparse.ArgumentParser, "add_argument", add_argument)
+    assert defaults_fingerprint() != before
+
+
+def test_int8_scores_do_not_depend_on_shard_or_batch_size(tiny_models, tmp_path):
+    """cosine over a pool: the same scores with any shard size and batch size (vectors depend on their
+    sentence alone), text or JSONL."""
+    from domainsift.rundir import load_scores
+    from domainsift.select.run import run_score
+    from domainsift.source import PoolSource
+    lines = make_sentences("med", 20, 1) + make_sentences("law", 20, 2) + make_sentences("it", 20, 3)
+    (tmp_path / "pool.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "pool.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in lines))
+    ind = as_corpus(make_sentences("med", 6, 9))
+    got = []
+    for i, (name, shard, batch) in enumerate([("pool.txt", 64, 32), ("pool.txt", 7, 3), ("pool.jsonl", 13, 5)]):
+        params = {"embedder": tiny_models["bert"], "batch_size": batch, "cache_dir": "", "progress": False}
+        run_score("cosine", ind, PoolSource.open([tmp_path / name]), tmp_path / f"r{i}", params, shard_size=shard)
+        got.append(np.asarray(load_scores(tmp_path / f"r{i}").scores))
+    np.testing.assert_allclose(got[1], got[0], atol=1e-6, rtol=0)
+    np.testing.assert_allclose(got[2], got[0], atol=1e-6, rtol=0)
