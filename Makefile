@@ -1,21 +1,22 @@
 # Two entry points: `make demo` and `make test`. Both create .venv, install the
 # local CPU build of torch first (an unpinned torch would pull CUDA wheels),
-# then the package with every optional extra.
+# then the package with every optional extra, all at the tested versions in
+# constraints.txt (`make lock` refreshes it from the package's ranges).
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench lock clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[all,test]'
+$(VENV)/.installed: $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/pip install -q -c constraints.txt torch==2.13.0
+	$(BIN)/pip install -q -c constraints.txt -e '.[all,test]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -27,10 +28,21 @@ test: install
 	$(BIN)/python -m pytest tests
 
 bench: install
-	$(BIN)/pip install -q -e '.[all,bench]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[all,bench]'
 	$(BIN)/python bench/clustering.py
 	$(BIN)/python bench/selection.py
 	$(BIN)/python bench/negatives_pools.py
+
+# resolve the package's ranges anew in a throw-away environment and pin what it got
+lock:
+	rm -rf .lock-venv
+	$(PY) -m venv .lock-venv
+	.lock-venv/bin/pip install -q --upgrade pip
+	.lock-venv/bin/pip install -q torch==2.13.0
+	.lock-venv/bin/pip install -q -e '.[all,test,bench]'
+	{ sed -n '1,3p' constraints.txt; .lock-venv/bin/pip freeze --exclude-editable | sed 's/+cpu$$//'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf .lock-venv
 
 clean:
 	rm -rf $(VENV) demo-out build *.egg-info src/*.egg-info
