@@ -70,6 +70,16 @@ def lstsq_cosine(target: str, pool, seed: int) -> np.ndarray:
     return unit(xp) @ unit(centroid)
 
 
+def variant_selector(label: str, **kw):
+    """The selector of a label that runs a variant of bench/crosslingual_variants.py, built with ``kw``."""
+    from crosslingual_variants import ContrastiveSelector, PoolOnlyRefine, ProcrustesSelector
+    params = {k: v for k, v in METHODS[label].items() if k != "variant"}
+    variant = METHODS[label]["variant"]
+    kind = {"pool-only": PoolOnlyRefine, "procrustes": ProcrustesSelector}.get(variant, ContrastiveSelector)
+    extra = {"residual": variant == "residual"} if kind is ContrastiveSelector else {}
+    return kind(**kw, **extra, **params)
+
+
 def run(target: str, label: str, pool, seed: int) -> dict:
     from domainsift._atomic import save_json
     from domainsift.evaluate import evaluate_run
@@ -87,13 +97,8 @@ def run(target: str, label: str, pool, seed: int) -> dict:
                                                                           seed=seed, bitext=bitext(target)))
         sig = {}
     elif "variant" in METHODS[label]:
-        from crosslingual_variants import ContrastiveSelector, PoolOnlyRefine, ProcrustesSelector
-        params = {k: v for k, v in METHODS[label].items() if k != "variant"}
-        variant = METHODS[label]["variant"]
         in_domain = read_corpus([data_file(target, "test", LANG)])
-        kind = {"pool-only": PoolOnlyRefine, "procrustes": ProcrustesSelector}.get(variant, ContrastiveSelector)
-        extra = {"residual": variant == "residual"} if kind is ContrastiveSelector else {}
-        sel = kind(bitext=bitext(target), progress=False, seed=seed, **extra, **params).fit(in_domain, pool)
+        sel = variant_selector(label, bitext=bitext(target), progress=False, seed=seed).fit(in_domain, pool)
         write_scores(run_dir, sel.score(pool), *_ids_first(pool_manifest(pool)),
                      make_signature("crosslingual", **sel.signature_params()))
         sig = {}

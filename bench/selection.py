@@ -58,6 +58,8 @@ FT = {"epochs": 10, "lr": 2e-5, "head_lr": 1e-3, "batch_size": 16, "negatives": 
       "freeze": 0}
 OLD = {"bucket": 0, "batch_size": 32}  # plain random batches of 32, before length bucketing
 XP = "finetune-experimental"
+# the experimental selector is finetune as it was in 0.2.0 (PyTorch fp32, nothing frozen): it takes neither
+XPFT = {k: v for k, v in FT.items() if k not in ("backend", "freeze")}
 METHODS = {
     "cosine": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "torch"}),
     # the 0.3.0 default backend: ONNX Runtime, int8 weights, batches of 32 sorted by token count
@@ -87,12 +89,12 @@ METHODS = {
     "finetune-neg-cut-0.2": ("finetune", FT),
     "finetune-neg-cut-0.1": ("finetune", {**FT, "neg_cut": 0.1}),
     # options that left the product (measured no better)
-    "finetune-hard-negatives": (XP, {**FT, "neg_hardness": 2.0, "neg_cut": PAPER_CUT}),
-    "finetune-ema-0.995": (XP, {**FT, "ema": 0.995, "neg_cut": PAPER_CUT}),
-    "finetune-rerank-5": (XP, {**FT, "rerank_every": 5, "neg_cut": PAPER_CUT}),
-    "finetune-rerank-2": (XP, {**FT, "rerank_every": 2, "neg_cut": PAPER_CUT}),
+    "finetune-hard-negatives": (XP, {**XPFT, "neg_hardness": 2.0, "neg_cut": PAPER_CUT}),
+    "finetune-ema-0.995": (XP, {**XPFT, "ema": 0.995, "neg_cut": PAPER_CUT}),
+    "finetune-rerank-5": (XP, {**XPFT, "rerank_every": 5, "neg_cut": PAPER_CUT}),
+    "finetune-rerank-2": (XP, {**XPFT, "rerank_every": 2, "neg_cut": PAPER_CUT}),
     "finetune-all-positives": ("finetune", {**FT, "holdout": 0.0, "neg_cut": PAPER_CUT}),
-    "finetune-2-rounds": (XP, {**FT, **OLD, "rounds": 2, "epochs": 5, "neg_cut": PAPER_CUT}),
+    "finetune-2-rounds": (XP, {**XPFT, **OLD, "rounds": 2, "epochs": 5, "neg_cut": PAPER_CUT}),
     "moore-lewis": ("moore-lewis", {"order": 3, "prune_scale": 0.0001}),
     "random": ("random", {}),
     "dsir": (None, {}),
