@@ -4,7 +4,7 @@ A signature is a flat dict of what determines a result (``method``, ``model``,
 ``seed``, the method's parameters, the inputs, ``version``) and a one-line
 string in the sacrebleu style::
 
-    cosine|model:all-MiniLM-L6-v2|seed:0|max_length:128|pool:EMEA.train.en,KDE4.train.en|v:0.3.0
+    cosine|model:all-MiniLM-L6-v2|seed:0|max_length:128|backend:onnx-int8|...|isa:avx2|pool:EMEA.train.en|v:0.6.0
 
 Nothing that varies from run to run (wall time, dates) goes into it: timings
 live beside it (``timings`` in the run's JSON). List values are kept, joined by
