@@ -36,17 +36,23 @@ def command_line() -> str:
 
 
 def machine() -> str:
-    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    """The machine a result was measured on: CPU model and instruction-set family, cores, Python."""
+    from domainsift.machine import cpu_isa, cpu_model
+    return f"{cpu_model()} ({cpu_isa()}), {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def write_results(name: str, payload: dict, markdown: str) -> None:
     from domainsift._atomic import atomic_open, save_json
     RESULTS.mkdir(parents=True, exist_ok=True)
-    payload = {"command": command_line(), "machine": machine(),
+    from domainsift._version import __version__
+    from domainsift.machine import library_versions
+    payload = {"command": command_line(), "machine": machine(), "version": __version__,
+               "libraries": {k: v for k, v in library_versions().items() if v},
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **payload}
     save_json(RESULTS / f"{name}.json", payload)
+    libs = ", ".join(f"{k} {v}" for k, v in payload["libraries"].items())
     head = (f"Command: `{payload['command']}`  \nMachine: {payload['machine']}  \n"
-            f"Date: {payload['date']}\n\n")
+            f"domainsift {payload['version']}; {libs}  \nDate: {payload['date']}\n\n")
     with atomic_open(RESULTS / f"{name}.md") as fh:
         fh.write(markdown.split("\n", 1)[0] + "\n\n" + head + markdown.split("\n", 1)[1])
     print(f"wrote {RESULTS / name}.md and .json")

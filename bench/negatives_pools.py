@@ -44,7 +44,8 @@ CHOICES = {"cut-0.2": {"negatives": "preranked", "neg_cut": 0.2},
            "random": {"negatives": "random"}}
 # the shared pool's rows of the same two choices, by bench/selection.py's labels
 # (finetune and finetune-neg-cut-0.2 pin the same setting: bench/selection.py's seed study pools them)
-SHARED_LABELS = {"cut-0.2": ("finetune", "finetune-neg-cut-0.2"), "random": ("finetune-defaults-random-negatives",)}
+SHARED_LABELS = {"cut-0.2": ("finetune", "finetune-neg-cut-0.2"),
+                 "random": ("finetune-defaults-random-negatives", "finetune-default")}
 
 
 def build_pool(name: str, target: str) -> tuple[list[str], str, int]:

@@ -61,6 +61,10 @@ XP = "finetune-experimental"
 # the experimental selector is finetune as it was in 0.2.0 (PyTorch fp32, nothing frozen): it takes neither
 XPFT = {k: v for k, v in FT.items() if k not in ("backend", "freeze")}
 METHODS = {
+    # the product's defaults, written out (0.6.0: onnx-int8 is per-row int8; finetune: random negatives,
+    # frozen embeddings; only these two labels are what `--method cosine` / `--method finetune` run today)
+    "cosine-default": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "onnx-int8"}),
+    "finetune-default": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
     "cosine": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "torch"}),
     # the 0.3.0 default backend: ONNX Runtime, int8 weights, batches of 32 sorted by token count
     "cosine-onnx-int8": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "onnx-int8", "batch_size": 32}),
@@ -103,6 +107,8 @@ METHODS = {
 # combined runs (domainsift.select.combine): the sum of the members' z-scores (finetune via its logit),
 # built from the members' finished runs of the same seed; their time is the members' time plus combining
 COMBOS = {
+    "finetune-default+moore-lewis": ["finetune-default", "moore-lewis"],
+    "cosine-default+moore-lewis": ["cosine-default", "moore-lewis"],
     "finetune+moore-lewis": ["finetune", "moore-lewis"],
     "finetune-paper-cut+moore-lewis": ["finetune-paper-cut", "moore-lewis"],
     "cosine+moore-lewis": ["cosine", "moore-lewis"],
@@ -201,24 +207,14 @@ def main() -> None:
     report()
 
 
-def carried_rows(have: set) -> list:
-    """Rows of earlier runs kept in bench/results/selection.json whose run directories are not here
-    (bench/work is not versioned): each stays as it was measured, marked ``carried``. A run that was
-    filed under another label carries ``relabelled_from``: it goes back to the label it ran under."""
-    path = ROOT / "bench" / "results" / "selection.json"
-    if not path.exists():
-        return []
-    out = []
-    for r in json.loads(path.read_text())["rows"]:
-        r = dict(r)
-        if r.get("relabelled_from"):
-            r["method"] = r.pop("relabelled_from")
-            r["base_method"] = r["method"].rsplit("-seed-", 1)[0]
-        if (r["target"], r["method"]) in have or r.get("base_method", r["method"]) not in {**METHODS, **COMBOS}:
-            continue
-        r["carried"] = True
-        out.append(r)
-    return out
+def current_rows() -> tuple[list, int]:
+    """The finished runs under bench/work measured by this version of domainsift (their signature ends in
+    its version), and how many runs of other versions were left out: a table holds one version's numbers.
+    Rows of 0.1.0-0.5.1, as they were measured then: bench/results/selection_archive_0.5.md."""
+    from domainsift._version import __version__
+    rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
+    keep = [r for r in rows if (r.get("signature") or "").endswith(f"|v:{__version__}")]
+    return keep, len(rows) - len(keep)
 
 
 def positive_eval(run_dir: Path, gold: list) -> dict:
@@ -246,7 +242,7 @@ def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> Non
     from domainsift._atomic import save_json
     from domainsift.select.combine import combine_runs
     # cosine has no randomness: every seed combines its one run
-    members = [m if seed == 0 or m == "cosine" else f"{m}-seed-{seed}" for m in COMBOS[combo]]
+    members = [m if seed == 0 or m in ("cosine", "cosine-default") else f"{m}-seed-{seed}" for m in COMBOS[combo]]
     dirs = [WORK / target / m for m in members]
     missing = [m for m, d in zip(members, dirs) if not (d / "bench.json").exists()]
     if missing:
@@ -272,8 +268,8 @@ def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> Non
 
 
 def report() -> None:
-    rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
-    rows += carried_rows({(r["target"], r["method"]) for r in rows})
+    from domainsift._version import __version__
+    rows, stale = current_rows()
     for r in rows:  # runs made before the seed study carry neither key: they are seed 0 of their method
         r.setdefault("base_method", r["method"])
         r.setdefault("seed", 0)
@@ -284,12 +280,11 @@ def report() -> None:
              "Pool: <D>.train.en of the seven domains (35,000 lines); in-domain set: <D>.test.en (500 lines); "
              f"N = {N}; precision (= recall) of the selection against the file of origin. The table is rebuilt "
              "from every finished (target, method) run under bench/work/selection/ (the benchmark resumes), so "
-             "the command above is the last invocation; `python bench/selection.py --fresh` redoes them all. Rows "
-             "whose run directories are not on this machine are carried from the previous results file as they were "
-             f"measured ({sum(bool(r.get('carried')) for r in rows)} of {len(rows)} rows; bench/work is not versioned); "
-             "every label pins its full parameters (METHODS in bench/selection.py). The product's finetune "
-             "default since 0.2.0 is the row finetune-defaults-random-negatives; 'finetune' is pre-ranked "
-             "negatives with the cut 0.2 (`--negatives preranked`).", "",
+             "the command above is the last invocation; `python bench/selection.py --fresh` redoes them all. "
+             f"Every row was measured under domainsift {__version__} (its signature says so) on the machine above"
+             + (f"; {stale} finished runs of other versions were left out" if stale else "") + ". Rows of 0.1.0-0.5.1, "
+             "as they were measured then: selection_archive_0.5.md. Every label pins its full parameters (METHODS "
+             "in bench/selection.py); the product's defaults are the rows cosine-default and finetune-default.", "",
              "| method | " + " | ".join(targets) + " | mean |", "|---|" + "---|" * (len(targets) + 1)]
     for m in methods:
         vals = [cell[(t, m)]["precision"] if (t, m) in cell else None for t in targets]

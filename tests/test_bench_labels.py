@@ -14,12 +14,18 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 @pytest.fixture(scope="module")
 def bench_modules():
+    """The benchmark modules, imported as their scripts do; the methods they register (the experimental
+    finetune) are unregistered after, so the product's registry is as it ships for every other test."""
+    from domainsift.select import SELECTORS
+    registry = dict(SELECTORS)
     sys.path.insert(0, str(BENCH))
     try:
         yield {name: importlib.import_module(name) for name in ("selection", "negatives_pools", "crosslingual",
                                                                   "formats")}
     finally:
         sys.path.remove(str(BENCH))
+        SELECTORS.clear()
+        SELECTORS.update(registry)
 
 
 def _tiny(params: dict, model: str) -> dict:
