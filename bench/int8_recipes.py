@@ -19,6 +19,7 @@ product's defaults (seed --seed): the encoder is fine-tuned once per target and 
 each recipe, so only the scoring differs.
 
     python bench/int8_recipes.py [--rounds 2] [--seed 0] [--no-finetune]
+    python bench/int8_recipes.py --speed-only --rounds 3     # -> int8_speed.md: speed, nothing else running
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-finetune", action="store_true")
+    ap.add_argument("--speed-only", action="store_true", help="speed, closeness and batch independence only "
+                    "(written to int8_speed.md): for a machine with nothing else running")
     ap.add_argument("--targets", nargs="+", default=CLASSIC, choices=CLASSIC)
     args = ap.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
@@ -110,6 +113,8 @@ def main() -> None:
                 rows[r].update(cos_mean=float(cos.mean()), cos_min=float(cos.min()),
                                batch_max_diff=float(np.abs(x - rev).max()))
             print(r, rows[r], flush=True)
+    if args.speed_only:
+        return speed_report(rows, args)
 
     pool = read_corpus([data_file(d, "train") for d in SEVEN])
     file_index = {f: i for i, f in enumerate(pool.files)}
@@ -176,6 +181,22 @@ def main() -> None:
         for r in out:
             lines.append(f"| {r['recipe']} | " + " | ".join(f"{r[key][t]:.3f}" for t in args.targets) + " |")
     write_results("int8_recipes", {"machine_detail": describe(), "rows": out}, "\n".join(lines) + "\n")
+
+
+def speed_report(rows: dict, args) -> None:
+    from domainsift.machine import describe
+    base = np.mean(rows["onnx"]["speeds"])
+    lines = ["# int8 recipes: encoding speed", "", f"Machine: {json.dumps(describe())}", "",
+             f"5,000 lines of the clustering set, all-MiniLM-L6-v2, batch 32 sorted by token count, {args.rounds} "
+             "rounds alternating in one process, nothing else running. Batch diff: the largest coordinate "
+             "difference between encoding in order with batch 32 and in reverse order with batch 7.", "",
+             "| recipe | sentences/s per round | mean | vs onnx fp32 | cosine to torch fp32 mean / min | batch diff |",
+             "|---|---|---|---|---|---|"]
+    for r in rows.values():
+        sp = float(np.mean(r["speeds"]))
+        lines.append(f"| {r['recipe']} | {' / '.join(f'{v:.0f}' for v in r['speeds'])} | {sp:.0f} | {sp / base:.2f} | "
+                     f"{r['cos_mean']:.4f} / {r['cos_min']:.4f} | {r['batch_max_diff']:.2g} |")
+    write_results("int8_speed", {"machine_detail": describe(), "rows": list(rows.values())}, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

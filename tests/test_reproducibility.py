@@ -160,18 +160,23 @@ def test_every_default_that_moves_a_number_is_in_the_defaults_fingerprint(change
 
 def test_int8_scores_do_not_depend_on_shard_or_batch_size(tiny_models, tmp_path):
     """cosine over a pool: the same scores with any shard size and batch size (vectors depend on their
-    sentence alone), text or JSONL."""
+    sentence alone), as text, JSONL or Parquet."""
     from domainsift.rundir import load_scores
     from domainsift.select.run import run_score
     from domainsift.source import PoolSource
     lines = make_sentences("med", 20, 1) + make_sentences("law", 20, 2) + make_sentences("it", 20, 3)
     (tmp_path / "pool.txt").write_text("\n".join(lines) + "\n")
     (tmp_path / "pool.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in lines))
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"text": lines}), tmp_path / "pool.parquet", row_group_size=11)
     ind = as_corpus(make_sentences("med", 6, 9))
     got = []
-    for i, (name, shard, batch) in enumerate([("pool.txt", 64, 32), ("pool.txt", 7, 3), ("pool.jsonl", 13, 5)]):
+    for i, (name, shard, batch) in enumerate([("pool.txt", 64, 32), ("pool.txt", 7, 3), ("pool.jsonl", 13, 5),
+                                              ("pool.parquet", 5, 64)]):
         params = {"embedder": tiny_models["bert"], "batch_size": batch, "cache_dir": "", "progress": False}
         run_score("cosine", ind, PoolSource.open([tmp_path / name]), tmp_path / f"r{i}", params, shard_size=shard)
         got.append(np.asarray(load_scores(tmp_path / f"r{i}").scores))
     np.testing.assert_allclose(got[1], got[0], atol=1e-6, rtol=0)
-    np.testing.assert_allclose(got[2], got[0], atol=1e-6, rtol=0)
+    for other in got[1:]:
+        np.testing.assert_allclose(other, got[0], atol=1e-6, rtol=0)
