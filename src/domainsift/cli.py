@@ -91,9 +91,9 @@ def add_embed_opts(p) -> None:
     g.add_argument("--batch-size", type=positive_int, default=32, help="sentences per encoding batch (sorted by token count)")
     g.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     g.add_argument("--backend", choices=["onnx-int8", "onnx", "torch"], default="onnx-int8",
-                   help="how a transformers encoder runs on a CPU: onnx-int8 (default; ONNX Runtime with "
-                        "int8 weights, ~2.5x the sentence-transformers path), onnx (fp32) or torch (fp32); "
-                        "a GPU runs torch")
+                   help="how a transformers encoder runs on a CPU: onnx-int8 (default; ONNX Runtime, int8 with "
+                        "each token's activations quantised by themselves: a vector depends on its sentence alone; "
+                        "speeds in bench/results/int8_speed.md), onnx (fp32) or torch (fp32); a GPU runs torch")
     g.add_argument("--normalize", choices=["auto", "yes", "no"], default="auto",
                    help="L2-normalise sentence vectors (auto: as the model's sentence-transformers "
                         "config says; all-MiniLM-L6-v2 normalises)")

@@ -75,8 +75,8 @@ CACHE_DIR = Param("cache_dir", str, None, "embedding cache directory", cli=False
 DEVICE = Param("device", str, None, "cpu or cuda (default: cuda when available)", signature=False)
 MAX_LENGTH = Param("max_length", int, 128, "tokens per sentence", check=at_least(1))
 BACKEND = Param("backend", str, "onnx-int8", "how a transformers encoder runs on a CPU: onnx-int8 (ONNX Runtime, "
-                "int8 with per-row activations: a vector depends on its sentence alone; ~1.4x onnx on a 2-core "
-                "AVX-512 CPU), onnx (fp32) or torch (fp32); a GPU runs torch",
+                "int8 with per-row activations: a vector depends on its sentence alone; speeds in "
+                "bench/results/int8_speed.md), onnx (fp32) or torch (fp32); a GPU runs torch",
                 choices=("onnx-int8", "onnx", "torch"))
 
 
