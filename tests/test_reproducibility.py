@@ -65,6 +65,14 @@ def test_signatures_record_how_the_encoder_ran(tiny_models, monkeypatch):
     assert sig["backend"] == "torch" and "int8" not in sig  # what ran, not what was asked
 
 
+def test_signature_values_do_not_break_the_signature_line():
+    """The line is ``key:value`` parts joined by '|': no recorded value may hold a '|'."""
+    from domainsift.embed.onnx import EXPORT_ATTENTION, INT8_RECIPE
+    from domainsift.machine import cpu_isa
+    for value in (INT8_RECIPE, EXPORT_ATTENTION, cpu_isa()):
+        assert "|" not in value
+
+
 def test_embed_signature_records_the_effective_backend(tiny_models, monkeypatch):
     from domainsift.embed import EmbedConfig
     cfg = EmbedConfig(embedder=tiny_models["bert"], cache_dir="", progress=False)

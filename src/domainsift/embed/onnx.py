@@ -55,7 +55,7 @@ DEFAULT_BACKEND = "onnx-int8"
 EXPORT_ATTENTION = "eager"
 # how onnx-int8 quantises (0.6.0): activations per row (token), symmetric, as u8 around 128;
 # weights per output channel, symmetric, 7 bits (see the module docstring)
-INT8_RECIPE = "row-act-u8|channel-w7"
+INT8_RECIPE = "row-act-u8+channel-w7"
 WEIGHT_MAX = 63
 ACT_MAX = 127
 
