@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import CLASSIC, RESULTS, SEVEN, clustering_set, data_file, write_results
+from _common import CLASSIC, SEVEN, clustering_set, data_file, write_results
 
 from domainsift.embed.onnx import OnnxRunner, _input_names, build_model_file, quantize_per_row
 from domainsift.embed.transformers import TransformersEmbedder, default_model_path

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import make_sentences
-from domainsift.corpus import Corpus, as_corpus
+from domainsift.corpus import as_corpus
 from domainsift.embed.transformers import TransformersEmbedder
 
 
