@@ -120,8 +120,9 @@ def monolingual(targets: list) -> dict:
         return {}
     out = {}
     for r in json.loads(path.read_text())["rows"]:
-        if r["method"] in ("cosine", "finetune") and r["target"] in targets:
-            out[(r["target"], f"{r['method']} (English in-domain set)")] = r["precision"]
+        if r["method"] in ("cosine-default", "finetune-default") and r["target"] in targets:
+            name = r["method"].replace("-default", "")
+            out[(r["target"], f"{name} (English in-domain set)")] = r["precision"]
     return out
 
 
@@ -156,7 +157,8 @@ def main() -> None:
              "Encoder: all-MiniLM-L6-v2 (English-trained), frozen. The tables are rebuilt from every finished run "
              "under bench/work/crosslingual/ (the benchmark resumes), so the command above is the last invocation: "
              "seed 0 ran `python bench/crosslingual.py`, seed 1 `python bench/crosslingual.py --seed 1 --methods ...` "
-             "with the methods its table shows."]
+             "with the methods its table shows. Rows of 0.4.0-0.5.1 (the variants, seed 1), as they were measured "
+             "then: crosslingual_archive_0.5.md."]
     for seed in sorted({r["seed"] for r in rows}):
         at = {(r["target"], r["method"]): r["precision"] for r in rows if r["seed"] == seed}
         lines += ["", f"Seed {seed}:", "", "| method | " + " | ".join(targets) + " | mean |",
