@@ -8,6 +8,7 @@ token is set to its end-of-text token).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -79,11 +80,19 @@ def load_tokenizer_and_model(name_or_path: str, model_class=None, **model_kwargs
 
 def model_fingerprint(name_or_path: str) -> str:
     """What identifies a model's weights: a SHA-256 over its files' names and bytes for a local
-    directory (two checkpoints both called ``model`` differ), the name itself for a hub model."""
+    directory (two checkpoints both called ``model`` differ), the name itself for a hub model.
+    Hashed once per process for the same files (paths, sizes and modification times)."""
     p = Path(name_or_path)
     if not p.exists():
         return f"hub:{name_or_path}"
-    files = sorted(f for f in (p.rglob("*") if p.is_dir() else [p]) if f.is_file())
+    files = tuple(sorted(f for f in (p.rglob("*") if p.is_dir() else [p]) if f.is_file()))
+    stats = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    return _hash_files(str(p), files, stats)
+
+
+@functools.lru_cache(maxsize=32)
+def _hash_files(root: str, files: tuple, stats: tuple) -> str:
+    p = Path(root)
     h = hashlib.sha256()
     for f in files:
         h.update(str(f.relative_to(p) if p.is_dir() else f.name).encode() + b"\x00")
