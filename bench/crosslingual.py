@@ -84,7 +84,7 @@ def run(target: str, label: str, pool, seed: int) -> dict:
     from domainsift._atomic import save_json
     from domainsift.evaluate import evaluate_run
     from domainsift.rundir import pool_manifest, write_scores
-    from domainsift.select.run import run_score, run_select
+    from domainsift.engine.job import run_score, run_select
     from domainsift.signature import make_signature
     run_dir = WORK / target / (label if seed == 0 else f"{label}-seed-{seed}")
     done = run_dir / "bench.json"

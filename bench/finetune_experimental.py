@@ -228,6 +228,8 @@ class ExperimentalFinetuneSelector(BaseSelector):
         return self._head(self._pool(texts)).squeeze(-1)
 
     # ------------------------------------------------------------------ fit
+    saves_state = True
+
     def fit(self, in_domain, pool=None) -> "ExperimentalFinetuneSelector":
         in_domain = as_corpus(in_domain).texts
         pool = as_corpus(pool).texts if pool is not None else None

@@ -20,7 +20,7 @@ from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
 
 from domainsift.corpus import read_corpus
 from domainsift.evaluate import evaluate_run
-from domainsift.select.run import run_score, run_select
+from domainsift.engine.job import run_score, run_select
 
 WORK = ROOT / "bench" / "work" / "formats"
 N = 5000

@@ -73,7 +73,7 @@ def run_one(pool_name: str, target: str, choice: str, seed: int) -> dict:
     from domainsift._atomic import save_json
     from domainsift.corpus import read_corpus
     from domainsift.evaluate import evaluate_run
-    from domainsift.select.run import run_score, run_select
+    from domainsift.engine.job import run_score, run_select
 
     run_dir = WORK / "runs" / pool_name / target / f"{choice}-seed-{seed}"
     done = run_dir / "bench.json"

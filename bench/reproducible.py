@@ -20,7 +20,7 @@ from _common import ROOT, SEVEN, data_file, write_results
 from domainsift.corpus import read_corpus
 from domainsift.rundir import load_scores
 from domainsift.select.base import choose
-from domainsift.select.run import run_score
+from domainsift.engine.job import run_score
 from domainsift.source import PoolSource
 
 WORK = ROOT / "bench" / "work" / "reproducible"

@@ -40,7 +40,7 @@ from domainsift.corpus import read_corpus
 from domainsift.evaluate import evaluate_run
 from domainsift.select.finetune import PAPER_CUT
 from domainsift.rundir import load_scores
-from domainsift.select.run import run_score, run_select
+from domainsift.engine.job import run_score, run_select
 from finetune_experimental import register
 
 register()

@@ -15,7 +15,7 @@ from conftest import make_sentences
 from domainsift.cli import main
 from domainsift.corpus import read_corpus, read_parallel
 from domainsift.engine import finished_shards
-from domainsift.select.run import run_score
+from domainsift.engine.job import run_score
 from domainsift.source import MemorySource, PoolSource
 
 
@@ -111,7 +111,7 @@ def test_a_large_pool_is_fitted_on_a_seeded_sample(data):
 
 KILLER = r"""
 import os, signal, sys
-import domainsift.engine as engine
+import domainsift.engine.shards as engine
 import domainsift.rundir as rundir
 where, k = sys.argv[1], int(sys.argv[2])
 count = {"n": 0}
@@ -138,7 +138,7 @@ sys.exit(main(["-q"] + sys.argv[3:]))
 
 @pytest.mark.parametrize("where,k", [("shard", 1), ("shard", 4), ("assemble", 1), ("assemble", 2)])
 def test_a_killed_run_resumes_to_the_same_bytes(where, k, data, monkeypatch):
-    import domainsift.engine as engine
+    import domainsift.engine.shards as engine
     argv = ["select", "--method", "cosine", "--model", "tfidf", "--in-domain", data["in"], "--pool", data["med"],
             data["law"], "--top", "7", "--shard-size", "6", "--out", "run"]
     assert main(["-q", *argv]) == 0

@@ -378,7 +378,7 @@ def test_selectors_take_records_with_ids_and_both_sides(tmp_path):
     en = _write(tmp_path / "p.en", ["a b", "c d", "e f"])
     de = _write(tmp_path / "p.de", ["A B", "C D", "E F"])
     from domainsift.engine import score_shards
-    from domainsift.select.run import _fit
+    from domainsift.engine.job import _fit
     from domainsift.source import MemorySource, PoolSource
     # the same records reach the selector from a pool in memory and from a pool read as a stream
     for k, source in enumerate([MemorySource(read_parallel(en, de)), PoolSource.open([en], [de])]):

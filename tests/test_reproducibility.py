@@ -85,7 +85,7 @@ def test_embed_signature_records_the_effective_backend(tiny_models, monkeypatch)
 def test_resume_fingerprint_holds_the_version_and_how_it_computes(monkeypatch):
     """A run killed under one version (or encoder build) and resumed under another starts over."""
     import domainsift._version as version
-    from domainsift.select.run import _fingerprint
+    from domainsift.engine.job import _fingerprint
     ind = as_corpus(make_sentences("med", 5, 0))
     manifest = {"files": ["p.txt"], "target_files": [], "n": 10, "reader": {}, "fingerprints": []}
     args = ("cosine", {"seed": 0}, ind, manifest, {"shard_size": 4})
@@ -99,7 +99,7 @@ def test_the_run_records_the_pool_sources_own_reader(tmp_path):
     """PoolSource.open(..., column=2) is recorded as column 2, so the selection writer, downstream and
     the report read the same records later (before 0.6.0 only the reader= argument was recorded)."""
     from domainsift.rundir import load_scores
-    from domainsift.select.run import run_score, run_select
+    from domainsift.engine.job import run_score, run_select
     from domainsift.source import PoolSource
     pool = tmp_path / "pool.tsv"
     pool.write_text("".join(f"{i}\tid{i}\tline number {i} of the pool\n" for i in range(12)))
@@ -114,7 +114,7 @@ def test_the_run_records_the_pool_sources_own_reader(tmp_path):
 
 def test_reader_argument_that_contradicts_the_source_is_an_error(tmp_path):
     from domainsift.errors import DomainsiftError
-    from domainsift.select.run import run_score
+    from domainsift.engine.job import run_score
     from domainsift.source import PoolSource
     pool = tmp_path / "pool.tsv"
     pool.write_text("a\tb\n" * 3)
@@ -130,10 +130,10 @@ def test_every_default_that_moves_a_number_is_in_the_defaults_fingerprint(change
     import dataclasses
 
     import domainsift.embed.onnx as onnx_mod
-    import domainsift.engine as engine
+    import domainsift.engine.shards as engine
     import domainsift.lm as lm
     import domainsift.select.crosslingual as xl
-    import domainsift.select.run as run
+    import domainsift.engine.job as run
     import domainsift.train as train
     from domainsift.defaults import defaults_fingerprint
     before = defaults_fingerprint()
@@ -170,7 +170,7 @@ def test_int8_scores_do_not_depend_on_shard_or_batch_size(tiny_models, tmp_path)
     """cosine over a pool: the same scores with any shard size and batch size (vectors depend on their
     sentence alone), as text, JSONL or Parquet."""
     from domainsift.rundir import load_scores
-    from domainsift.select.run import run_score
+    from domainsift.engine.job import run_score
     from domainsift.source import PoolSource
     lines = make_sentences("med", 20, 1) + make_sentences("law", 20, 2) + make_sentences("it", 20, 3)
     (tmp_path / "pool.txt").write_text("\n".join(lines) + "\n")

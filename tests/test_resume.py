@@ -7,7 +7,7 @@ from conftest import make_sentences
 from domainsift.corpus import Corpus, as_corpus
 from domainsift.select import SELECTORS, get_selector
 from domainsift.select.base import BaseSelector
-from domainsift.select.run import RESUME_DIR, run_score
+from domainsift.engine.job import RESUME_DIR, run_score
 
 
 class Killed(Exception):
@@ -18,6 +18,7 @@ class CountingSelector(BaseSelector):
     """Scores by text length; counts fits and scored texts; can die after some score calls."""
 
     name = "counting"
+    saves_state = True  # the lifecycle the engine reads (no probing for save_state)
     calls = {"fit": 0, "scored": 0, "score_calls": 0}
     die_after = None
 

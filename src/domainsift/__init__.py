@@ -30,8 +30,8 @@ def __getattr__(name):  # lazy: selection pulls no heavy dependency until used
         from . import select
         return getattr(select, name)
     if name in ("run_score", "run_select"):
-        from .select import run
-        return getattr(run, name)
+        from . import engine
+        return getattr(engine, name)
     if name == "combine_runs":
         from .select.combine import combine_runs
         return combine_runs

@@ -211,6 +211,8 @@ def add_method_opts(p) -> None:
     g.add_argument("--address", default=None,
                    help="--engine ray: a running cluster's address (e.g. ray://head:10001 or auto; default: "
                         "start a local one)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a finished run of another kind in --out (by default such an --out is refused)")
     g.add_argument("--shard-size", type=positive_int, default=DEFAULT_SHARD_SIZE,
                    help="records per shard: the unit of memory, of resuming and of work sent to a worker "
                         f"(default {DEFAULT_SHARD_SIZE})")
@@ -265,7 +267,7 @@ def read_inputs(args):
 def _score(args, check=None) -> dict:
     """Build the selector (bad parameters fail before any reading), read, check, score."""
     from .select import get_selector
-    from .select.run import run_score
+    from .engine import run_score
     if not args.method:
         raise DomainsiftError("--method is required (or --from-scores DIR)")
     params = dict(selector_kwargs(args), seed=args.seed)
@@ -277,7 +279,8 @@ def _score(args, check=None) -> dict:
     sig = run_score(args.method, in_domain, pool, args.out, params, seed=args.seed,
                     reader={"format": args.format, "column": args.column, "field": args.field,
                             **({"field_target": args.field_target} if args.field_target else {})},
-                    shard_size=args.shard_size, engine=args.engine, workers=args.workers, address=args.address)
+                    shard_size=args.shard_size, engine=args.engine, workers=args.workers, address=args.address,
+                    overwrite=args.overwrite)
     print(f"scored {sig['n_pool']} pool lines with {sig['method']} in {time.time() - t0:.1f} s -> {args.out}")
     if sig.get("classifier_holdout"):
         m = sig["classifier_holdout"]
@@ -305,7 +308,7 @@ def _print_selection(sel, t0) -> None:
 def cmd_select(args) -> int:
     from .select import selector_class
     from .select.base import check_n_against_pool
-    from .select.run import run_select
+    from .engine import run_select
     if _rules(args) != 1:
         raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")
     t0 = time.time()
@@ -319,7 +322,8 @@ def cmd_select(args) -> int:
         _score(args, check=lambda pool: check_n_against_pool(len(pool), args.top, args.fraction))
         score_dir = out = args.out
     _print_selection(run_select(score_dir, out, top=args.top, fraction=args.fraction,
-                                threshold=args.threshold, positive=args.positive, out_format=args.out_format), t0)
+                                threshold=args.threshold, positive=args.positive, out_format=args.out_format,
+                                overwrite=args.overwrite), t0)
     return 0
 
 
@@ -327,13 +331,14 @@ def cmd_combine(args) -> int:
     from . import rundir
     from .select.base import check_n_against_pool
     from .select.combine import combine_scores
-    from .select.run import run_select
+    from .engine import run_select
     if _rules(args, positive=False) > 1:
         raise DomainsiftError("give at most one of --top, --fraction, --threshold")
     t0 = time.time()
     scores, ids, pool, sig = combine_scores(args.score_dirs, weights=args.weights, how=args.how, out_dir=args.out)
     check_n_against_pool(len(scores), args.top, args.fraction)  # before anything is written
-    rundir.write_scores(args.out, scores, ids, pool, sig)
+    with rundir.claim(args.out, "score", overwrite=args.overwrite):
+        rundir.write_scores(args.out, scores, ids, pool, sig)
     print(f"combined {len(args.score_dirs)} runs ({sig['combined']}, {args.how}) over {sig['n_pool']} pool lines "
           f"-> {args.out}")
     print(f"signature: {sig['signature']}")
@@ -480,6 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--weights", nargs="+", type=float, metavar="W", help="one weight per run (default: all 1)")
     s.add_argument("--how", choices=["zscore", "rank"], default="zscore",
                    help="standardise each run by z-score (probabilities via their logit; default) or by rank")
+    s.add_argument("--overwrite", action="store_true",
+                   help="replace a finished run of another kind in --out (by default such an --out is refused)")
     choose_opts(s, positive=False, title="what to select (optional; or later with select --from-scores)")
     s.set_defaults(func=cmd_combine)
 

@@ -18,6 +18,7 @@ file, or aligned files of different lengths.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 from dataclasses import dataclass, field
@@ -139,6 +140,18 @@ def detect_format(path: str | os.PathLike) -> str:
     return "text"
 
 
+def check_one_format(files: Sequence[str | os.PathLike], fmt: str | None = None, what: str = "the pool") -> None:
+    """A pool is written back in its own format, so its files must share one: a directory or glob
+    that mixes text and Parquet (or JSONL) files is refused up front, naming two that differ."""
+    if fmt is not None or not files:
+        return
+    first = str(files[0])
+    for f in files[1:]:
+        if detect_format(f) != detect_format(first):
+            raise InputError(f"{f}: {what} mixes formats ({first} is {detect_format(first)}, {f} is "
+                             f"{detect_format(f)}); give files of one format, or force one with --format")
+
+
 def file_suffix(path: str | os.PathLike) -> str:
     """The suffix an output in the same format should carry (``.en``, ``.jsonl.gz``)."""
     name, comp = _strip_compression(Path(path).name)
@@ -161,9 +174,57 @@ def _open_bytes(path: str | os.PathLike):
             import zstandard
         except ImportError:
             raise missing_extra("zstandard", "io") from None
-        import io
-        return io.BufferedReader(zstandard.open(path, "rb"))
+        return io.BufferedReader(_ZstdFrames(path, zstandard), buffer_size=1 << 16)
     return open(path, "rb")
+
+
+class _ZstdFrames(io.RawIOBase):
+    """A raw reader of a Zstandard file, frame after frame, that fails on a frame cut short.
+
+    ``zstandard.open`` returns what it decoded and stops silently at a truncated frame (a file cut
+    at 90% read as 72% of its lines); this reader raises :class:`EOFError` there, as ``gzip`` does."""
+
+    def __init__(self, path, zstandard):
+        self.zstd = zstandard
+        self.fh = open(path, "rb")
+        self.dctx = zstandard.ZstdDecompressor()
+        self.dobj = None      # the frame being decoded; None between frames
+        self.pending = b""    # decoded bytes not yet handed out
+        self.input = b""      # compressed bytes not yet fed
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self) -> bool:
+        while not self.pending:
+            if not self.input:
+                self.input = self.fh.read(1 << 16)
+                if not self.input:
+                    if self.dobj is not None:
+                        raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                    return False
+            if self.dobj is None:
+                self.dobj = self.dctx.decompressobj()
+            try:
+                self.pending = self.dobj.decompress(self.input)
+            except self.zstd.ZstdError as exc:
+                raise ValueError(f"invalid Zstandard data: {exc}") from None
+            self.input = b""
+            if self.dobj.eof:  # the frame ended; what follows it starts the next one
+                self.input, self.dobj = self.dobj.unused_data, None
+        return True
+
+    def readinto(self, buf) -> int:
+        if not self._fill():
+            return 0
+        n = min(len(buf), len(self.pending))
+        buf[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
+
+    def close(self) -> None:
+        self.fh.close()
+        super().close()
 
 
 def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:

@@ -36,10 +36,10 @@ def cli_defaults() -> dict:
 def constants() -> dict:
     """The module constants that move numbers without being anyone's parameter."""
     from .embed import onnx
-    from .engine import DEFAULT_SHARD_SIZE
+    from .engine.shards import DEFAULT_SHARD_SIZE
     from .lm import UNK_FLOOR
     from .select import crosslingual
-    from .select.run import FIT_SAMPLE
+    from .engine.job import FIT_SAMPLE
     from .train import TrainConfig
     return {"export_attention": onnx.EXPORT_ATTENTION, "int8_recipe": onnx.INT8_RECIPE,
             "int8_weight_max": onnx.WEIGHT_MAX, "int8_act_max": onnx.ACT_MAX,

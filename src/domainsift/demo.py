@@ -61,7 +61,7 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
     from .evaluate import precision_recall
     from .rundir import read_selected_ids
     from .select.combine import combine_runs
-    from .select.run import run_score, run_select
+    from .engine import run_score, run_select
 
     in_idx = [i for i, g in enumerate(gold) if g == target][:n_in]
     in_set = set(in_idx)

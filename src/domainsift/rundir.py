@@ -35,11 +35,121 @@ from ._atomic import atomic_open, save_json
 from .corpus import Corpus, file_suffix
 from .errors import DomainsiftError
 
-SCORE_FILES = ("scores.npy", "ids.npy", "pool.json", "signature.json")
+# ------------------------------------------------------------------------------ names
+# Every file name of a run directory; no other module spells one (tests/test_rundir_owner.py).
+SCORES, IDS, SCORES_TSV, POOL = "scores.npy", "ids.npy", "scores.tsv", "pool.json"
+SIGNATURE, RUN = "signature.json", "run.json"
+SELECTION, SELECTED_IDS, SELECTED = "selection.json", "selected.ids.tsv", "selected"
+EVAL = "eval.json"
+ALIGNMENT, ALIGNMENT_PNG = "alignment.json", "alignment.png"
+EMBEDDINGS, EMBED_IDS = "embeddings.npy", "ids.tsv"
+CLUSTERING, CLUSTERS, OUTLIERS, MAP = "clustering.json", "clusters.tsv", "outliers.tsv", "map.json"
+DOWNSTREAM, CROSSDOMAIN, CROSSDOMAIN_PNG = "downstream.json", "crossdomain.json", "crossdomain.png"
+SAMPLING = "sampling.json"
+LOCK, RESUME = ".lock", ".resume"
+
+SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
 # outputs computed from a directory's scores: stale once the scores are rewritten
-DERIVED = ("selected.ids.tsv", "selection.json", "eval.json")
+DERIVED = (SELECTED_IDS, SELECTION, EVAL)
 # every name a score or selection run writes or replaces in its directory
-OUTPUTS = SCORE_FILES + ("scores.tsv", "run.json") + DERIVED + ("selected.*",)
+OUTPUTS = SCORE_FILES + (SCORES_TSV, RUN) + DERIVED + (SELECTED + ".*",)
+EMBED_OUTPUTS = (EMBEDDINGS, SIGNATURE, EMBED_IDS)
+CLUSTER_OUTPUTS = (CLUSTERING, OUTLIERS, CLUSTERS, MAP, "*.png")
+
+# what a directory holds, told by the file that only that kind of run writes
+KINDS = {"score": SCORES, "selection": SELECTED_IDS, "embed": EMBEDDINGS, "cluster": CLUSTERING}
+
+
+def path(run_dir: str | os.PathLike, name: str) -> Path:
+    """Where artifact ``name`` (one of this module's names) lives in ``run_dir``."""
+    return Path(run_dir) / name
+
+
+def has(run_dir: str | os.PathLike, name: str) -> bool:
+    return (Path(run_dir) / name).is_file()
+
+
+def read_json(run_dir: str | os.PathLike, name: str) -> dict | None:
+    """A JSON artifact of ``run_dir``, or None when it is not there; unreadable is a one-line error."""
+    p = Path(run_dir) / name
+    if not p.is_file():
+        return None
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DomainsiftError(f"{p}: unreadable ({exc}); run the command that wrote it again") from None
+
+
+def write_json(run_dir: str | os.PathLike, name: str, obj) -> Path:
+    """Write a JSON artifact atomically; returns its path."""
+    p = Path(run_dir) / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    save_json(p, obj)
+    return p
+
+
+def kind(run_dir: str | os.PathLike) -> str | None:
+    """What finished run ``run_dir`` holds: ``score`` (scores, maybe with a selection in place),
+    ``selection`` (a selection from a score directory elsewhere), ``embed``, ``cluster``; None
+    when it holds no domainsift run."""
+    d = Path(run_dir)
+    for k, marker in KINDS.items():
+        if (d / marker).is_file():
+            return k
+    return None
+
+
+class _Claim:
+    """A run's hold on its output directory: an exclusive lock on ``DIR/.lock`` for as long as the
+    run writes (a second run into the same directory fails at once), released on exit."""
+
+    def __init__(self, out: Path, fh):
+        self.out, self.fh = out, fh
+
+    def release(self) -> None:
+        if self.fh is not None:
+            import fcntl
+            fcntl.flock(self.fh, fcntl.LOCK_UN)
+            self.fh.close()
+            self.fh = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, source: str | os.PathLike | None = None):
+    """Take ``out_dir`` for a run that writes a ``writes`` run (a kind of :data:`KINDS`); use as a
+    context manager.
+
+    Refused with one line: a directory another domainsift process is writing to; a directory that
+    holds a finished run of another kind (a score run's scores, an embedding), unless ``overwrite``.
+    A selection may go into the score directory it reads (``source``) or replace another selection."""
+    import fcntl
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DomainsiftError(f"{out}: exists and is not a directory; choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    fh = open(out / LOCK, "a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise DomainsiftError(f"{out}: another domainsift run is writing to this directory; wait for it to "
+                              "finish or choose another --out") from None
+    try:
+        held = kind(out)
+        same_source = source is not None and out.resolve() == Path(source).resolve()
+        if held and held != writes and not overwrite and not (writes == "selection" and same_source):
+            raise DomainsiftError(f"{out}: holds a finished {held} run; a {writes} run would replace it. "
+                                  f"Choose another --out (or pass --overwrite to replace it)")
+    except BaseException:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+        raise
+    return _Claim(out, fh)
 
 
 def resolve(path: str | os.PathLike) -> str:
@@ -55,13 +165,29 @@ def file_fingerprint(path: str | os.PathLike) -> dict:
     return {"size": os.path.getsize(path), "sha256": h.hexdigest()}
 
 
-def source_manifest(files: Sequence[str], target_files: Sequence[str], n: int, reader: dict | None = None) -> dict:
-    """The pool as ``pool.json`` records it: resolved paths, reader, size and file fingerprints."""
-    real = {f: resolve(f) for f in list(files) + list(target_files)}
-    for f in real.values():
+def check_recordable(paths) -> None:
+    """Every path can be written into the run's JSON and TSV files: valid UTF-8, no tab or line break
+    (checked before any work, so a run never fails after scoring on a file's name)."""
+    for f in paths:
+        f = str(f)
+        try:
+            f.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = f.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            raise DomainsiftError(f"{shown!r}: the file name is not valid UTF-8, so it cannot be recorded in "
+                                  f"{POOL} and {SELECTED_IDS}; rename the file") from None
         if "\t" in f or "\n" in f or "\r" in f:
             raise DomainsiftError(f"{f!r}: a file name with a tab or line break cannot be recorded in "
-                                  "scores.tsv and selected.ids.tsv; rename the file")
+                                  f"{SCORES_TSV} and {SELECTED_IDS}; rename the file")
+
+
+def source_manifest(files: Sequence[str], target_files: Sequence[str], n: int, reader: dict | None = None) -> dict:
+    """The pool as ``pool.json`` records it: resolved paths, reader, size and file fingerprints."""
+    from .corpus import check_one_format
+    real = {f: resolve(f) for f in list(files) + list(target_files)}
+    check_one_format([f for f in files if os.path.exists(f)], (reader or {}).get("format"))
+    check_one_format([f for f in target_files if os.path.exists(f)], (reader or {}).get("format"), "the other side")
+    check_recordable(real.values())
     fingerprints = {real[f]: file_fingerprint(f) for f in real if os.path.isfile(f)}
     return {"files": [real[f] for f in files], "target_files": [real[f] for f in target_files], "n": int(n),
             "reader": dict(reader or {}), "fingerprints": fingerprints}
@@ -228,6 +354,47 @@ def verify_inputs(run: ScoreRun | dict, where: str | os.PathLike | None = None) 
             raise DomainsiftError(f"{where}: pool file {path} changed since it was scored; score it again")
 
 
+def pool_source(pool: dict):
+    """The pool a run scored, as a :class:`~domainsift.source.PoolSource` that reads its files the
+    way the run read them (``pool.json``'s reader)."""
+    from .source import PoolSource
+    reader = pool.get("reader") or {}
+    return PoolSource(list(pool["files"]), list(pool.get("target_files") or []), reader.get("format"),
+                      reader.get("column", 0), reader.get("field", "text"), reader.get("field_target"))
+
+
+def records(run: ScoreRun | dict, wanted, where: str | os.PathLike | None = None,
+            verify: bool = True) -> dict:
+    """``{(file, line): (text, other side or None)}`` for the ``wanted`` ids of a run's pool, read
+    as the run read them; with ``verify`` (the default) the pool files must hold the bytes that were
+    scored, or it is a one-line error. Only the files that hold a wanted id are read."""
+    pool = run.pool if isinstance(run, ScoreRun) else run
+    where = run.dir if isinstance(run, ScoreRun) else where
+    if verify:
+        verify_inputs(pool, where)
+    wanted = set(wanted)
+    src = pool_source(pool)
+    need = {f for f, _ in wanted}
+    out = {}
+    for k, f in enumerate(src.files):
+        if f not in need:
+            continue
+        for line, text, target in src._file_records(k):
+            if (f, line) in wanted:
+                out[(f, line)] = (text, target)
+    return out
+
+
+def selection_records(run_dir: str | os.PathLike) -> list[tuple[str, str | None]]:
+    """The selected records of a selection directory, ``(text, other side or None)`` in pool order,
+    read from the pool files after verifying that they are the ones scored."""
+    ids = read_selected_ids(run_dir)
+    pool = read_pool(run_dir)
+    got = records(pool, ids, where=run_dir)
+    index = {f: k for k, f in enumerate(pool["files"])}
+    return [got[i] for i in sorted(set(ids), key=lambda i: (index.get(i[0], -1), i[1])) if i in got]
+
+
 def output_names(files: Sequence[str], target_files: Sequence[str]) -> tuple[str, str | None]:
     """Names of the selected lines' files: ``selected.<suffix>`` of the pool's own format."""
     src = "selected" + file_suffix(files[0])
@@ -250,26 +417,17 @@ def _pool_format(pool: dict) -> str:
 def _write_converted(out: Path, run: ScoreRun, idx: np.ndarray, out_format: str) -> tuple[int, list[str]]:
     """The selected records in another format than the pool's (``--out-format``): their text (and the
     other side's) with file, line and score; text: one text per line (the other side in a second file)."""
-    from .corpus import iter_texts, read_columns_parallel
-    reader = run.pool.get("reader") or {}
-    fmt = _pool_format(run.pool)
     wanted = {run.id_at(i): float(run.scores[i]) for i in idx}
-    text, target = {}, {}
-    if reader.get("field_target"):
-        c = read_columns_parallel(run.pool["files"], reader.get("field", "text"), reader["field_target"], fmt)
-        for i, t, g in zip(c.ids, c.texts, c.targets):
-            if i in wanted:
-                text[i], target[i] = t, g
-    else:
-        for f in run.pool["files"]:
-            for n, t in iter_texts(f, reader.get("format"), reader.get("column", 0), reader.get("field", "text")):
-                if (f, n) in wanted:
-                    text[(f, n)] = t
-        tmap = dict(zip(run.pool["files"], run.pool.get("target_files") or []))
-        for f, g in tmap.items():
-            for n, t in iter_texts(g, reader.get("format"), reader.get("column", 0), reader.get("field", "text")):
-                if (f, n) in wanted:
-                    target[(f, n)] = t
+    got = records(run, wanted, verify=False)  # run_select verified the pool files
+    text = {i: t for i, (t, _) in got.items()}
+    target = {i: g for i, (_, g) in got.items() if g is not None}
+    if out_format == "text":
+        broken = next((i for i, t in sorted(text.items()) if "\n" in t or "\r" in t), None)
+        if broken is None:
+            broken = next((i for i, t in sorted(target.items()) if "\n" in t or "\r" in t), None)
+        if broken is not None:
+            raise DomainsiftError(f"{broken[0]}:{broken[1]}: the record holds a line break, so --out-format text "
+                                  "would split it over two lines; use --out-format jsonl or parquet")
     order = [run.id_at(i) for i in np.sort(np.asarray(idx, dtype=np.int64))]  # pool order, as the in-kind outputs
     if out_format == "parquet":
         from .columnar import _pa

@@ -21,7 +21,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .corpus import Corpus, InputError, expand_paths, iter_aligned, iter_texts
+from .corpus import Corpus, InputError, check_one_format, expand_paths, iter_aligned, iter_texts
 
 
 @dataclass
@@ -46,6 +46,8 @@ class PoolSource:
         tfiles = expand_paths(targets) if targets else []
         if targets and len(tfiles) != len(files):
             raise InputError(f"{len(files)} --pool files but {len(tfiles)} --pool-target files")
+        check_one_format(files, fmt, "--pool")
+        check_one_format(tfiles, fmt, "--pool-target")
         if field_target and tfiles:
             raise InputError("give the other side either as --field-target (columnar pools) or --pool-target")
         return cls([str(f) for f in files], [str(t) for t in tfiles], fmt, column, field, field_target)

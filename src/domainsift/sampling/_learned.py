@@ -9,21 +9,19 @@ import zlib
 import numpy as np
 
 from ..errors import DomainsiftError
-from .policy import Learner, Policy, as_list, mixed_weights, reinforce_step
+from .policy import Learner, Policy, as_list, check_policy_state, finite_number, mixed_weights, reinforce_step
 
 
 class LearnedPolicy(Policy):
     name = "learned"
 
     def __init__(self, lr_data: float, iterations: int, init_alpha: float):
-        for key, value in (("lr_data", lr_data), ("iterations", iterations)):
-            if not isinstance(value, (int, float)) or value <= 0:
-                raise DomainsiftError(f"{type(self).__name__}: {key} must be > 0, got {value!r}")
-        if not isinstance(init_alpha, (int, float)) or init_alpha < 0:
-            raise DomainsiftError(f"{type(self).__name__}: init_alpha must be >= 0, got {init_alpha!r}")
-        self.lr_data = float(lr_data)
-        self.iterations = int(iterations)
-        self.init_alpha = float(init_alpha)
+        owner = type(self).__name__
+        self.lr_data = finite_number(owner, "lr_data", lr_data)
+        if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
+            raise DomainsiftError(f"{owner}: iterations must be an integer >= 1, got {iterations!r}")
+        self.iterations = iterations
+        self.init_alpha = finite_number(owner, "init_alpha", init_alpha, strict=False)
         self.psi: np.ndarray | None = None
         self.updates = 0
 
@@ -72,5 +70,16 @@ class LearnedPolicy(Policy):
         return {"name": self.name, "psi": as_list(self.psi), "updates": self.updates, **self.params()}
 
     def load_state_dict(self, state: dict) -> None:
-        self.psi = np.asarray(state["psi"], dtype=np.float64)
-        self.updates = int(state["updates"])
+        check_policy_state(self, state)
+        psi, updates = state.get("psi"), state.get("updates")
+        try:
+            psi = np.asarray(psi, dtype=np.float64)
+        except (TypeError, ValueError):
+            psi = None
+        n = self.sampler.n_domains
+        if psi is None or psi.shape != (n,) or not np.all(np.isfinite(psi)) or not np.any(psi != 0):
+            raise DomainsiftError(f"sampler state: {self.name} psi must be {n} finite numbers, not all 0, "
+                                  f"got {state.get('psi')!r}")
+        if not isinstance(updates, int) or isinstance(updates, bool) or updates < 0:
+            raise DomainsiftError(f"sampler state: {self.name} updates must be an integer >= 0, got {updates!r}")
+        self.psi, self.updates = psi, updates

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import DomainsiftError
 from ._learned import LearnedPolicy
-from .policy import Learner, clone_for_simulation, spherical
+from .policy import Learner, clone_for_simulation, finite_number, spherical
 
 
 class MDAC(LearnedPolicy):
@@ -37,10 +37,8 @@ class MDAC(LearnedPolicy):
         super().__init__(lr_data, iterations, init_alpha)
         if not isinstance(k, int) or k < 1:
             raise DomainsiftError(f"MDAC: k must be an integer >= 1, got {k!r}")
-        if not isinstance(beta, (int, float)) or beta <= 0:
-            raise DomainsiftError(f"MDAC: beta must be > 0, got {beta!r}")
         self.k = k
-        self.beta = float(beta)
+        self.beta = finite_number("MDAC", "beta", beta)
 
     def _weights(self, psi):
         return spherical(psi, self.beta)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DomainsiftError
-from .policy import Learner, Policy, mixed_weights
+from .policy import Learner, Policy, finite_number, mixed_weights
 
 
 class MixedAlpha(Policy):
@@ -16,9 +15,7 @@ class MixedAlpha(Policy):
     name = "mixed"
 
     def __init__(self, alpha: float = 1.0):
-        if not isinstance(alpha, (int, float)) or not np.isfinite(alpha) or alpha < 0:
-            raise DomainsiftError(f"MixedAlpha: alpha must be a number >= 0, got {alpha!r}")
-        self.alpha = float(alpha)
+        self.alpha = finite_number("MixedAlpha", "alpha", alpha, strict=False)
 
     def initial_weights(self, sizes) -> np.ndarray:
         return mixed_weights(sizes, self.alpha)
@@ -29,5 +26,3 @@ class MixedAlpha(Policy):
     def params(self) -> dict:
         return {"alpha": self.alpha}
 
-    def state_dict(self) -> dict:
-        return {"name": self.name, "alpha": self.alpha}

@@ -63,6 +63,9 @@ def mixture_loss(dev_sets: Mapping[str, Any], target: Mapping[str, float] | None
     unknown = sorted(set(target) - set(dev_sets))
     if unknown:
         raise DomainsiftError(f"mixture_loss: target names {unknown} have no dev set (dev sets: {sorted(dev_sets)})")
+    bad = {k: w for k, w in target.items() if not isinstance(w, (int, float)) or not np.isfinite(w)}
+    if bad:
+        raise DomainsiftError(f"mixture_loss: target weights must be finite numbers, got {bad}")
     total = float(sum(target.values()))
     if total <= 0 or any(w < 0 for w in target.values()):
         raise DomainsiftError(f"mixture_loss: target weights must be >= 0 and not all 0, got {target}")
@@ -92,17 +95,49 @@ class Policy:
         return {}
 
     def state_dict(self) -> dict:
-        return {"name": self.name}
+        return {"name": self.name, **self.params()}
 
     def load_state_dict(self, state: dict) -> None:
-        pass
+        """Check that ``state`` was saved by this policy with these parameters (subclasses then read
+        their learned state); a state of another policy or other parameters is a one-line error."""
+        check_policy_state(self, state)
+
+
+def check_policy_state(policy: "Policy", state) -> None:
+    if not isinstance(state, dict):
+        raise DomainsiftError(f"sampler state: the policy state must be a dict, got {type(state).__name__}")
+    if state.get("name") != policy.name:
+        raise DomainsiftError(f"sampler state was saved with policy {state.get('name')!r}, this sampler has "
+                              f"{policy.name!r}")
+    for key, value in policy.params().items():
+        if key not in state:
+            raise DomainsiftError(f"sampler state: the {policy.name} state has no '{key}'")
+        if state[key] != value:
+            raise DomainsiftError(f"sampler state was saved by {policy.name} with {key}={state[key]!r}; this "
+                                  f"policy has {key}={value!r}")
+
+
+def finite_number(owner: str, key: str, value, low: float = 0.0, strict: bool = True) -> float:
+    """``value`` as a float, or a one-line error unless it is a finite number above ``low``
+    (at least ``low`` when not ``strict``)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+    if not ok or (value <= low if strict else value < low):
+        raise DomainsiftError(f"{owner}: {key} must be a finite number {'>' if strict else '>='} {low:g}, "
+                              f"got {value!r}")
+    return float(value)
 
 
 def mixed_weights(sizes: Sequence[int], alpha: float) -> np.ndarray:
     """λ_α(d) ∝ q_d^α with q_d the domain's share of the data (paper 004, eq. 2)."""
     q = np.asarray(sizes, dtype=np.float64)
     q = q / q.sum()
-    w = np.where(q > 0, q ** float(alpha), 0.0)
+    with np.errstate(under="ignore"):
+        w = np.where(q > 0, q ** float(alpha), 0.0)
+    if w.sum() > 0:
+        return w / w.sum()
+    # every q^alpha underflowed (a large alpha): in logs, where it tends to the largest domain
+    logw = np.where(q > 0, float(alpha) * np.log(np.where(q > 0, q, 1.0)), -np.inf)
+    w = np.exp(logw - logw.max())
     return w / w.sum()
 
 

@@ -29,7 +29,10 @@ _TRAIN, _SIM = 0, 1
 
 
 def _normalise(w, n: int, what: str) -> np.ndarray:
-    w = np.asarray(w, dtype=np.float64)
+    try:
+        w = np.asarray(w, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DomainsiftError(f"{what}: weights must be {n} numbers, got {w!r}") from None
     if w.shape != (n,):
         raise DomainsiftError(f"{what}: {w.shape[0] if w.ndim == 1 else w.shape} weights for {n} domains")
     if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
@@ -160,20 +163,42 @@ class DomainSampler(Sampler):
                 "policy": self.policy.state_dict()}
 
     def load_state_dict(self, state: dict) -> None:
+        """Continue from ``state`` (from :meth:`state_dict`); a state that does not fit this sampler
+        and policy, or is damaged, is a one-line error and leaves the sampler as it was."""
+        if not isinstance(state, dict):
+            raise DomainsiftError(f"sampler state must be a dict (from state_dict()), got {type(state).__name__}")
         if state.get("version") != STATE_VERSION:
             raise DomainsiftError(f"sampler state version {state.get('version')!r}; this domainsift reads {STATE_VERSION}")
+        missing = [k for k in ("seed", "batch_size", "names", "sizes", "position", "history", "policy")
+                   if k not in state]
+        if missing:
+            raise DomainsiftError(f"sampler state has no '{missing[0]}'")
         mine = {"seed": self.seed, "batch_size": self.batch_size, "names": list(self.names),
                 "sizes": [int(s) for s in self.sizes]}
         for key, value in mine.items():
             if state.get(key) != value:
                 raise DomainsiftError(f"sampler state does not fit this sampler: {key} is {state.get(key)!r} "
                                       f"in the state, {value!r} here")
-        if state["policy"].get("name") != self.policy.name:
-            raise DomainsiftError(f"sampler state was saved with policy {state['policy'].get('name')!r}, "
-                                  f"this sampler has {self.policy.name!r}")
-        self.position = int(state["position"])
-        self.history = [dict(h) for h in state["history"]]
-        self.policy.load_state_dict(state["policy"])
+        position = state["position"]
+        if not isinstance(position, int) or isinstance(position, bool) or position < 0:
+            raise DomainsiftError(f"sampler state: position must be an integer >= 0, got {position!r}")
+        history = state["history"]
+        if not isinstance(history, list) or not history:
+            raise DomainsiftError("sampler state: history must be a non-empty list of weights")
+        last = 0
+        for i, h in enumerate(history):
+            batch = h.get("batch") if isinstance(h, dict) else None
+            if not isinstance(batch, int) or isinstance(batch, bool) or batch < last:
+                raise DomainsiftError(f"sampler state: history[{i}] needs a batch number >= {last}, got {batch!r}")
+            try:
+                _normalise(h.get("weights"), self.n_domains, f"sampler state: history[{i}]")
+            except (TypeError, ValueError):
+                raise DomainsiftError(f"sampler state: history[{i}] weights must be {self.n_domains} numbers, "
+                                      f"got {h.get('weights')!r}") from None
+            last = batch
+        self.policy.load_state_dict(state["policy"])  # checks the policy's name, parameters and state
+        self.position = position
+        self.history = [dict(h) for h in history]
 
     def signature(self) -> dict:
         from ..signature import make_signature

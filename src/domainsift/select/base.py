@@ -112,6 +112,15 @@ class BaseSelector:
     #: fit needs the pool (to sample negatives, a general LM, ...)
     needs_pool: ClassVar[bool] = False
     params: ClassVar[tuple[Param, ...]] = (SEED,)
+    #: the attributes :meth:`fit` learns; :meth:`reset` removes them, :attr:`is_fitted` looks for them
+    learned: ClassVar[tuple[str, ...]] = ()
+    #: :meth:`save_state` / :meth:`load_state` write and read the fit as a folder (a fine-tuned model)
+    saves_state: ClassVar[bool] = False
+
+    # The lifecycle the engine drives (every hook has a default here, so the engine never probes):
+    #   fit -> (save_state | fitted_state) -> score / score_at -> write_artifacts
+    # A fit starts from nothing: ``_fit_input`` calls :meth:`reset` first, so a selector fitted on a
+    # second pool keeps nothing of the first.
 
     def __init__(self, **kwargs):
         known = {p.name: p for p in self.params}
@@ -150,7 +159,50 @@ class BaseSelector:
         of a very large one); a selector that fits on the in-domain set alone gets ``None``."""
         return self.needs_pool
 
+    # ---------------------------------------------------------------- lifecycle
+    def reset(self) -> None:
+        """Forget what :meth:`fit` learned (called at the start of every fit)."""
+        for name in self.learned:
+            self.__dict__.pop(name, None)
+
+    @property
+    def is_fitted(self) -> bool:
+        return all(name in self.__dict__ for name in self.learned)
+
+    def require_fitted(self) -> None:
+        if not self.is_fitted:
+            raise DomainsiftError(f"{self.name} selector is not fitted; call fit first")
+
+    def score_at(self, records, start: int) -> np.ndarray:
+        """The scores of ``records`` found at pool positions ``start``, ``start + 1``, ... A selector
+        whose scores depend on each record alone (``per_sentence``) ignores ``start``."""
+        return self.score(records)
+
+    def fitted_state(self) -> dict | None:
+        """What a copy built from the same parameters needs to score as this one does (shipped to Ray
+        workers), or None when the fit cannot travel as a dict (see :attr:`saves_state`)."""
+        return None
+
+    def set_fitted(self, state: dict) -> "BaseSelector":
+        raise DomainsiftError(f"{self.name}: its fit cannot be restored from a dict")
+
+    def save_state(self, path) -> None:
+        raise DomainsiftError(f"{self.name}: its fit cannot be saved as a folder")
+
+    def load_state(self, path) -> "BaseSelector":
+        raise DomainsiftError(f"{self.name}: its fit cannot be loaded from a folder")
+
+    @property
+    def shippable(self) -> bool:
+        """Whether a fitted copy can score on another machine (Ray workers)."""
+        return self.saves_state or type(self).fitted_state is not BaseSelector.fitted_state
+
+    def write_artifacts(self, out_dir) -> list[str]:
+        """Pictures or data of the fit written into the run directory after scoring (none by default)."""
+        return []
+
     def _fit_input(self, in_domain, pool) -> tuple[Corpus, Corpus | None]:
+        self.reset()
         in_domain = as_corpus(in_domain)
         pool = as_corpus(pool) if pool is not None else None
         if len(in_domain) == 0:

@@ -54,14 +54,15 @@ def standardise(scores: np.ndarray, how: str = "zscore", probabilistic: bool = F
 
 
 def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
-                 weights: Sequence[float] | None = None, how: str = "zscore") -> dict:
+                 weights: Sequence[float] | None = None, how: str = "zscore", overwrite: bool = False) -> dict:
     """Write to ``out_dir`` a score directory whose scores are ``sum_i w_i * standardise(run_i)``.
 
     Every run must have scored the same pool (the same files and line ids, in the
     same order). Everything is checked before anything is written. Returns the signature.
     """
     scores, ids, pool, sig = combine_scores(score_dirs, weights, how, out_dir=out_dir)
-    rundir.write_scores(Path(out_dir), scores, ids, pool, sig)
+    with rundir.claim(out_dir, "score", overwrite=overwrite):
+        rundir.write_scores(Path(out_dir), scores, ids, pool, sig)
     return sig
 
 
@@ -92,6 +93,11 @@ def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[fl
             raise DomainsiftError(f"{d}: scored a different pool than {dirs[0]} "
                                   f"({run.pool['n']} lines of {', '.join(run.pool['files'])} vs. "
                                   f"{pool0['n']} lines of {', '.join(pool0['files'])})")
+        for key, what in (("fingerprints", "the pool files' contents"), ("reader", "how the pool was read"),
+                          ("target_files", "the other side")):
+            if (run.pool.get(key) or None) != (pool0.get(key) or None):
+                raise DomainsiftError(f"{d}: {what} differ from {dirs[0]}'s (the same paths, other records); "
+                                      "score both runs on the same pool")
         total += wi * standardise(run.scores, how, run.probabilistic, name=str(d / "scores.npy"))
         members.append({"dir": rundir.resolve(d), "method": run.signature.get("method"), "weight": wi,
                         "signature": run.signature.get("signature")})

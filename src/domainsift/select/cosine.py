@@ -30,6 +30,15 @@ class CosineSelector(BaseSelector):
         MAX_LENGTH, BACKEND, SEED, DEVICE, CACHE_DIR, PROGRESS,
     )
 
+    learned = ("centroid_",)
+
+    def reset(self) -> None:
+        """Forget the centroid, and a corpus-fitted embedder's space (tf-idf, word2vec, LDA: the next
+        fit learns it from its own pool); a pretrained encoder is kept, it learns nothing."""
+        super().reset()
+        if isinstance(self.embedder, str) and self.fit_uses_pool:
+            self.__dict__.pop("_enc", None)
+
     def _encoder(self, fit_on=None):
         if not hasattr(self, "_enc"):
             if isinstance(self.embedder, str):
@@ -77,6 +86,7 @@ class CosineSelector(BaseSelector):
 
     def score(self, records) -> np.ndarray:
         """Cosine similarity to the centroid, (n,) in [-1, 1]."""
+        self.require_fitted()
         return _unit(self._embed(as_corpus(records).texts)) @ self.centroid_
 
     def signature_params(self) -> dict:

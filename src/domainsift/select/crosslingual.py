@@ -133,6 +133,8 @@ class CrosslingualSelector(EncoderSelector):
         MAX_LENGTH, BACKEND, SEED, DEVICE, CACHE_DIR, PROGRESS,
     )
 
+    learned = ("alignment_", "classifier_", "refined_")
+
     def signature_params(self) -> dict:
         p = super().signature_params()
         p["bitext"] = [[os.path.realpath(a), os.path.realpath(b)] for a, b in self.bitext]
@@ -230,8 +232,7 @@ class CrosslingualSelector(EncoderSelector):
                                   "set and an English pool)")
 
     def score(self, records) -> np.ndarray:
-        if not hasattr(self, "classifier_"):
-            raise DomainsiftError("crosslingual selector is not fitted")
+        self.require_fitted()
         return self.classifier_.predict(self.alignment_.b(self._encode(as_corpus(records).texts)))
 
     def write_artifacts(self, out_dir) -> list[str]:

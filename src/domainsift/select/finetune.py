@@ -178,6 +178,8 @@ class FinetuneSelector(EncoderSelector):
 
     # ------------------------------------------------------------------ checkpoint and scoring
     _STATE = ("n_positives_", "n_negatives_", "holdout_metrics_", "train_losses_")
+    learned = ("classifier_",) + _STATE
+    saves_state = True
 
     def save_state(self, path) -> None:
         """Save the fine-tuned encoder, tokenizer, head and fit results (atomically)."""
@@ -186,6 +188,7 @@ class FinetuneSelector(EncoderSelector):
     def load_state(self, path) -> "FinetuneSelector":
         """Load a model saved by :meth:`save_state` instead of fitting."""
         from ..train import EncoderClassifier
+        self.reset()
         self.classifier_, state = EncoderClassifier.load(path, self.max_length, self.device, self.score_batch_size,
                                                          self.backend)
         for k, v in state.items():
@@ -194,7 +197,6 @@ class FinetuneSelector(EncoderSelector):
 
     def score(self, records) -> np.ndarray:
         """Probability of being in-domain, (n,) float64 in [0, 1]."""
-        if not hasattr(self, "classifier_"):
-            raise DomainsiftError("finetune selector is not fitted")
+        self.require_fitted()
         from ..corpus import as_corpus
         return self.classifier_.predict(as_corpus(records).texts, progress=self.progress)

@@ -25,6 +25,8 @@ class MooreLewisSelector(BaseSelector):
         SEED, PROGRESS,
     )
 
+    learned = ("in_lm_", "general_lm_")
+
     def fit(self, in_domain, pool=None) -> "MooreLewisSelector":
         from ..lm import NgramLM
         in_domain, pool = self._fit_input(in_domain, pool)
@@ -36,5 +38,6 @@ class MooreLewisSelector(BaseSelector):
         return self
 
     def score(self, records) -> np.ndarray:
+        self.require_fitted()
         texts = as_corpus(records).texts
         return self.general_lm_.cross_entropy(texts) - self.in_lm_.cross_entropy(texts)

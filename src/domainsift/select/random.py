@@ -20,6 +20,7 @@ class RandomSelector(BaseSelector):
         return self
 
     def score(self, records) -> np.ndarray:
+        """The scores of records that start the pool (``score_at(records, 0)``)."""
         return self.score_at(records, 0)
 
     def score_at(self, records, start: int) -> np.ndarray:

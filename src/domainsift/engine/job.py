@@ -1,4 +1,4 @@
-"""Score once, select many: the jobs behind ``domainsift score`` and ``select``.
+"""The jobs behind ``domainsift score`` and ``select``: score once, select many.
 
 :func:`run_score` fits a method and scores the pool into a run directory
 (:mod:`domainsift.rundir` says what it holds); :func:`run_select` chooses from
@@ -7,7 +7,8 @@ chunks kept under ``DIR/.resume/`` (with the fitted model, for selectors that
 can save one), so a killed run, started again with the same inputs and
 parameters, neither refits nor rescores what it had finished. The folder is
 removed when the run completes. The pool is read as a stream
-(:mod:`domainsift.source`) and scored shard by shard (:mod:`domainsift.engine`).
+(:mod:`domainsift.source`) and scored shard by shard (:mod:`domainsift.engine.shards`, locally,
+or :mod:`domainsift.engine.ray`).
 """
 
 from __future__ import annotations
@@ -24,16 +25,16 @@ import numpy as np
 
 from .. import rundir
 from ..corpus import Corpus
-from ..engine import DEFAULT_SHARD_SIZE, ENGINES, assemble, score_shards
 from ..errors import DomainsiftError
 from ..safety import check_distinct_inputs, refuse_overwriting_inputs
+from ..select import get_selector
+from ..select.base import choose
 from ..signature import make_signature
-from . import get_selector
-from .base import choose
+from .shards import DEFAULT_SHARD_SIZE, ENGINES, assemble, score_shards
 
 log = logging.getLogger(__name__)
 
-RESUME_DIR = ".resume"
+RESUME_DIR = rundir.RESUME
 
 
 FIT_SAMPLE = 200_000  # a selector that fits on the pool sees at most this many records (a seeded sample)
@@ -61,10 +62,15 @@ def _fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, e
 def _fit(selector, in_domain: Corpus, source, model_dir: Path, fit_sample: int, seed: int) -> dict:
     """Fit (or load the fit a killed run saved); a selector that fits on the pool sees all of it, or a
     seeded sample of ``fit_sample`` records of a larger pool. Returns what the signature records."""
-    if hasattr(selector, "load_state") and model_dir.exists():  # save_state renames a finished folder
+    if selector.saves_state and model_dir.exists():  # save_state renames a finished folder
         log.info("resuming: loading the fitted %s model from %s", selector.name, model_dir)
-        selector.load_state(model_dir)
-        return {}
+        try:
+            selector.load_state(model_dir)
+            return {}
+        except Exception as exc:  # a damaged saved fit: fit again rather than fail on every rerun
+            log.warning("the saved %s model in %s cannot be loaded (%s); fitting again", selector.name,
+                        model_dir, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            shutil.rmtree(model_dir, ignore_errors=True)
     note = {}
     fit_pool = None
     if selector.fit_uses_pool:
@@ -77,7 +83,7 @@ def _fit(selector, in_domain: Corpus, source, model_dir: Path, fit_sample: int, 
             note = {"fit_sample": fit_sample}
     selector.fit(in_domain, fit_pool)
     del fit_pool
-    if hasattr(selector, "save_state"):
+    if selector.saves_state:
         selector.save_state(model_dir)
     return note
 
@@ -85,7 +91,8 @@ def _fit(selector, in_domain: Corpus, source, model_dir: Path, fit_sample: int, 
 def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
               params: dict | None = None, seed: int = 0, reader: dict | None = None,
               shard_size: int = DEFAULT_SHARD_SIZE, engine: str = "local", workers: int | None = None,
-              address: str | None = None, fit_sample: int = FIT_SAMPLE, on_shard=None) -> dict:
+              address: str | None = None, fit_sample: int = FIT_SAMPLE, on_shard=None,
+              overwrite: bool = False) -> dict:
     """Fit ``method`` on the in-domain set (and the pool), score the pool, write the run directory.
 
     ``pool``: a :class:`~domainsift.source.PoolSource` (read as a stream, shard by shard) or a
@@ -93,7 +100,8 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
     own reader; for a ``Corpus``, ``reader`` (format, column, field) says how it was read.
     ``engine``: ``local`` or ``ray`` (``workers``, ``address``). Returns the signature; the wall
     time is in ``DIR/run.json``. A killed run resumes: it loads the saved fit and scores only
-    the shards without a completion marker (under ``DIR/.resume/``).
+    the shards without a completion marker (under ``DIR/.resume/``). ``out_dir`` is locked while
+    the run writes; a directory that holds another kind of run is refused unless ``overwrite``.
     """
     from ..source import MemorySource, PoolSource
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
@@ -105,6 +113,7 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
         raise DomainsiftError(f"unknown engine '{engine}' (choose from {', '.join(ENGINES)})")
     real_files = [f for f in list(source.files) + list(source.target_files) if os.path.exists(f)]
     check_distinct_inputs(real_files, "the pool")
+    rundir.check_recordable(in_domain.files)
     refuse_overwriting_inputs(list(in_domain.files) + real_files, out_dir, rundir.OUTPUTS)
     asked = {k: v for k, v in (reader or {}).items() if v is not None}
     if isinstance(source, MemorySource):  # records read before: as ``reader`` says, else the defaults
@@ -118,6 +127,16 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
     manifest = rundir.source_manifest(source.files, source.target_files, len(source), reader)
     if manifest["n"] == 0:
         raise DomainsiftError("the pool is empty")
+    if engine == "ray":  # what Ray needs is checked before the fit, not after it
+        from .ray import plan
+        workers = plan(selector, workers, address)
+    with rundir.claim(out_dir, "score", overwrite=overwrite):
+        return _score_into(Path(out_dir), selector, method, params, in_domain, source, manifest, t0, shard_size,
+                           engine, workers, address, fit_sample, on_shard)
+
+
+def _score_into(out_dir: Path, selector, method, params, in_domain, source, manifest, t0, shard_size, engine,
+                workers, address, fit_sample, on_shard) -> dict:
     state = Path(out_dir) / RESUME_DIR / _fingerprint(method, params, in_domain, manifest,
                                                       {"shard_size": shard_size, "fit_sample": fit_sample},
                                                       selector.signature_params())
@@ -141,25 +160,28 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
                         timings={"score_seconds": round(time.time() - t0, 1), "engine": engine,
                                  "shards": n_shards})
     del scores, ids
-    if hasattr(selector, "write_artifacts"):  # e.g. the cross-lingual alignment picture
-        selector.write_artifacts(out_dir)
+    selector.write_artifacts(out_dir)  # e.g. the cross-lingual alignment picture
     shutil.rmtree(Path(out_dir) / RESUME_DIR, ignore_errors=True)
     return sig
 
 
 def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
                top: int | None = None, fraction: float | None = None, threshold: float | None = None,
-               positive: bool = False, out_format: str | None = None) -> dict:
+               positive: bool = False, out_format: str | None = None, overwrite: bool = False) -> dict:
     """Choose from saved scores and write the selected lines (no re-scoring); ``out_format``
     (text, jsonl, parquet) overrides writing them in the pool's own format.
 
-    The pool files must be those that were scored (same size and SHA-256), or it is an error."""
+    The pool files must be those that were scored (same size and SHA-256), or it is an error.
+    ``out_dir`` (default: the score directory itself) is locked while the selection is written; a
+    directory that holds another finished run (another score run's scores) is refused unless
+    ``overwrite``."""
     run = rundir.load_scores(score_dir)
     rundir.verify_inputs(run)
-    refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"]), out_dir or score_dir,
-                              rundir.OUTPUTS)
+    out = out_dir or score_dir
+    refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"]), out, rundir.OUTPUTS)
     idx = choose(run.scores, top=top, fraction=fraction, threshold=threshold, positive=positive,
                  probabilistic=run.probabilistic)
     rule = {"top": top, "fraction": fraction, "threshold": threshold, "positive": positive or None}
     rule = {k: v for k, v in rule.items() if v is not None}
-    return rundir.write_selection(out_dir or score_dir, run, idx, rule, out_format=out_format)
+    with rundir.claim(out, "selection", overwrite=overwrite, source=score_dir):
+        return rundir.write_selection(out, run, idx, rule, out_format=out_format)

@@ -1,0 +1,147 @@
+"""Shards: a fitted selector scores the pool shard by shard, each shard's result kept on disk.
+
+The pool (a :class:`~domainsift.source.PoolSource`) is read as a stream and cut
+into shards of ``shard_size`` records. Each finished shard leaves, in the job's
+state folder, its scores (``shard-NNNNNN.scores.npy``), its ids
+(``shard-NNNNNN.ids.npy``: file index and line) and, written last, a completion
+marker (``shard-NNNNNN.done``: the shard's length and both files' SHA-256); a killed
+job started again with the same command finds the markers and scores only the shards
+without one, or whose files no longer match their marker (truncated, overwritten,
+damaged: such a shard is scored again, with a warning). Memory is
+bounded by a shard: texts are never held for the whole pool, ids are integer
+arrays, scores go to disk shard by shard.
+
+Engines:
+
+- ``local``: shards are scored one after another in this process.
+- ``ray``: shards are scored by Ray actors (``--workers N``, on the local machine or on
+  the cluster at ``--address``); each actor builds the selector once from its method,
+  parameters and fitted state (shipped through Ray's object store, so no shared file system
+  is needed), and the driver reads the pool and writes the shards, as the local engine
+  does. The scores are the same as the local engine's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .._atomic import save_json, save_npy
+from ..errors import DomainsiftError
+
+log = logging.getLogger(__name__)
+
+ENGINES = ("local", "ray")
+DEFAULT_SHARD_SIZE = 16384  # a multiple of the vector cache's 1,024-line chunks
+
+
+def shard_paths(state: Path, shard: int) -> tuple[Path, Path, Path]:
+    stem = state / f"shard-{shard:06d}"
+    return Path(f"{stem}.scores.npy"), Path(f"{stem}.ids.npy"), Path(f"{stem}.done")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _intact(state: Path, shard: int) -> bool:
+    """Whether a shard's marker is readable and its two files hold what the marker recorded."""
+    s_path, i_path, done = shard_paths(state, shard)
+    try:
+        mark = json.loads(done.read_text(encoding="utf-8"))
+        if mark.get("scores") != _digest(s_path) or mark.get("ids") != _digest(i_path):
+            return False
+        n = int(mark["n"])
+        return (np.load(s_path, mmap_mode="r").shape == (n,)
+                and np.load(i_path, mmap_mode="r").shape == (n, 2))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def finished_shards(state: Path, check: bool = True) -> set[int]:
+    """Shards with a completion marker whose files match it. A damaged shard (a file truncated,
+    overwritten or missing) loses its marker, with a warning, so the run scores it again."""
+    if not state.is_dir():
+        return set()
+    done = set()
+    for p in state.glob("shard-*.done"):
+        try:
+            shard = int(p.name[6:12])
+        except ValueError:
+            continue
+        if not check or _intact(state, shard):
+            done.add(shard)
+        else:
+            log.warning("shard %d under %s is damaged; scoring it again", shard, state)
+            p.unlink(missing_ok=True)
+    return done
+
+
+def _write_shard(state: Path, shard: int, scores: np.ndarray, fidx: np.ndarray, lines: np.ndarray) -> None:
+    s_path, i_path, done = shard_paths(state, shard)
+    save_npy(s_path, np.asarray(scores, dtype=np.float64))
+    save_npy(i_path, np.stack([fidx.astype(np.int64), lines.astype(np.int64)], axis=1))
+    save_json(done, {"n": int(len(scores)), "scores": _digest(s_path), "ids": _digest(i_path)})
+
+
+def score_one(selector, records, start: int) -> np.ndarray:
+    """A shard's scores (``start``: the shard's first pool position, for a selector whose scores are
+    one stream over the pool, such as random)."""
+    out = np.asarray(selector.score_at(records, start), dtype=np.float64)
+    if out.shape != (len(records),):
+        raise RuntimeError(f"{selector.name} returned scores of shape {out.shape} for {len(records)} records")
+    return out
+
+
+def score_shards(selector, source, state: Path, shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False,
+                 engine: str = "local", workers: int | None = None, address: str | None = None,
+                 model_dir: Path | None = None, on_shard: Callable[[int], None] | None = None) -> int:
+    """Score every shard of ``source`` that has no completion marker in ``state``; return the
+    number of shards. ``on_shard`` is called after each shard is written (tests use it to stop a
+    run at a chosen point)."""
+    if engine not in ENGINES:
+        raise DomainsiftError(f"unknown engine '{engine}' (choose from {', '.join(ENGINES)})")
+    state.mkdir(parents=True, exist_ok=True)
+    n = len(source)
+    n_shards = max(1, -(-n // shard_size))
+    done = finished_shards(state)
+    todo = n_shards - len(done & set(range(n_shards)))
+    if todo == 0:
+        return n_shards
+    if done:
+        log.info("resuming: %d of %d shards already scored", n_shards - todo, n_shards)
+    from tqdm.auto import tqdm
+    bar = tqdm(total=n, initial=min(n, len(done) * shard_size), desc=f"score {selector.name}", unit="line",
+               disable=not progress, smoothing=0.1, dynamic_ncols=True)
+    try:
+        if engine == "local":
+            for shard, records, fidx, lines in source.shards(shard_size, done):
+                _write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
+                bar.update(len(records))
+                if on_shard:
+                    on_shard(shard)
+        else:
+            from .ray import score_on_ray
+            score_on_ray(selector, source, state, shard_size, done, bar, workers, address, model_dir, on_shard)
+    finally:
+        bar.close()
+    return n_shards
+
+
+def assemble(state: Path, n_shards: int) -> tuple[list[Path], list[Path]]:
+    """The finished shards' score files and id files, in order (read one at a time by
+    :func:`domainsift.rundir.write_scores`, so a pool of any size never has them all open)."""
+    scores, ids = [], []
+    for shard in range(n_shards):
+        s_path, i_path, done = shard_paths(state, shard)
+        if not _intact(state, shard):
+            raise DomainsiftError(f"{state}: shard {shard} is missing or damaged; run the same command again "
+                                  "to score it again")
+        scores.append(s_path)
+        ids.append(i_path)
+    return scores, ids
