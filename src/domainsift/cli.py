@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from ._version import __version__
+from . import rundir
 from .errors import DomainsiftError
 
 log = logging.getLogger("domainsift")
@@ -118,7 +119,7 @@ def cmd_embed(args) -> int:
     corpus = read_corpus(args.files, **reader_kwargs(args))
     sig = run_embed(corpus, args.out, embed_config(args))
     print(f"embedded {sig['n_sentences']} sentences ({sig['dim']} dims; {corpus.n_empty} empty lines "
-          f"skipped) -> {Path(args.out) / 'embeddings.npy'}")
+          f"skipped) -> {rundir.path(args.out, rundir.EMBEDDINGS)}")
     print(f"signature: {sig['signature']}")
     return 0
 
@@ -141,7 +142,7 @@ def cmd_cluster(args) -> int:
     if gold is not None:
         print(format_summary_table(result["summary"]))
         print(f"outliers (k={args.k[0]}, seed 0): {result['outliers']['count']}")
-    print(f"results: {Path(args.out) / 'clustering.json'}")
+    print(f"results: {rundir.path(args.out, rundir.CLUSTERING)}")
     for p in result["pictures"]:
         print(f"picture: {p}")
     return 0
@@ -328,7 +329,6 @@ def cmd_select(args) -> int:
 
 
 def cmd_combine(args) -> int:
-    from . import rundir
     from .select.base import check_n_against_pool
     from .select.combine import combine_scores
     from .engine import run_select
@@ -353,7 +353,7 @@ def cmd_evaluate(args) -> int:
     r = evaluate_run(args.run_dir, args.gold)
     print(f"precision {r['precision']:.4f}  recall {r['recall']:.4f}  F1 {r['f1']:.4f}  "
           f"({r['n_correct']} of {r['n_selected']} selected are in the {r['n_gold']} gold records)")
-    print(f"-> {Path(args.run_dir) / 'eval.json'}")
+    print(f"-> {rundir.path(args.run_dir, rundir.EVAL)}")
     return 0
 
 
@@ -367,7 +367,7 @@ def cmd_downstream(args) -> int:
     result = run_downstream(args.run_dirs, args.test, refs, order=args.order, out_dir=args.out)
     print(f"{args.order}-gram LMs (VariKN, Kneser-Ney) on {args.test}:")
     print(format_rows(result["rows"]))
-    print(f"-> {Path(args.out) / 'downstream.json'}")
+    print(f"-> {rundir.path(args.out, rundir.DOWNSTREAM)}")
     return 0
 
 
@@ -379,7 +379,7 @@ def cmd_crossdomain(args) -> int:
     result = cross_domain(parse_named(args.train, "--train"), parse_named(args.test, "--test"),
                           order=args.order, embedder=emb, max_centroid=args.max_centroid, out_dir=args.out)
     print(format_matrix(result))
-    print(f"-> {Path(args.out) / 'crossdomain.json'}" + (f", {result['plot']}" if result.get("plot") else ""))
+    print(f"-> {rundir.path(args.out, rundir.CROSSDOMAIN)}" + (f", {result['plot']}" if result.get("plot") else ""))
     return 0
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from . import rundir
+
 DEMO_DOMAINS = ("medical", "legal", "software", "dialogue", "cooking")
 
 
@@ -48,7 +50,7 @@ def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
     summary = {"cluster": result, "select": demo_selection(corpus, gold, out, config)}
     from .report.html import build_report
     runs = [out / "cluster"] + [out / "select" / m for m in ("cosine", "moore-lewis", "cosine+moore-lewis")]
-    report = build_report(runs, out / "report.html", title="domainsift demo")
+    report = build_report(runs, rundir.path(out, rundir.REPORT), title="domainsift demo")
     print()
     print(f"report: {Path(report['path']).resolve()}")
     summary["report"] = report

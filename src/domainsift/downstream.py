@@ -19,26 +19,21 @@ from typing import Sequence
 
 import numpy as np
 
-from ._atomic import save_json
+from . import rundir
 from .corpus import read_corpus
 from .errors import DomainsiftError
 from .lm import NgramLM
-from .rundir import read_pool, read_selected_ids, read_signature
 
 
 def selection_texts(run_dir: str | os.PathLike) -> list[str]:
-    """The selected sentences of a run directory (the scored side), in pool order."""
-    ids = set(read_selected_ids(run_dir))
-    pool = read_pool(run_dir)
-    reader = pool.get("reader", {})
-    corpus = read_corpus(pool["files"], fmt=reader.get("format"), column=reader.get("column", 0),
-                         field=reader.get("field", "text"))
-    return [t for t, i in zip(corpus.texts, corpus.ids) if i in ids]
+    """The selected sentences of a run directory (the scored side), in pool order, read from pool
+    files verified to be the ones that were scored."""
+    return [text for text, _ in rundir.selection_records(run_dir)]
 
 
 def run_names(run_dirs: Sequence[str]) -> list[str]:
     """A run's name is its method; its directory name when two runs share a method."""
-    methods = [read_signature(d)["method"] for d in run_dirs]
+    methods = [rundir.read_signature(d)["method"] for d in run_dirs]
     return [m if methods.count(m) == 1 else Path(d).name for m, d in zip(methods, run_dirs)]
 
 
@@ -75,7 +70,7 @@ def run_downstream(run_dirs: Sequence[str], test_file: str, references: Sequence
     result = {"test": str(test_file), "order": order, "rows": rows,
               "signature": make_signature("downstream", model="n-gram (VariKN)", order=order)}
     if out_dir:
-        save_json(Path(out_dir) / "downstream.json", result)
+        rundir.write_json(out_dir, rundir.DOWNSTREAM, result)
     return result
 
 
@@ -137,10 +132,10 @@ def cross_domain(train: Sequence[tuple[str, str]], test: Sequence[tuple[str, str
             from .report.plots import scatter_plot
             off = ~np.eye(len(domains), dtype=bool)
             labels = [f"{domains[i]}→{domains[j]}" for i in range(len(domains)) for j in range(len(domains)) if i != j]
-            result["plot"] = scatter_plot(sim[off], np.log(ppl[off]), labels, out / "crossdomain.png",
+            result["plot"] = scatter_plot(sim[off], np.log(ppl[off]), labels, rundir.path(out, rundir.CROSSDOMAIN_PNG),
                                           "centroid cosine similarity (train LM domain, test domain)",
                                           "log perplexity", title=f"Pearson r = {r:.2f}")
-        save_json(out / "crossdomain.json", result)
+        rundir.write_json(out, rundir.CROSSDOMAIN, result)
     return result
 
 

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._atomic import save_json, save_npy
+from . import rundir
 from .cluster import cluster_grid, outliers
 from .corpus import Corpus
 from .embed import EmbedConfig
@@ -31,19 +31,16 @@ def embed_corpus(corpus: Corpus, config: EmbedConfig = EmbedConfig()):
     return emb.encode(corpus.texts), emb
 
 
-def run_embed(corpus: Corpus, out_dir: str | os.PathLike, config: EmbedConfig = EmbedConfig()) -> dict:
+def run_embed(corpus: Corpus, out_dir: str | os.PathLike, config: EmbedConfig = EmbedConfig(),
+              overwrite: bool = False) -> dict:
     """Write ``out_dir/embeddings.npy`` (one row per kept line, input order) and ``signature.json``."""
-    out = Path(out_dir)
-    refuse_overwriting_inputs(corpus.files, out, ("embeddings.npy", "signature.json", "ids.tsv"))
-    vectors, emb = embed_corpus(corpus, config)
-    save_npy(out / "embeddings.npy", vectors)
-    sig = make_signature("embed", seed=config.seed, inputs=[os.path.realpath(f) for f in corpus.files], n_sentences=len(corpus),
-                         n_empty_skipped=corpus.n_empty, dim=int(vectors.shape[1]),
-                         **config.signature_params(emb))
-    save_json(out / "signature.json", sig)
-    ids_path = out / "ids.tsv"
-    from .corpus import write_lines
-    write_lines(ids_path, (f"{f}\t{n}" for f, n in corpus.ids))
+    refuse_overwriting_inputs(corpus.files, out_dir, rundir.EMBED_OUTPUTS)
+    with rundir.claim(out_dir, "embed", overwrite=overwrite):
+        vectors, emb = embed_corpus(corpus, config)
+        sig = make_signature("embed", seed=config.seed, inputs=[os.path.realpath(f) for f in corpus.files],
+                             n_sentences=len(corpus), n_empty_skipped=corpus.n_empty, dim=int(vectors.shape[1]),
+                             **config.signature_params(emb))
+        rundir.write_embedding(out_dir, vectors, corpus.ids, sig)
     return sig
 
 
@@ -51,7 +48,7 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
                 ks: Sequence[int] = (5,), pcas: Sequence[int | None] = (50,),
                 seeds: Sequence[int] = (0, 1, 2, 3, 4), algorithm: str = "gmm", n_init: int = 3,
                 config: EmbedConfig = EmbedConfig(), plots: bool = True,
-                vectors: np.ndarray | None = None) -> dict:
+                vectors: np.ndarray | None = None, overwrite: bool = False) -> dict:
     """Embed, cluster for every k × PCA × seed, score against ``gold``, write results and plots.
 
     Writes ``clustering.json`` (``runs``, ``summary``, ``confusions``, ``outliers``,
@@ -65,7 +62,12 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     if not seeds:
         raise DomainsiftError("give at least one seed")
     out = Path(out_dir)
-    refuse_overwriting_inputs(corpus.files, out, ("clustering.json", "outliers.tsv", "clusters.tsv", "*.png"))
+    refuse_overwriting_inputs(corpus.files, out, rundir.CLUSTER_OUTPUTS)
+    with rundir.claim(out, "cluster", overwrite=overwrite):
+        return _cluster_into(out, corpus, gold, ks, pcas, seeds, algorithm, n_init, config, plots, vectors)
+
+
+def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, config, plots, vectors) -> dict:
     emb = None
     if vectors is None:
         vectors, emb = embed_corpus(corpus, config)
@@ -82,17 +84,12 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     # the first (k, PCA, seed): its labels go to clusters.tsv, the outliers and the sentence map
     k0, p0, s0 = int(ks[0]), (pcas[0] or None), int(seeds[0])
     first = res.labels[(k0, p0, s0)]
-    from .corpus import write_lines
-    write_lines(out / "clusters.tsv", ["file\tline\tcluster"] +
-                [f"{f}\t{line}\t{int(c)}" for (f, line), c in zip(corpus.ids, first)])
-    result["assignments"] = {"file": "clusters.tsv", "k": k0, "pca": p0, "seed": s0}
+    result["assignments"] = {"k": k0, "pca": p0, "seed": s0}
     pictures = []
+    outl = None
     if gold is not None:
         outl = outliers(corpus.texts, gold, first)
         result["outliers"] = {"k": k0, "pca": p0, "seed": s0, "count": len(outl), "examples": outl[:200]}
-        write_lines(out / "outliers.tsv",
-                    ["gold\tcluster_domain\tlength\ttext"] +
-                    [f"{o['gold']}\t{o['cluster_domain']}\t{o['length']}\t{o['text']}" for o in outl])
     if plots:
         from .report.plots import confusion_plot, pca_map
         seed0 = seeds[0]
@@ -109,8 +106,7 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
                                                    out / f"confusion_{tag}.png",
                                                    title=f"k={k}, PCA={p or 'none'}, seed {seed0}"))
     result["pictures"] = pictures
-    save_json(out / "map.json", sentence_map(vectors, corpus.texts, gold, first))
-    save_json(out / "clustering.json", result)
+    rundir.write_clustering(out, result, corpus.ids, first, outl, sentence_map(vectors, corpus.texts, gold, first))
     return result
 
 

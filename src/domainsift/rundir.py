@@ -45,7 +45,7 @@ ALIGNMENT, ALIGNMENT_PNG = "alignment.json", "alignment.png"
 EMBEDDINGS, EMBED_IDS = "embeddings.npy", "ids.tsv"
 CLUSTERING, CLUSTERS, OUTLIERS, MAP = "clustering.json", "clusters.tsv", "outliers.tsv", "map.json"
 DOWNSTREAM, CROSSDOMAIN, CROSSDOMAIN_PNG = "downstream.json", "crossdomain.json", "crossdomain.png"
-SAMPLING = "sampling.json"
+SAMPLING, REPORT = "sampling.json", "report.html"
 LOCK, RESUME = ".lock", ".resume"
 
 SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
@@ -103,8 +103,8 @@ class _Claim:
     """A run's hold on its output directory: an exclusive lock on ``DIR/.lock`` for as long as the
     run writes (a second run into the same directory fails at once), released on exit."""
 
-    def __init__(self, out: Path, fh):
-        self.out, self.fh = out, fh
+    def __init__(self, out: Path, fh, created: bool):
+        self.out, self.fh, self.created = out, fh, created
 
     def release(self) -> None:
         if self.fh is not None:
@@ -116,8 +116,14 @@ class _Claim:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, *exc):
         self.release()
+        if kind is not None and self.created:  # a run that failed in a directory it made leaves nothing
+            try:
+                (self.out / LOCK).unlink(missing_ok=True)
+                self.out.rmdir()
+            except OSError:  # it wrote something (a resumable state): keep it
+                pass
 
 
 def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, source: str | os.PathLike | None = None):
@@ -131,6 +137,7 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise DomainsiftError(f"{out}: exists and is not a directory; choose another --out")
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     fh = open(out / LOCK, "a+")
     try:
@@ -146,10 +153,9 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
             raise DomainsiftError(f"{out}: holds a finished {held} run; a {writes} run would replace it. "
                                   f"Choose another --out (or pass --overwrite to replace it)")
     except BaseException:
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        fh.close()
+        _Claim(out, fh, created).__exit__(DomainsiftError)
         raise
-    return _Claim(out, fh)
+    return _Claim(out, fh, created)
 
 
 def resolve(path: str | os.PathLike) -> str:
@@ -535,6 +541,60 @@ def read_signature(run_dir: str | os.PathLike) -> dict:
     if not p.exists():
         raise DomainsiftError(f"{run_dir}: not a domainsift run directory (no signature.json)")
     return json.loads(p.read_text(encoding="utf-8"))
+
+
+# ------------------------------------------------------------------------------ embed and cluster
+
+def write_embedding(out_dir: str | os.PathLike, vectors: np.ndarray, ids, sig: dict) -> Path:
+    """An embed run: ``embeddings.npy`` (one row per kept line), ``ids.tsv`` (``file<TAB>line``)
+    and ``signature.json`` last."""
+    from ._atomic import save_npy
+    from .corpus import write_lines
+    out = Path(out_dir)
+    (out / SIGNATURE).unlink(missing_ok=True)
+    save_npy(out / EMBEDDINGS, vectors)
+    write_lines(out / EMBED_IDS, (f"{f}\t{n}" for f, n in ids))
+    save_json(out / SIGNATURE, sig)
+    return out / EMBEDDINGS
+
+
+def write_clustering(out_dir: str | os.PathLike, result: dict, ids, labels, outliers: list | None,
+                     sentence_map: dict) -> Path:
+    """A cluster run: ``clusters.tsv`` (the cluster of every line), ``outliers.tsv``, ``map.json``
+    (the report's sentence map) and ``clustering.json`` last."""
+    from .corpus import write_lines
+    out = Path(out_dir)
+    (out / CLUSTERING).unlink(missing_ok=True)
+    write_lines(out / CLUSTERS, ["file\tline\tcluster"] + [f"{f}\t{line}\t{int(c)}" for (f, line), c in zip(ids, labels)])
+    result["assignments"] = {**result.get("assignments", {}), "file": CLUSTERS}
+    if outliers is not None:
+        write_lines(out / OUTLIERS, ["gold\tcluster_domain\tlength\ttext"] +
+                    [f"{o['gold']}\t{o['cluster_domain']}\t{o['length']}\t{o['text']}" for o in outliers])
+    save_json(out / MAP, sentence_map)
+    save_json(out / CLUSTERING, result)
+    return out / CLUSTERING
+
+
+def read_clusters(run_dir: str | os.PathLike) -> list[str]:
+    """The cluster id of every line of a ``domainsift cluster`` run (its ``clusters.tsv``), in order."""
+    from .corpus import iter_raw_lines
+    from .errors import InputError
+    tsv = Path(run_dir) / CLUSTERS
+    if not tsv.exists():
+        raise InputError(f"{run_dir}: no {CLUSTERS} (is this a `domainsift cluster` output directory "
+                         f"of version 0.4.0 or later?)")
+    labels, header = [], None
+    for n, line in iter_raw_lines(tsv):
+        fields = line.split("\t")
+        if header is None:
+            header = fields
+            if header[-1:] != ["cluster"]:
+                raise InputError(f"{tsv}:1: expected a header ending in 'cluster', got {header}")
+            continue
+        if len(fields) != len(header) or not fields[-1].lstrip("-").isdigit():
+            raise InputError(f"{tsv}:{n}: expected {len(header)} tab-separated fields ending in a cluster id")
+        labels.append(fields[-1])
+    return labels
 
 
 def write_eval(run_dir: str | os.PathLike, result: dict) -> None:

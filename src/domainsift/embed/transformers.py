@@ -102,6 +102,36 @@ def _hash_files(root: str, files: tuple, stats: tuple) -> str:
     return h.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=64)
+def model_max_tokens(name_or_path: str) -> int | None:
+    """The longest input, in tokens, that the model's position embeddings allow (BERT and MiniLM:
+    512), from its config; None when the config does not say or cannot be read."""
+    try:
+        with quiet_transformers():
+            from transformers import AutoConfig
+            cfg = AutoConfig.from_pretrained(name_or_path)
+    except Exception:  # a name with no network, a folder with no config: the tokenizer's own limit applies
+        return None
+    n = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+    if not isinstance(n, int) or n <= 0:
+        return None
+    if getattr(cfg, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "longformer"):
+        n -= (getattr(cfg, "pad_token_id", None) or 1) + 1  # positions start after the padding index
+    return int(n)
+
+
+@functools.lru_cache(maxsize=64)
+def clamp_max_length(name_or_path: str, max_length: int) -> int:
+    """``max_length`` capped at what the model takes, with one warning when it is capped (a longer
+    setting would end in an index error inside the model on the first long line)."""
+    limit = model_max_tokens(name_or_path)
+    if limit is not None and max_length > limit:
+        log.warning("--max-length %d is more than %s takes (%d tokens); using %d", max_length,
+                    model_display_name(name_or_path), limit, limit)
+        return limit
+    return max_length
+
+
 def model_display_name(name_or_path: str) -> str:
     p = Path(name_or_path)
     if p.exists():
@@ -165,7 +195,7 @@ class TransformersEmbedder:
         self.normalize = _declares_normalize(model) if normalize is None else normalize
         self.name = model_display_name(model)
         self.layer = layer
-        self.max_length = max_length
+        self.max_length = clamp_max_length(model, int(max_length))
         self.batch_size = batch_size
         self.device = device
         self.progress = progress

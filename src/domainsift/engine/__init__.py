@@ -10,8 +10,8 @@ It sits above :mod:`domainsift.select` (the methods) and :mod:`domainsift.rundir
 directory's one owner); nothing below imports it.
 """
 
-from .job import FIT_SAMPLE, RESUME_DIR, run_score, run_select
-from .shards import DEFAULT_SHARD_SIZE, ENGINES, assemble, finished_shards, score_shards
+from .job import FIT_SAMPLE, RESUME_DIR, run_score, run_select, score_shards
+from .shards import DEFAULT_SHARD_SIZE, ENGINES, assemble, finished_shards
 
 __all__ = ["run_score", "run_select", "FIT_SAMPLE", "RESUME_DIR", "DEFAULT_SHARD_SIZE", "ENGINES",
            "score_shards", "finished_shards", "assemble"]

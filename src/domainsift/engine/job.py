@@ -20,6 +20,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from ..safety import check_distinct_inputs, refuse_overwriting_inputs
 from ..select import get_selector
 from ..select.base import choose
 from ..signature import make_signature
-from .shards import DEFAULT_SHARD_SIZE, ENGINES, assemble, score_shards
+from .shards import DEFAULT_SHARD_SIZE, ENGINES, assemble, finished_shards, score_local
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,37 @@ def _fit(selector, in_domain: Corpus, source, model_dir: Path, fit_sample: int, 
     if selector.saves_state:
         selector.save_state(model_dir)
     return note
+
+
+def score_shards(selector, source, state: Path, shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False,
+                 engine: str = "local", workers: int | None = None, address: str | None = None,
+                 model_dir: Path | None = None, on_shard: Callable[[int], None] | None = None) -> int:
+    """Score every shard of ``source`` that has no completion marker in ``state``; return the
+    number of shards. ``on_shard`` is called after each shard is written (tests use it to stop a
+    run at a chosen point)."""
+    if engine not in ENGINES:
+        raise DomainsiftError(f"unknown engine '{engine}' (choose from {', '.join(ENGINES)})")
+    state.mkdir(parents=True, exist_ok=True)
+    n = len(source)
+    n_shards = max(1, -(-n // shard_size))
+    done = finished_shards(state)
+    todo = n_shards - len(done & set(range(n_shards)))
+    if todo == 0:
+        return n_shards
+    if done:
+        log.info("resuming: %d of %d shards already scored", n_shards - todo, n_shards)
+    from tqdm.auto import tqdm
+    bar = tqdm(total=n, initial=min(n, len(done) * shard_size), desc=f"score {selector.name}", unit="line",
+               disable=not progress, smoothing=0.1, dynamic_ncols=True)
+    try:
+        if engine == "local":
+            score_local(selector, source, state, shard_size, done, bar, on_shard)
+        else:
+            from .ray import score_on_ray
+            score_on_ray(selector, source, state, shard_size, done, bar, workers, address, model_dir, on_shard)
+    finally:
+        bar.close()
+    return n_shards
 
 
 def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,

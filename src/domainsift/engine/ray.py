@@ -122,12 +122,12 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
         actors = [actor.remote(selector.name, params, ray.put(packed) if packed else None, fitted)
                   for _ in range(n_workers)]
         pending, meta = {}, {}
-        shards = source.shards(shard_size, done)
+        pending_shards = source.shards(shard_size, done)
         next_actor = 0
 
         def submit() -> bool:
             nonlocal next_actor
-            item = next(shards, None)
+            item = next(pending_shards, None)
             if item is None:
                 return False
             shard, records, fidx, lines = item

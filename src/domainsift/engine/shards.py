@@ -98,39 +98,14 @@ def score_one(selector, records, start: int) -> np.ndarray:
     return out
 
 
-def score_shards(selector, source, state: Path, shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False,
-                 engine: str = "local", workers: int | None = None, address: str | None = None,
-                 model_dir: Path | None = None, on_shard: Callable[[int], None] | None = None) -> int:
-    """Score every shard of ``source`` that has no completion marker in ``state``; return the
-    number of shards. ``on_shard`` is called after each shard is written (tests use it to stop a
-    run at a chosen point)."""
-    if engine not in ENGINES:
-        raise DomainsiftError(f"unknown engine '{engine}' (choose from {', '.join(ENGINES)})")
-    state.mkdir(parents=True, exist_ok=True)
-    n = len(source)
-    n_shards = max(1, -(-n // shard_size))
-    done = finished_shards(state)
-    todo = n_shards - len(done & set(range(n_shards)))
-    if todo == 0:
-        return n_shards
-    if done:
-        log.info("resuming: %d of %d shards already scored", n_shards - todo, n_shards)
-    from tqdm.auto import tqdm
-    bar = tqdm(total=n, initial=min(n, len(done) * shard_size), desc=f"score {selector.name}", unit="line",
-               disable=not progress, smoothing=0.1, dynamic_ncols=True)
-    try:
-        if engine == "local":
-            for shard, records, fidx, lines in source.shards(shard_size, done):
-                _write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
-                bar.update(len(records))
-                if on_shard:
-                    on_shard(shard)
-        else:
-            from .ray import score_on_ray
-            score_on_ray(selector, source, state, shard_size, done, bar, workers, address, model_dir, on_shard)
-    finally:
-        bar.close()
-    return n_shards
+def score_local(selector, source, state: Path, shard_size: int, done: set, bar,
+                on_shard: Callable[[int], None] | None = None) -> None:
+    """The local engine: the shards without a marker, one after another in this process."""
+    for shard, records, fidx, lines in source.shards(shard_size, done):
+        _write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
+        bar.update(len(records))
+        if on_shard:
+            on_shard(shard)
 
 
 def assemble(state: Path, n_shards: int) -> tuple[list[Path], list[Path]]:

@@ -3,8 +3,9 @@
 It renders whatever the directories hold: a clustering (purity table, confusion
 matrix, an interactive sentence map with hover text, a colour switch between gold
 domain and cluster, 2-sigma ellipses of the clusters, the outliers table); a
-selection (score histogram with the cut, the top and the borderline sentences,
-precision/recall when ``eval.json`` is there); downstream perplexities; the
+selection (score histogram with the cut, the rule in words, the top and the borderline
+sentences, precision/recall when the run was evaluated; a map of the pool coloured by selected / not
+selected); downstream perplexities; the
 cross-domain matrix with its centroid-similarity heatmap and correlation; and every
 run's signature. The JavaScript is Bokeh's own bundle, embedded from the installed
 ``bokeh`` package (no CDN): the file opens with no network. Maps of large corpora
@@ -53,10 +54,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence], cls: str = "") -> st
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _read(path: Path):
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def _ellipse(xs: np.ndarray, ys: np.ndarray):
     """Centre, width, height and angle (radians) of the 2-sigma ellipse of the points' Gaussian."""
     pts = np.stack([xs, ys], 1)
@@ -91,9 +88,11 @@ def _map_section(bk, m: dict, name: str):
     xs, ys = np.asarray(m["x"]), np.asarray(m["y"])
     for c in groups["cluster"]:
         e = _ellipse(xs[np.array(clusters) == c], ys[np.array(clusters) == c])
-        if e:
+        if e:  # in one neutral colour, labelled: the points' colours (gold or cluster) never clash with it
             fig.ellipse(x=e[0], y=e[1], width=e[2], height=e[3], angle=e[4], fill_alpha=0,
-                        line_color=PALETTE[groups["cluster"].index(c) % len(PALETTE)], line_width=1.5)
+                        line_color="#444444", line_dash="dashed", line_width=1.5)
+            fig.text(x=[e[0]], y=[e[1]], text=[f"cluster {c}"], text_font_size="9px", text_color="#222222",
+                     text_align="center", text_baseline="middle")
     select = Select(title="colour by", value="gold" if m.get("gold") else "cluster",
                     options=["gold", "cluster"], name=f"colour-{name}")
     select.js_on_change("value", CustomJS(args={"source": source}, code="""
@@ -103,7 +102,8 @@ def _map_section(bk, m: dict, name: str):
     """))
     note = (f"{m['n_shown']} of {m['n_total']} sentences" +
             (f", a seeded sample (seed {m['seed']})" if m["n_shown"] < m["n_total"] else "") +
-            "; hover a point for its text; ellipses: each cluster's 2-sigma ellipse in this projection.")
+            "; hover a point for its text; dashed ellipses: each cluster's 2-sigma ellipse in this projection, "
+            "labelled with its cluster.")
     return column(select, fig), note
 
 
@@ -174,47 +174,87 @@ def _heatmap(bk, matrix, rows: Sequence[str], cols: Sequence[str], title: str, n
     return fig
 
 
-def _pool_lines(pool: dict, wanted: set) -> dict:
-    """The text of the wanted (file, line) ids, read from the pool files (the scored side)."""
-    from ..corpus import iter_texts
-    reader = pool.get("reader") or {}
-    out = {}
-    for f in pool["files"]:
-        need = {n for g, n in wanted if g == f}
-        if not need or not os.path.exists(f):
-            continue
-        for n, text in iter_texts(f, reader.get("format"), reader.get("column", 0), reader.get("field", "text")):
-            if n in need:
-                out[(f, n)] = text
-            if n > max(need):
-                break
-    return out
+def rule_in_words(rule: dict, probabilistic: bool = False) -> str:
+    """A selection rule as a sentence: ``{'top': 24}`` -> "the 24 best-scoring records"."""
+    if rule.get("top") is not None:
+        return f"the {rule['top']:,} best-scoring records"
+    if rule.get("fraction") is not None:
+        return f"the best-scoring {100 * float(rule['fraction']):g}% of the pool"
+    if rule.get("threshold") is not None:
+        return f"every record scoring at least {float(rule['threshold']):g}"
+    if rule.get("positive"):
+        return "every record the classifier calls in-domain (probability above 0.5)"
+    return "no rule recorded"
+
+
+MAP_SAMPLE = 2000
+
+
+def _selection_map(bk, run, selected: np.ndarray, name: str):
+    """A 2-D map of a seeded sample of the pool (TF-IDF of the texts, reduced by SVD: no encoder is
+    needed to draw it), each point coloured by whether the selection took it."""
+    from bokeh.models import ColumnDataSource, HoverTool
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    n = len(run.scores)
+    pick = np.arange(n) if n <= MAP_SAMPLE else np.sort(np.random.default_rng(0).choice(n, MAP_SAMPLE, replace=False))
+    ids = [run.id_at(i) for i in pick]
+    from .. import rundir
+    got = rundir.records(run, ids, verify=False)  # the section verified the pool files
+    keep = [k for k, i in enumerate(ids) if i in got]
+    if len(keep) < 3:
+        return None, ""
+    texts = [got[ids[k]][0] for k in keep]
+    try:
+        x = TfidfVectorizer(min_df=1, sublinear_tf=True).fit_transform(texts)
+        xy = TruncatedSVD(n_components=2, random_state=0).fit_transform(x) if x.shape[1] > 2 else np.zeros((len(texts), 2))
+    except ValueError:  # no word at all (punctuation only)
+        return None, ""
+    chosen = np.isin(pick[keep], selected)
+    fig = bk.plotting.figure(width=760, height=460, tools="pan,wheel_zoom,box_zoom,reset",
+                             title="pool map: selected and not selected (TF-IDF + SVD to 2-D)", name=f"selmap-{name}")
+    renderers = []
+    for flag, colour, label in ((False, "#bbbbbb", "not selected"), (True, "#d62728", "selected")):
+        rows = np.flatnonzero(chosen == flag)
+        src = ColumnDataSource({"x": xy[rows, 0], "y": xy[rows, 1], "text": [texts[r][:300] for r in rows],
+                                "score": [float(run.scores[pick[keep[r]]]) for r in rows]})
+        renderers.append(fig.scatter("x", "y", source=src, size=5, color=colour, alpha=0.7, legend_label=label))
+    fig.add_tools(HoverTool(renderers=renderers, tooltips=[("text", "@text"), ("score", "@score{0.0000}")]))
+    fig.legend.label_text_font_size = "8pt"
+    note = (f"{len(keep)} of {n} pool records" + (", a seeded sample (seed 0)" if len(keep) < n else "") +
+            f"; {int(chosen.sum())} of them selected; hover a point for its text and score.")
+    return fig, note
 
 
 def _selection_section(bk, d: Path, name: str) -> tuple[list, str]:
     from .. import rundir
     run = rundir.load_scores(d)
-    sel = _read(d / "selection.json") if (d / "selection.json").exists() else None
+    rundir.verify_inputs(run)  # the texts shown at each rank are the texts that were scored
+    sel = rundir.read_json(d, rundir.SELECTION)
     cut = sel.get("min_selected_score") if sel else None
     parts = [_histogram(bk, run.scores, cut, name)]
     order = np.lexsort((np.arange(len(run.scores)), -run.scores))
-    ids = run.ids
     k = int(sel["n_selected"]) if sel else 0
     picks = {"top": order[:N_EXAMPLES]}
     if sel and 0 < k < len(order):
         picks["just above the cut"] = order[max(0, k - N_EXAMPLES // 2):k]
         picks["just below the cut"] = order[k:k + N_EXAMPLES // 2]
-    texts = _pool_lines(run.pool, {ids[i] for v in picks.values() for i in v})
+    got = rundir.records(run, {run.id_at(i) for v in picks.values() for i in v}, verify=False)
     body = ""
     if sel:
-        body += f"<p>{sel['n_selected']} of {sel['n_pool']} records selected ({_esc(sel['rule'])}).</p>"
-    if (d / "eval.json").exists():
-        ev = _read(d / "eval.json")
+        body += (f"<p>{sel['n_selected']:,} of {sel['n_pool']:,} records selected: "
+                 f"{_esc(rule_in_words(sel.get('rule') or {}))}.</p>")
+        fig, note = _selection_map(bk, run, order[:k], name)
+        if fig is not None:
+            parts.append(fig)
+            body = f"<p class='note'>{_esc(note)}</p>" + body
+    ev = rundir.read_json(d, rundir.EVAL)
+    if ev:
         body += _table(["precision", "recall", "F1", "selected", "gold", "correct"],
                        [[f"{ev['precision']:.4f}", f"{ev['recall']:.4f}", f"{ev['f1']:.4f}", ev["n_selected"],
                          ev["n_gold"], ev["n_correct"]]])
     for label, idx in picks.items():
-        rows = [[int(np.where(order == i)[0][0]) + 1, f"{run.scores[i]:.4g}", texts.get(ids[i], "(file not found)")]
+        rows = [[int(np.where(order == i)[0][0]) + 1, f"{run.scores[i]:.4g}", got.get(run.id_at(i), ("?",))[0]]
                 for i in idx]
         body += f"<h4>{_esc(label)}</h4>" + _table(["rank", "score", "text"], rows, "examples")
     return parts, body
@@ -224,6 +264,7 @@ def _selection_section(bk, d: Path, name: str) -> tuple[list, str]:
 
 def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, title: str = "domainsift report") -> dict:
     """Write one self-contained HTML file over ``run_dirs``; returns what it holds."""
+    from .. import rundir
     bk = _bokeh()
     dirs = [Path(d) for d in run_dirs]
     for d in dirs:
@@ -233,8 +274,8 @@ def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, 
     for i, d in enumerate(dirs):
         name = f"r{i}"
         blocks, found = [], []
-        if (d / "clustering.json").exists():
-            c = _read(d / "clustering.json")
+        c = rundir.read_json(d, rundir.CLUSTERING)
+        if c is not None:
             found.append("clustering")
             if c.get("summary"):
                 blocks.append(("html", "<h3>Purity</h3>" + _table(
@@ -246,8 +287,9 @@ def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, 
                 blocks.append(("plot", _heatmap(bk, conf["matrix"], conf["domains"], [str(x) for x in conf["clusters"]],
                                                 f"confusion: k={conf['k']}, PCA={conf['pca'] or 'none'}, seed {conf['seed']}",
                                                 name, fmt="{:.0f}")))
-            if (d / "map.json").exists():
-                layout, note = _map_section(bk, _read(d / "map.json"), name)
+            m = rundir.read_json(d, rundir.MAP)
+            if m is not None:
+                layout, note = _map_section(bk, m, name)
                 blocks.append(("plot", layout))
                 blocks.append(("html", f"<p class='note'>{_esc(note)}</p>"))
             if c.get("outliers", {}).get("examples"):
@@ -256,25 +298,26 @@ def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, 
                     ["gold", "cluster's domain", "words", "text"],
                     [[e["gold"], e["cluster_domain"], e["length"], e["text"]] for e in o["examples"][:50]],
                     "examples")))
-        if (d / "scores.npy").exists():
+        if rundir.has(d, rundir.SCORES):
             found.append("selection")
             figs, body = _selection_section(bk, d, name)
             blocks += [("plot", f) for f in figs] + [("html", body)]
-        if (d / "alignment.json").exists():
+        al = rundir.read_json(d, rundir.ALIGNMENT)
+        if al is not None:
             from bokeh.layouts import row
             blocks.append(("html", f"<h3>Cross-lingual alignment</h3><p class='note'>"
-                                   f"{_read(d / 'alignment.json')['n_pairs_shown']} bitext pairs, a seeded sample.</p>"))
-            blocks.append(("plot", row(*_alignment_plots(bk, _read(d / "alignment.json"), name))))
-        if (d / "downstream.json").exists():
+                                   f"{al['n_pairs_shown']} bitext pairs, a seeded sample.</p>"))
+            blocks.append(("plot", row(*_alignment_plots(bk, al, name))))
+        ds = rundir.read_json(d, rundir.DOWNSTREAM)
+        if ds is not None:
             found.append("downstream")
-            ds = _read(d / "downstream.json")
             blocks.append(("html", f"<h3>Downstream: {ds['order']}-gram LM perplexity on {_esc(Path(ds['test']).name)}</h3>"
                            + _table(["training data", "perplexity", "OOV rate", "sentences"],
                                     [[r["name"], f"{r['perplexity']:.1f}", f"{r['oov_rate']:.3f}", r["n_sentences"]]
                                      for r in ds["rows"]])))
-        if (d / "crossdomain.json").exists():
+        cd = rundir.read_json(d, rundir.CROSSDOMAIN)
+        if cd is not None:
             found.append("cross-domain")
-            cd = _read(d / "crossdomain.json")
             blocks.append(("plot", _heatmap(bk, cd["perplexity"], cd["domains"], cd["domains"],
                                             "perplexity: LM of (row) on test of (column)", name + "p", "{:.0f}")))
             if cd.get("centroid_similarity"):
@@ -282,24 +325,18 @@ def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, 
                                                 "centroid cosine similarity", name + "s")))
                 blocks.append(("html", f"<p>Pearson r (similarity vs log perplexity, off-diagonal): "
                                        f"{cd['pearson_similarity_vs_log_perplexity']:.3f}</p>"))
-        if (d / "sampling.json").exists():
+        rec = rundir.read_json(d, rundir.SAMPLING)
+        if rec is not None:
             found.append("sampling")
-            rec = _read(d / "sampling.json")
             blocks.append(("html", f"<h3>Domain sampling: {_esc(rec['signature'].get('method', ''))}</h3>"
                                    f"<p class='note'>{len(rec['history']) - 1} updates of the weights; "
                                    f"domains (examples): " + _esc(", ".join(f"{n} ({k})" for n, k in
                                                                           zip(rec["domains"], rec["sizes"]))) + "</p>"))
             blocks.append(("plot", _weights_plot(bk, rec, name)))
-        sig = None
-        for f in ("signature.json",):
-            if (d / f).exists():
-                sig = _read(d / f)
-        if sig is None and (d / "clustering.json").exists():
-            sig = _read(d / "clustering.json").get("signature")
-        if sig is None and (d / "downstream.json").exists():
-            sig = _read(d / "downstream.json").get("signature")
-        if sig is None and (d / "sampling.json").exists():
-            sig = _read(d / "sampling.json").get("signature")
+        sig = rundir.read_json(d, rundir.SIGNATURE)
+        for other in (c, ds, rec):
+            if sig is None and other is not None:
+                sig = other.get("signature")
         if not found and sig is None:
             raise DomainsiftError(f"{d}: holds no domainsift results (clustering, scores, downstream, crossdomain, sampling)")
         if sig:

@@ -61,7 +61,8 @@ class _SessionCallback(TrainerCallback):
 
     def on_train_end(self, args, state, control, **kw):
         if state.is_world_process_zero:
-            save_history(self.trainer.domain_sampler, Path(args.output_dir) / "sampling.json")
+            from .. import rundir
+            save_history(self.trainer.domain_sampler, rundir.path(args.output_dir, rundir.SAMPLING))
         return control
 
 

@@ -17,28 +17,17 @@ def read_domains(path: str | os.PathLike) -> list[str]:
     one label per line."""
     p = Path(path)
     if p.is_dir():
-        tsv = p / "clusters.tsv"
-        if not tsv.exists():
-            raise InputError(f"{p}: no clusters.tsv (is this a `domainsift cluster` output directory "
-                             f"of version 0.4.0 or later?)")
-        labels = []
-        with open(tsv, encoding="utf-8") as fh:
-            header = fh.readline().rstrip("\n").split("\t")
-            if header[-1:] != ["cluster"]:
-                raise InputError(f"{tsv}:1: expected a header ending in 'cluster', got {header}")
-            for n, line in enumerate(fh, 2):
-                fields = line.rstrip("\n").split("\t")
-                if len(fields) != len(header) or not fields[-1].lstrip("-").isdigit():
-                    raise InputError(f"{tsv}:{n}: expected {len(header)} tab-separated fields ending in a cluster id")
-                labels.append(fields[-1])
-        return labels
+        from .. import rundir
+        return rundir.read_clusters(p)
     if not p.exists():
         raise InputError(f"{p}: no such file or directory")
+    from ..corpus import iter_raw_lines
     labels = []
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            label = line.strip()
-            if not label:
-                raise InputError(f"{p}:{n}: empty domain label")
-            labels.append(label)
+    for n, line in iter_raw_lines(p):  # strict UTF-8: a bad byte is a one-line error naming file:line
+        label = line.strip()
+        if not label:
+            raise InputError(f"{p}:{n}: empty domain label")
+        labels.append(label)
+    if not labels:
+        raise InputError(f"{p}: empty file")
     return labels

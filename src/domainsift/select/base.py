@@ -134,6 +134,7 @@ class BaseSelector:
 
     def check_params(self) -> None:
         """Reject bad values with a one-line error (called on construction, before any work)."""
+        self._clamp_max_length()
         for p in self.params:
             value = getattr(self, p.name)
             if value is None:
@@ -145,6 +146,19 @@ class BaseSelector:
                 msg = p.check(value)
                 if msg:
                     raise DomainsiftError(f"{self.name}: {p.name} {msg}")
+
+    def _clamp_max_length(self) -> None:
+        """A transformers encoder's ``max_length`` capped at what the model takes (with a warning), so
+        the signature records the length that runs."""
+        model = getattr(self, "model", None) or getattr(self, "embedder", None)
+        length = getattr(self, "max_length", None)
+        if not isinstance(model, str) or not isinstance(length, int) or length < 1:
+            return
+        from ..embed import BASELINES, model_path
+        if model in BASELINES:
+            return
+        from ..embed.transformers import clamp_max_length
+        self.max_length = clamp_max_length(model_path(model), length)
 
     def signature_params(self) -> dict:
         return {p.name: getattr(self, p.name) for p in self.params if p.signature}

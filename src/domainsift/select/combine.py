@@ -98,7 +98,7 @@ def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[fl
             if (run.pool.get(key) or None) != (pool0.get(key) or None):
                 raise DomainsiftError(f"{d}: {what} differ from {dirs[0]}'s (the same paths, other records); "
                                       "score both runs on the same pool")
-        total += wi * standardise(run.scores, how, run.probabilistic, name=str(d / "scores.npy"))
+        total += wi * standardise(run.scores, how, run.probabilistic, name=str(rundir.path(d, rundir.SCORES)))
         members.append({"dir": rundir.resolve(d), "method": run.signature.get("method"), "weight": wi,
                         "signature": run.signature.get("signature")})
     name = "+".join(str(m["method"]) for m in members)

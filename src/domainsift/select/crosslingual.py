@@ -237,12 +237,10 @@ class CrosslingualSelector(EncoderSelector):
 
     def write_artifacts(self, out_dir) -> list[str]:
         """A 2-D picture (PCA) of both languages' bitext vectors before and after alignment (paper 003,
-        Figure 3), and its points as alignment.json for the HTML report."""
-        from pathlib import Path
-
+        Figure 3), and its points as a JSON artifact for the HTML report."""
         from sklearn.decomposition import PCA
 
-        from .._atomic import save_json
+        from .. import rundir
         xa, xb = self._bitext_vectors
         rng = np.random.default_rng(self.seed)
         pick = np.sort(rng.choice(len(xa), size=min(500, len(xa)), replace=False))
@@ -253,8 +251,8 @@ class CrosslingualSelector(EncoderSelector):
         for name, (a, b) in views.items():  # the vectors the classifiers see (a norm-shrinking map stays visible)
             xy = PCA(n_components=2, random_state=0).fit_transform(np.vstack([a, b]))
             out[name] = {"a": np.round(xy[:len(a)], 4).tolist(), "b": np.round(xy[len(a):], 4).tolist()}
-        save_json(Path(out_dir) / "alignment.json", {"n_pairs_shown": int(len(pick)), "seed": self.seed, **out})
-        files = [str(Path(out_dir) / "alignment.json")]
+        files = [str(rundir.write_json(out_dir, rundir.ALIGNMENT,
+                                       {"n_pairs_shown": int(len(pick)), "seed": self.seed, **out}))]
         try:
             from ..report.plots import _plt, _save
         except ImportError:
@@ -270,5 +268,5 @@ class CrosslingualSelector(EncoderSelector):
             ax.scatter(b[:, 0], b[:, 1], s=5, alpha=0.6, label="pool language")
             ax.set_title(f"bitext vectors {name} alignment")
             ax.legend(fontsize=8)
-        files.append(_save(fig, Path(out_dir) / "alignment.png"))
+        files.append(_save(fig, rundir.path(out_dir, rundir.ALIGNMENT_PNG)))
         return files
