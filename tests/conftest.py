@@ -40,6 +40,23 @@ def domain_files(tmp_path):
 FAMILIES = ["bert", "distilbert", "roberta", "gpt2", "xlnet"]
 
 
+def write_lines(path: Path, lines, end="\n") -> Path:
+    """A text file of ``lines`` (each ended by ``end``)."""
+    path.write_text("".join(line + end for line in lines), encoding="utf-8")
+    return path
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    """``domainsift -q ARGV`` in this process: exit code, stderr (stripped) and stdout."""
+    from domainsift.cli import main
+    try:
+        rc = main(["-q", *map(str, argv)])
+    except SystemExit as exc:
+        rc = exc.code
+    out = capsys.readouterr()
+    return rc, out.err.strip(), out.out
+
+
 def _tiny_config(family: str, vocab_size: int, pad_id: int):
     import transformers as tf
     h = dict(vocab_size=vocab_size)

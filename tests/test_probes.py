@@ -12,24 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import make_sentences
+from conftest import make_sentences, run_cli, write_lines
 from domainsift import rundir
 from domainsift.cli import main
 from domainsift.errors import DomainsiftError, InputError
 
 
-def _write(path: Path, lines, end="\n") -> Path:
-    path.write_text("".join(line + end for line in lines), encoding="utf-8")
-    return path
-
-
-def _run(argv, capsys):
-    try:
-        rc = main(["-q", *map(str, argv)])
-    except SystemExit as exc:
-        rc = exc.code
-    out = capsys.readouterr()
-    return rc, out.err.strip(), out.out
+_write, _run = write_lines, run_cli
 
 
 def _one_line(rc, err, *words):

@@ -10,21 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import make_sentences
+from conftest import make_sentences, run_cli, write_lines
 from domainsift.cli import main
 
 
-def _write(path: Path, lines, end="\n") -> Path:
-    path.write_text("".join(line + end for line in lines), encoding="utf-8")
-    return path
+_write = write_lines
 
 
 def _run(argv, capsys):
-    try:
-        rc = main(["-q", *map(str, argv)])
-    except SystemExit as exc:
-        rc = exc.code
-    return rc, capsys.readouterr().err.strip()
+    return run_cli(argv, capsys)[:2]
 
 
 @pytest.fixture

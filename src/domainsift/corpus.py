@@ -189,14 +189,15 @@ class _ZstdFrames(io.RawIOBase):
         self.fh = open(path, "rb")
         self.dctx = zstandard.ZstdDecompressor()
         self.dobj = None      # the frame being decoded; None between frames
-        self.pending = b""    # decoded bytes not yet handed out
+        self.pending = b""    # decoded bytes, handed out from ``self.at``
+        self.at = 0
         self.input = b""      # compressed bytes not yet fed
 
     def readable(self) -> bool:
         return True
 
     def _fill(self) -> bool:
-        while not self.pending:
+        while self.at == len(self.pending):
             if not self.input:
                 self.input = self.fh.read(1 << 16)
                 if not self.input:
@@ -206,7 +207,7 @@ class _ZstdFrames(io.RawIOBase):
             if self.dobj is None:
                 self.dobj = self.dctx.decompressobj()
             try:
-                self.pending = self.dobj.decompress(self.input)
+                self.pending, self.at = self.dobj.decompress(self.input), 0
             except self.zstd.ZstdError as exc:
                 raise ValueError(f"invalid Zstandard data: {exc}") from None
             self.input = b""
@@ -217,9 +218,9 @@ class _ZstdFrames(io.RawIOBase):
     def readinto(self, buf) -> int:
         if not self._fill():
             return 0
-        n = min(len(buf), len(self.pending))
-        buf[:n] = self.pending[:n]
-        self.pending = self.pending[n:]
+        n = min(len(buf), len(self.pending) - self.at)
+        buf[:n] = self.pending[self.at:self.at + n]
+        self.at += n
         return n
 
     def close(self) -> None:

@@ -146,16 +146,17 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
         fh.close()
         raise DomainsiftError(f"{out}: another domainsift run is writing to this directory; wait for it to "
                               "finish or choose another --out") from None
+    held_claim = _Claim(out, fh, created)
     try:
         held = kind(out)
         same_source = source is not None and out.resolve() == Path(source).resolve()
         if held and held != writes and not overwrite and not (writes == "selection" and same_source):
             raise DomainsiftError(f"{out}: holds a finished {held} run; a {writes} run would replace it. "
                                   f"Choose another --out (or pass --overwrite to replace it)")
-    except BaseException:
-        _Claim(out, fh, created).__exit__(DomainsiftError)
+    except BaseException as exc:
+        held_claim.__exit__(type(exc), exc, None)
         raise
-    return _Claim(out, fh, created)
+    return held_claim
 
 
 def resolve(path: str | os.PathLike) -> str:
@@ -385,7 +386,7 @@ def records(run: ScoreRun | dict, wanted, where: str | os.PathLike | None = None
     for k, f in enumerate(src.files):
         if f not in need:
             continue
-        for line, text, target in src._file_records(k):
+        for line, text, target in src.file_records(k):
             if (f, line) in wanted:
                 out[(f, line)] = (text, target)
     return out

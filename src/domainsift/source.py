@@ -61,7 +61,8 @@ class PoolSource:
         return out
 
     # ------------------------------------------------------------------ the stream
-    def _file_records(self, k: int) -> Iterator[tuple[int, str, str | None]]:
+    def file_records(self, k: int) -> Iterator[tuple[int, str, str | None]]:
+        """``(line, text, other side or None)`` for the records of file ``k`` alone."""
         path = self.files[k]
         if self.field_target:
             from .columnar import iter_rows
@@ -89,7 +90,7 @@ class PoolSource:
         """``(file index, line, text, other side or None)`` for every record, in pool order."""
         for k, path in enumerate(self.files):
             any_record = False
-            for line, text, target in self._file_records(k):
+            for line, text, target in self.file_records(k):
                 any_record = True
                 yield k, line, text, target
             if not any_record:

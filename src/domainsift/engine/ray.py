@@ -103,7 +103,6 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
         packed = _pack(model_dir)
     else:
         raise DomainsiftError(f"method '{selector.name}' cannot be shipped to Ray workers; use --engine local")
-    workers = plan(selector, workers, address)
     started = False
     if not ray.is_initialized():
         kw = {"address": address} if address else {"num_cpus": max(1, workers or os.cpu_count() or 1)}
