@@ -57,6 +57,15 @@ def run_cli(argv, capsys) -> tuple[int, str, str]:
     return rc, out.err.strip(), out.out
 
 
+def cli_data(tmp_path: Path, monkeypatch) -> dict:
+    """Two 20-line pool files (med, law) and a 6-line in-domain file in ``tmp_path``, the working
+    directory (the CLI probes' small data)."""
+    monkeypatch.chdir(tmp_path)
+    return {"med": write_lines(tmp_path / "med.txt", make_sentences("med", 20, 1)),
+            "law": write_lines(tmp_path / "law.txt", make_sentences("law", 20, 2)),
+            "in": write_lines(tmp_path / "in.txt", make_sentences("med", 6, 3)), "tmp": tmp_path}
+
+
 def _tiny_config(family: str, vocab_size: int, pad_id: int):
     import transformers as tf
     h = dict(vocab_size=vocab_size)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import make_sentences, run_cli, write_lines
+from conftest import cli_data, make_sentences, run_cli, write_lines
 from domainsift.cli import main
 
 
@@ -23,10 +23,7 @@ def _run(argv, capsys):
 
 @pytest.fixture
 def data(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return {"med": _write(tmp_path / "med.txt", make_sentences("med", 20, 1)),
-            "law": _write(tmp_path / "law.txt", make_sentences("law", 20, 2)),
-            "in": _write(tmp_path / "in.txt", make_sentences("med", 6, 3)), "tmp": tmp_path}
+    return cli_data(tmp_path, monkeypatch)
 
 
 # 1. no writes outside --out
