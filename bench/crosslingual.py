@@ -13,7 +13,9 @@ Rows: ``crosslingual`` (the defaults: the linear adaptive layer, the refining cl
 ``refine-pool-only`` and ``refine-pool-only-no-align`` (the refining classifier on the pool's
 pseudo-labels alone), ``procrustes`` and ``procrustes-no-refine`` (an orthogonal map in place of the
 ridge map) and ``contrastive-residual`` / ``contrastive-mlp`` (paper 003's contrastive
-adaptive layer in place of the linear one, no refining); ``lstsq-cosine`` (a least-squares map from
+adaptive layer at lr 1e-3 in place of the linear one, no refining); from the product,
+``crosslingual-contrastive-no-refine`` (paper 003's system: its layer with its settings, no
+refining) and ``crosslingual-contrastive`` (the same layer, refining on); ``lstsq-cosine`` (a least-squares map from
 the German to the English vectors fitted on the same bitext, then Domain-Cosine: the reference
 measured before the method existed); the monolingual English ``cosine`` and ``finetune`` rows of
 bench/results/selection.json beside them. Wall time per run. Finished runs are kept under
@@ -46,6 +48,9 @@ METHODS = {"crosslingual": {}, "crosslingual-no-refine": {"refine": False},
            # paper 003's contrastive layer in place of the linear map
            "contrastive-residual": {"refine": False, "variant": "residual"},
            "contrastive-mlp": {"refine": False, "variant": "mlp"},  # its output replaces the vector, as in the paper
+           # paper 003's layer with the paper's settings, from the product (--alignment contrastive)
+           "crosslingual-contrastive-no-refine": {"alignment": "contrastive", "refine": False},
+           "crosslingual-contrastive": {"alignment": "contrastive"},
            "lstsq-cosine": None}
 
 

@@ -23,17 +23,17 @@ from domainsift.select.crosslingual import _unit as unit
 
 def main() -> None:
     import torch
-    from crosslingual_variants import CentreAlignment, ProcrustesAlignment, train_contrastive
+    from crosslingual_variants import CentreAlignment, ProcrustesAlignment
 
     from domainsift.embed import EmbedConfig
-    from domainsift.select.crosslingual import LinearAlignment, NoAlignment
+    from domainsift.select.crosslingual import LinearAlignment, NoAlignment, train_contrastive
     emb = EmbedConfig(progress=False, seed=0).build()
     vec = {(d, s, lang): np.asarray(emb.encode(read_corpus([data_file(d, s, lang)]).texts), dtype=np.float32)
            for d in SEVEN for s in ("train", "test") for lang in (LANG, "en")}
     aligners = {"raw": lambda xa, xb: NoAlignment(), "centre": CentreAlignment,
                 "linear (the product)": LinearAlignment, "procrustes": ProcrustesAlignment,
-                "contrastive k=5": lambda xa, xb: train_contrastive(torch, xa, xb, np.random.default_rng(0), 0, True, 5),
-                "contrastive k=1": lambda xa, xb: train_contrastive(torch, xa, xb, np.random.default_rng(0), 0, True, 1)}
+                "contrastive k=5": lambda xa, xb: train_contrastive(torch, xa, xb, np.random.default_rng(0), 0, True, 5, lr=1e-3),
+                "contrastive k=1": lambda xa, xb: train_contrastive(torch, xa, xb, np.random.default_rng(0), 0, True, 1, lr=1e-3)}
     rows = []
     for target in CLASSIC:
         xa = np.concatenate([vec[(d, "train", LANG)] for d in SEVEN if d != target])

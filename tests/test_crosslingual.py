@@ -102,6 +102,49 @@ def test_linear_alignment_recovers_a_linear_relation_between_languages():
     assert abs(float(al.b(xb).mean())) < 1e-4  # centred at the bitext side's mean
 
 
+def test_contrastive_layer_pulls_translations_together():
+    """Paper 003's layer, trained on pairs whose second language is a fixed nonlinear scramble of the
+    first: a held-out vector's nearest vector in the other language comes from its own domain (the
+    layer's negatives are other domains' pairs), and its own translation is found far more often."""
+    import torch
+    from domainsift.select.crosslingual import _unit, train_contrastive
+    rng = np.random.default_rng(0)
+    domain = rng.integers(0, 4, 1200)
+    xa = (rng.normal(size=(4, 16))[domain] * 3 + rng.normal(size=(1200, 16))).astype(np.float32)
+    xb = np.tanh(xa @ rng.normal(size=(16, 16)) / 4).astype(np.float32)
+    torch.manual_seed(0)
+    al = train_contrastive(torch, xa[:1000], xb[:1000], np.random.default_rng(0), 0, lr=1e-2)
+    assert al.a(xa[:3]).shape == (3, 128)  # the paper's layer replaces a vector by its 128-d output
+
+    def nearest(za, zb):
+        return np.argmax(_unit(za) @ _unit(zb).T, axis=1)
+    held = domain[1000:]
+    raw, learnt = nearest(xa[1000:], xb[1000:]), nearest(al.a(xa[1000:]), al.b(xb[1000:]))
+    assert (held[learnt] == held).mean() > 0.9 > 0.5 > (held[raw] == held).mean()
+    assert (learnt == np.arange(200)).mean() > (raw == np.arange(200)).mean() + 0.1
+
+
+def test_contrastive_option_runs_the_papers_layer_and_says_so(bilingual, monkeypatch):
+    from domainsift.select import crosslingual as xl
+    seen = []
+    real = xl.train_contrastive
+
+    def spy(torch, xa, xb, rng, seed, **kw):
+        seen.append(kw)
+        return real(torch, xa, xb, rng, seed, **kw)
+    monkeypatch.setattr(xl, "train_contrastive", spy)
+    _, sel, s = _precision(bilingual, seed=0, alignment="contrastive", refine=False)
+    assert seen == [{}]  # the paper's settings, none overridden
+    assert isinstance(sel.alignment_, xl.ContrastiveAlignment) and np.isfinite(s).all()
+    p = sel.signature_params()
+    assert p["alignment"] == "contrastive" and p["contrastive"]["lr"] == 1e-5 and p["contrastive"]["k"] == 5
+    no_align = get_selector("crosslingual", model=bilingual["model"], alignment="contrastive", align=False,
+                            bitext=[(bilingual["bi_a"], bilingual["bi_b"])], cache_dir="", progress=False)
+    assert no_align.signature_params()["alignment"] is None
+    with pytest.raises(DomainsiftError, match="alignment must be one of"):
+        get_selector("crosslingual", alignment="procrustes")
+
+
 def test_cli_run_writes_the_alignment_picture_and_evaluates(bilingual, tmp_path):
     out = tmp_path / "run"
     assert main(["-q", "select", "--method", "crosslingual", "--model", bilingual["model"], "--cache", "",

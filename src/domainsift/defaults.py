@@ -46,7 +46,8 @@ def constants() -> dict:
             "shard_size": DEFAULT_SHARD_SIZE, "fit_sample": FIT_SAMPLE,
             "train": {f.name: f.default for f in dataclasses.fields(TrainConfig)},
             "crosslingual_head_batch": crosslingual.HEAD_BATCH,
-            "ridge_alphas": list(crosslingual.LinearAlignment.ALPHAS), "lm_unk_floor": UNK_FLOOR}
+            "ridge_alphas": list(crosslingual.LinearAlignment.ALPHAS),
+            "contrastive": crosslingual.CONTRASTIVE, "lm_unk_floor": UNK_FLOOR}
 
 
 def current_defaults() -> dict:
