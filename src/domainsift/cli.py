@@ -214,6 +214,13 @@ def add_method_opts(p) -> None:
                         "start a local one)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a finished run of another kind in --out (by default such an --out is refused)")
+    g.add_argument("--cascade", action="store_true",
+                   help="a fast student (static token vectors and a linear head, trained on the method's scores "
+                        "of a pool sample) scores every line; the method scores only the student's top "
+                        "candidates (every candidate ranks above every other line)")
+    g.add_argument("--candidates", type=positive_int, default=None, metavar="M",
+                   help="--cascade: the number of candidates the method scores (default: planned from the "
+                        "student's measured recall of the method's top lines on a held-out sample)")
     g.add_argument("--shard-size", type=positive_int, default=DEFAULT_SHARD_SIZE,
                    help="records per shard: the unit of memory, of resuming and of work sent to a worker "
                         f"(default {DEFAULT_SHARD_SIZE})")
@@ -233,16 +240,25 @@ def selector_kwargs(args) -> dict:
     """The chosen method's parameters from the flags given (the selector's own defaults otherwise)."""
     from .select import selector_class
     declared = {p.name: p for p in selector_class(args.method).params}
-    kw = {}
+    kw, teacher_kw = {}, {}
+    teacher = getattr(args, "teacher", None) or "cosine"
     for flag, by_method in method_params().items():
         value = getattr(args, next(iter(by_method.values())).dest)
         if value is None:
             continue
         p = by_method.get(args.method)
+        if p is None and args.method == "student" and teacher in by_method:
+            teacher_kw[by_method[teacher].name] = value  # the student's teacher takes its own flags
+            continue
         if p is None:
             log.warning("%s does not apply to method %s; ignored", flag, args.method)
             continue
         kw[p.name] = value
+    if args.method == "student":
+        if "model" in kw and teacher in method_params().get("--model", {}):
+            teacher_kw[method_params()["--model"][teacher].name] = kw["model"]  # one encoder for both
+        if teacher_kw:
+            kw["teacher_params"] = teacher_kw
     if "cache_dir" in declared:
         kw["cache_dir"] = args.cache
     if "progress" in declared:
@@ -265,7 +281,7 @@ def read_inputs(args):
     return in_domain, pool
 
 
-def _score(args, check=None) -> dict:
+def _score(args, check=None, share=None) -> dict:
     """Build the selector (bad parameters fail before any reading), read, check, score."""
     from .select import get_selector
     from .engine import run_score
@@ -276,13 +292,19 @@ def _score(args, check=None) -> dict:
     in_domain, pool = read_inputs(args)
     if check:
         check(pool)
+    if args.candidates is not None and not args.cascade:
+        raise DomainsiftError("--candidates applies to --cascade runs only")
     t0 = time.time()
     sig = run_score(args.method, in_domain, pool, args.out, params, seed=args.seed,
                     reader={"format": args.format, "column": args.column, "field": args.field,
                             **({"field_target": args.field_target} if args.field_target else {})},
                     shard_size=args.shard_size, engine=args.engine, workers=args.workers, address=args.address,
-                    overwrite=args.overwrite)
+                    overwrite=args.overwrite, cascade=args.cascade, candidates=args.candidates,
+                    share=share(len(pool)) if share else None)
     print(f"scored {sig['n_pool']} pool lines with {sig['method']} in {time.time() - t0:.1f} s -> {args.out}")
+    if sig.get("cascade"):
+        m = sig["cascade"].rsplit("candidates=", 1)[-1]
+        print(f"cascade: the student scored every line, {sig['method']} the student's top {m}")
     if sig.get("classifier_holdout"):
         m = sig["classifier_holdout"]
         print(f"classifier on held-out data: precision {m['precision']:.3f}  recall {m['recall']:.3f}  "
@@ -320,7 +342,8 @@ def cmd_select(args) -> int:
             raise DomainsiftError("--out is required")
         if args.positive and args.method and not selector_class(args.method).probabilistic:
             raise DomainsiftError("--positive needs probability scores (method finetune)")
-        _score(args, check=lambda pool: check_n_against_pool(len(pool), args.top, args.fraction))
+        _score(args, check=lambda pool: check_n_against_pool(len(pool), args.top, args.fraction),
+               share=lambda n: args.top / n if args.top else args.fraction)
         score_dir = out = args.out
     _print_selection(run_select(score_dir, out, top=args.top, fraction=args.fraction,
                                 threshold=args.threshold, positive=args.positive, out_format=args.out_format,

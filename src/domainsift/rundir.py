@@ -46,13 +46,14 @@ EMBEDDINGS, EMBED_IDS = "embeddings.npy", "ids.tsv"
 CLUSTERING, CLUSTERS, OUTLIERS, MAP = "clustering.json", "clusters.tsv", "outliers.tsv", "map.json"
 DOWNSTREAM, CROSSDOMAIN, CROSSDOMAIN_PNG = "downstream.json", "crossdomain.json", "crossdomain.png"
 SAMPLING, REPORT = "sampling.json", "report.html"
+STUDENT = "student"  # a student's saved fit (the student method and --cascade): reusable with --student-from
 LOCK, RESUME = ".lock", ".resume"
 
 SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
 # outputs computed from a directory's scores: stale once the scores are rewritten
 DERIVED = (SELECTED_IDS, SELECTION, EVAL)
 # every name a score or selection run writes or replaces in its directory
-OUTPUTS = SCORE_FILES + (SCORES_TSV, RUN) + DERIVED + (SELECTED + ".*",)
+OUTPUTS = SCORE_FILES + (SCORES_TSV, RUN, STUDENT) + DERIVED + (SELECTED + ".*",)
 EMBED_OUTPUTS = (EMBEDDINGS, SIGNATURE, EMBED_IDS)
 CLUSTER_OUTPUTS = (CLUSTERING, OUTLIERS, CLUSTERS, MAP, "*.png")
 
@@ -270,11 +271,11 @@ def _stream_npy(path: Path, parts: Sequence, shape: tuple, dtype) -> None:
 
 
 def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
-                 timings: dict | None = None) -> None:
+                 timings: dict | None = None, run: dict | None = None) -> None:
     """Write a score directory (see the module docstring); ``signature.json`` comes last.
 
     ``scores`` and ``ids`` are arrays, or lists of per-shard arrays or .npy files (written shard by
-    shard, so memory stays bounded by a shard)."""
+    shard, so memory stays bounded by a shard). ``run``: more of what ``run.json`` records (a cascade's plan)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s_parts = scores if isinstance(scores, list) else [np.asarray(scores, dtype=np.float64)]
@@ -294,7 +295,7 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
             fh.writelines(f"{files[k]}\t{line}\t{float(v)!r}\n"
                           for (k, line), v in zip(_part(ip).tolist(), _part(sp).tolist()))
     save_json(out / "pool.json", pool)
-    save_json(out / "run.json", {"timings": timings or {}})
+    save_json(out / "run.json", {"timings": timings or {}, **(run or {})})
     save_json(out / "signature.json", sig)
 
 

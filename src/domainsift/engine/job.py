@@ -124,7 +124,8 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
               params: dict | None = None, seed: int = 0, reader: dict | None = None,
               shard_size: int = DEFAULT_SHARD_SIZE, engine: str = "local", workers: int | None = None,
               address: str | None = None, fit_sample: int = FIT_SAMPLE, on_shard=None,
-              overwrite: bool = False) -> dict:
+              overwrite: bool = False, cascade: bool = False, candidates: int | None = None,
+              share: float | None = None) -> dict:
     """Fit ``method`` on the in-domain set (and the pool), score the pool, write the run directory.
 
     ``pool``: a :class:`~domainsift.source.PoolSource` (read as a stream, shard by shard) or a
@@ -134,6 +135,10 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
     time is in ``DIR/run.json``. A killed run resumes: it loads the saved fit and scores only
     the shards without a completion marker (under ``DIR/.resume/``). ``out_dir`` is locked while
     the run writes; a directory that holds another kind of run is refused unless ``overwrite``.
+
+    ``cascade``: a student scores the whole pool and ``method`` only the student's top candidates
+    (:mod:`domainsift.engine.cascade`): ``candidates`` of them, or as many as the student's measured
+    recall says a selection of ``share`` of the pool needs.
     """
     from ..source import MemorySource, PoolSource
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
@@ -141,6 +146,13 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
     params.setdefault("seed", seed)
     t0 = time.time()
     selector = get_selector(method, **params)  # bad parameters fail here, before any work
+    if cascade and (not selector.per_sentence or method == "student"):
+        raise DomainsiftError(f"--cascade needs a method that scores each line on its own content; "
+                              f"'{method}' {'is the student itself' if method == 'student' else 'does not'}")
+    if not cascade and candidates is not None:
+        raise DomainsiftError("--candidates applies to --cascade runs only")
+    if candidates is not None and candidates < 1:
+        raise DomainsiftError(f"--candidates must be at least 1, got {candidates}")
     if engine not in ENGINES:
         raise DomainsiftError(f"unknown engine '{engine}' (choose from {', '.join(ENGINES)})")
     real_files = [f for f in list(source.files) + list(source.target_files) if os.path.exists(f)]
@@ -163,25 +175,49 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
         from .ray import plan
         workers = plan(selector, workers, address)
     with rundir.claim(out_dir, "score", overwrite=overwrite):
+        how = {"cascade": {"candidates": candidates, "share": share}} if cascade else {}
         return _score_into(Path(out_dir), selector, method, params, in_domain, source, manifest, t0, shard_size,
-                           engine, workers, address, fit_sample, on_shard)
+                           engine, workers, address, fit_sample, on_shard, how)
+
+
+def _sample(source, k: int, seed: int) -> Corpus:
+    """A seeded sample of ``k`` records of the pool (all of it when it is smaller), in pool order."""
+    n = len(source)
+    if n <= k:
+        return source.corpus()
+    return source.take(np.sort(np.random.default_rng(seed).choice(n, size=k, replace=False)))
 
 
 def _score_into(out_dir: Path, selector, method, params, in_domain, source, manifest, t0, shard_size, engine,
-                workers, address, fit_sample, on_shard) -> dict:
+                workers, address, fit_sample, on_shard, how) -> dict:
     state = Path(out_dir) / RESUME_DIR / _fingerprint(method, params, in_domain, manifest,
-                                                      {"shard_size": shard_size, "fit_sample": fit_sample},
+                                                      {"shard_size": shard_size, "fit_sample": fit_sample, **how},
                                                       selector.signature_params())
     fit_note = _fit(selector, in_domain, source, state / "model", fit_sample, params["seed"])
-    n_shards = score_shards(selector, source, state, shard_size, progress=bool(params.get("progress")),
-                            engine=engine, workers=workers, address=address, model_dir=state / "model",
-                            on_shard=on_shard)
-    scores, ids = assemble(state, n_shards)
+    engine_kw = dict(progress=bool(params.get("progress")), engine=engine, workers=workers, address=address,
+                     on_shard=on_shard)
+    run_extra, cascade_sig, student = {}, None, None
+    if how.get("cascade"):
+        from .cascade import run_cascade
+        res = run_cascade(selector, params, in_domain, source, state,
+                          lambda k: _sample(source, k, params["seed"]), shard_size,
+                          score_shards, engine_kw, how["cascade"]["share"], how["cascade"]["candidates"])
+        student, n_shards = res["student"], res["n_shards"]
+        scores, ids = assemble(state / "final", n_shards)
+        run_extra = {"cascade": res["plan"]}
+        ssp = student.signature_params()
+        ssp.pop("teacher_signature", None)
+        cascade_sig = {"cascade": f"student({ssp['features']}),candidates={res['plan']['candidates']}",
+                       "cascade_student": ssp}
+    else:
+        n_shards = score_shards(selector, source, state, shard_size, model_dir=state / "model", **engine_kw)
+        scores, ids = assemble(state, n_shards)
     sp = selector.signature_params()
     model = sp.pop("model", None) or sp.pop("embedder", None) or getattr(selector, "model_name", None)
     sp.pop("seed", None)
     in_files = [rundir.resolve(f) for f in in_domain.files]
-    sig = make_signature(method, model=model, seed=params["seed"], **sp, **fit_note, in_domain=in_files,
+    sig = make_signature(method, model=model, seed=params["seed"], **sp, **fit_note, **(cascade_sig or {}),
+                         in_domain=in_files,
                          n_in_domain=len(in_domain), pool=manifest["files"],
                          pool_target=manifest["target_files"] or None, n_pool=manifest["n"],
                          probabilistic=bool(selector.probabilistic))
@@ -190,9 +226,11 @@ def _score_into(out_dir: Path, selector, method, params, in_domain, source, mani
         sig["classifier_holdout"] = metrics
     rundir.write_scores(out_dir, scores, ids, manifest, sig,
                         timings={"score_seconds": round(time.time() - t0, 1), "engine": engine,
-                                 "shards": n_shards})
+                                 "shards": n_shards}, run=run_extra)
     del scores, ids
     selector.write_artifacts(out_dir)  # e.g. the cross-lingual alignment picture
+    if student is not None:
+        student.write_artifacts(out_dir)  # the cascade's student, reusable with --method student --student-from
     shutil.rmtree(Path(out_dir) / RESUME_DIR, ignore_errors=True)
     return sig
 

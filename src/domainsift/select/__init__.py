@@ -18,6 +18,7 @@ SELECTORS = {
     "finetune": "domainsift.select.finetune:FinetuneSelector",
     "moore-lewis": "domainsift.select.moore_lewis:MooreLewisSelector",
     "random": "domainsift.select.random:RandomSelector",
+    "student": "domainsift.select.student:StudentSelector",
 }
 
 

@@ -1,0 +1,185 @@
+"""Static token vectors distilled from a transformers encoder: a sentence vector with no transformer pass.
+
+The recipe is Model2Vec's (Tulkens and van Dongen, 2024; sentence-transformers' ``StaticEmbedding``):
+
+1. every token of the encoder's vocabulary (special tokens and ``[unused…]`` placeholders left out) is
+   passed through the encoder on its own, as ``[CLS] token [SEP]``, and its hidden states mean-pooled:
+   one vector per token;
+2. each token's vector is scaled by its SIF weight ``a / (a + p)`` (``a`` = 1e-4), with ``p`` the
+   token's probability estimated from Zipf's law on its position in the vocabulary (WordPiece
+   vocabularies are ordered roughly by frequency), so that frequent tokens weigh less;
+3. a sentence's vector is the mean of its tokens' vectors (the encoder's own tokenizer, no special
+   tokens); a line with no known token gets the zero vector.
+
+Model2Vec also reduces the vectors with PCA; that is a rotation and truncation, which a linear head
+(the student's, :mod:`domainsift.select.student`) does not need, so the vectors keep the encoder's width.
+The ``model2vec`` package itself is not used: its ``distill`` extra pins ``transformers<5.4``, older
+than the product's, and the recipe is the three steps above. Distilling MiniLM takes about 20 s on
+2 cores; the result is cached on disk by the encoder's fingerprint (``<cache>/static/``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .._atomic import save_json, save_npy
+
+log = logging.getLogger(__name__)
+
+SIF = 1e-4
+RECIPE = "model2vec-mean-sif1e-4"  # what the signature records of the distillation
+_UNUSED = re.compile(r"^\[unused\d+\]$")
+
+
+class StaticEmbedder:
+    """Sentence vectors as the mean of static token vectors (see the module docstring).
+
+    ``vectors``: (vocabulary, dim) float32, one row per token id; ``tokenizer``: a ``tokenizers``
+    :class:`~tokenizers.Tokenizer` (the encoder's, so the ids index ``vectors``)."""
+
+    def __init__(self, vectors: np.ndarray, tokenizer, name: str, source_fingerprint: str | None,
+                 max_tokens: int = 512):
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.tokenizer = tokenizer
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_tokens)
+        self.name = name
+        self.source_fingerprint = source_fingerprint
+        self.max_tokens = max_tokens
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def token_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """All lines' token ids concatenated, and each line's count (at most ``max_tokens`` each)."""
+        ids = [e.ids for e in self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)]
+        counts = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(counts.sum()))
+        return flat, counts
+
+    def pool(self, values: np.ndarray, flat: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Per-line means of ``values[flat]`` (values: per-token rows or scalars); 0 for an empty line."""
+        n = len(counts)
+        line = np.repeat(np.arange(n), counts)
+        denom = np.maximum(counts, 1).astype(np.float64)
+        if values.ndim == 1:
+            return np.bincount(line, weights=values[flat], minlength=n) / denom
+        out = np.zeros((n, values.shape[1]), dtype=np.float64)
+        if len(flat):
+            _add_rows(out, line, values[flat].astype(np.float64))
+        return out / denom[:, None]
+
+    def encode(self, texts: Sequence[str], dtype=np.float32) -> np.ndarray:
+        flat, counts = self.token_ids(texts)
+        return self.pool(self.vectors, flat, counts).astype(dtype, copy=False)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, folder: str | Path) -> None:
+        """Write the vectors, the tokenizer and where they came from into ``folder`` (atomically)."""
+        folder = Path(folder)
+        tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
+        try:
+            save_npy(tmp / "vectors.npy", self.vectors)
+            self.tokenizer.save(str(tmp / "tokenizer.json"))
+            save_json(tmp / "static.json", {"name": self.name, "source_fingerprint": self.source_fingerprint,
+                                            "recipe": RECIPE, "max_tokens": self.max_tokens})
+            if folder.exists():
+                shutil.rmtree(folder)
+            tmp.rename(folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "StaticEmbedder":
+        from tokenizers import Tokenizer
+        folder = Path(folder)
+        meta = json.loads((folder / "static.json").read_text(encoding="utf-8"))
+        return cls(np.load(folder / "vectors.npy"), Tokenizer.from_file(str(folder / "tokenizer.json")),
+                   meta["name"], meta["source_fingerprint"], meta.get("max_tokens", 512))
+
+    def __getstate__(self):  # Ray ships it: the tokenizer travels as its JSON
+        state = dict(self.__dict__)
+        state["tokenizer"] = self.tokenizer.to_str()
+        return state
+
+    def __setstate__(self, state):
+        from tokenizers import Tokenizer
+        state = dict(state)
+        state["tokenizer"] = Tokenizer.from_str(state["tokenizer"])
+        self.__dict__.update(state)
+
+
+def _add_rows(out: np.ndarray, line: np.ndarray, rows: np.ndarray) -> None:
+    """``out[line[k]] += rows[k]`` for sorted ``line`` (lines are contiguous runs), by reduceat."""
+    starts = np.flatnonzero(np.r_[True, line[1:] != line[:-1]])
+    out[line[starts]] = np.add.reduceat(rows, starts, axis=0)
+
+
+def distill(model: str, batch_size: int = 1024, progress: bool = False) -> StaticEmbedder:
+    """Distill static token vectors from the transformers encoder at ``model`` (a local path or hub
+    name), in fp32 PyTorch on the CPU (see the module docstring)."""
+    from . import model_path
+    from .transformers import TransformersEmbedder, _torch
+    torch = _torch()
+    model = model_path(model)
+    enc = TransformersEmbedder(model, backend="torch", device="cpu", progress=False)
+    _, tok, net, _ = enc._load()
+    vocab = tok.get_vocab()
+    special = set(tok.all_special_ids)
+    size = max(vocab.values()) + 1
+    keep = np.array(sorted(i for t, i in vocab.items() if i not in special and not _UNUSED.match(t)), dtype=np.int64)
+    cls_id = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id
+    sep_id = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
+    cols = ([cls_id] if cls_id is not None else []) + [None] + ([sep_id] if sep_id is not None else [])
+    dim = net.config.hidden_size
+    out = np.zeros((size, dim), dtype=np.float32)
+    from tqdm.auto import tqdm
+    with torch.inference_mode():
+        for start in tqdm(range(0, len(keep), batch_size), desc=f"distil {enc.name}", unit="batch",
+                          disable=not progress):
+            ids = torch.as_tensor(keep[start:start + batch_size])
+            parts = [ids[:, None] if c is None else torch.full((len(ids), 1), c) for c in cols]
+            batch = torch.cat(parts, dim=1)
+            hidden = net(input_ids=batch, attention_mask=torch.ones_like(batch)).last_hidden_state
+            out[keep[start:start + batch_size]] = hidden.mean(1).float().numpy()
+    rank = np.empty(size, dtype=np.float64)
+    rank[:] = np.arange(size) + 2  # Zipf on the vocabulary's order
+    proba = (1 / rank) / np.sum(1 / rank)
+    out *= (SIF / (SIF + proba)).astype(np.float32)[:, None]
+    return StaticEmbedder(out, tok.backend_tokenizer, enc.name, enc.fingerprint,
+                          max_tokens=min(512, getattr(tok, "model_max_length", 512) or 512))
+
+
+def distilled(model: str, cache_dir: str | None = None, progress: bool = False) -> StaticEmbedder:
+    """The static vectors of ``model``, distilled once and kept under ``<cache>/static/<fingerprint>``
+    (``cache_dir=""``: no cache)."""
+    from . import model_path
+    from .cache import default_cache_dir
+    from .transformers import model_fingerprint
+    model = model_path(model)
+    cache = default_cache_dir() if cache_dir is None else cache_dir
+    if not cache:
+        return distill(model, progress=progress)
+    import hashlib
+    key = hashlib.sha256(f"{model_fingerprint(model)}|{RECIPE}".encode()).hexdigest()[:16]
+    folder = Path(cache) / "static" / key
+    if (folder / "static.json").exists():
+        try:
+            return StaticEmbedder.load(folder)
+        except (OSError, ValueError, KeyError) as exc:
+            log.warning("the distilled vectors in %s cannot be read (%s); distilling again", folder, exc)
+    emb = distill(model, progress=progress)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    emb.save(folder)
+    return emb

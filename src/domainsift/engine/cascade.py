@@ -1,0 +1,133 @@
+"""The cascade (``--cascade``): a fast student scores every line, the chosen method only the candidates.
+
+1. The teacher (the chosen method) is fitted as usual (on the pool, or a seeded sample of it).
+2. The student (:mod:`domainsift.select.student`) learns from the teacher's scores of a seeded sample
+   of the pool; its fit is saved, so a killed run does not fit it again.
+3. The student scores the whole pool, shard by shard (resumable, on Ray like any method).
+4. The candidates: the student's top M lines. M is ``--candidates``, or planned from the student's
+   measured recall: enough lines to hold 99% of the teacher's top share on the held-out quarter of
+   the teacher-scored sample, where the share is the selection's (``select --top N``: N over the
+   pool; ``--fraction``) or, when the run does not know it (``score``, ``--threshold``),
+   :data:`PLAN_SHARE`. M is at least twice the selection, and recorded in ``run.json`` with the
+   estimate it came from.
+5. The teacher scores the candidates only, in shards (resumable).
+6. Every line gets a score: a candidate its teacher score, a non-candidate
+   ``min(candidate scores) - 2 + q`` with ``q`` in (0, 1) rising with its student score. Every
+   candidate ranks above every non-candidate, and the non-candidates keep the student's order;
+   a non-candidate's score is never a probability (so ``--positive`` never takes one).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from .._atomic import save_json, save_npy
+from ..errors import DomainsiftError
+
+log = logging.getLogger(__name__)
+
+PLAN_SHARE = 0.1  # the selection share a cascade plans for when the run does not say
+MIN_FACTOR = 2  # at least this many times the selection's lines are candidates
+
+
+def build_student(teacher, params: dict):
+    """The student of a teacher selector: distilled from the teacher's own encoder where it names one
+    (``model``), with the run's seed and cache."""
+    from ..embed import BASELINES
+    from ..select.student import StudentSelector
+    kw = {"teacher": teacher.name, "seed": params.get("seed", 0), "cache_dir": params.get("cache_dir"),
+          "progress": bool(params.get("progress"))}
+    model = getattr(teacher, "model", None) or getattr(teacher, "embedder", None)
+    if isinstance(model, str) and model not in BASELINES:
+        kw["model"] = model
+    return StudentSelector(**kw)
+
+
+def plan(student, n_pool: int, share: float | None, candidates: int | None) -> dict:
+    """How many candidates the teacher scores, and why (recorded in ``run.json``)."""
+    if candidates is not None:
+        if candidates < 1:
+            raise DomainsiftError(f"--candidates must be at least 1, got {candidates}")
+        m = min(candidates, n_pool)
+        return {"candidates": int(m), "rule": "--candidates", "asked": int(candidates)}
+    asked = share is not None
+    share = PLAN_SHARE if share is None else share
+    est = student.candidates_for(share)
+    m = int(np.ceil(est["share"] * n_pool))
+    floor = int(np.ceil(MIN_FACTOR * share * n_pool))
+    m = int(min(n_pool, max(m, floor, 1)))
+    return {"candidates": m, "rule": f"{est['recall_target']:.0%} of the teacher's top {share:.4g} on the "
+            "held-out sample" + ("" if asked else " (the share a run plans for when it is not told)"),
+            "selection_share": share, "estimate": est, "min_factor": MIN_FACTOR}
+
+
+def top_candidates(state: Path, n_shards: int, m: int) -> np.ndarray:
+    """Pool positions of the student's top ``m`` (ties by position), sorted by position; kept in the
+    state folder so a resumed run takes the same candidates."""
+    from ..select.base import choose
+    from .shards import shard_paths
+    path = state / f"candidates-{m}.npy"
+    if path.exists():
+        try:
+            return np.load(path)
+        except (OSError, ValueError):
+            path.unlink(missing_ok=True)
+    scores = np.concatenate([np.load(shard_paths(state / "student", k)[0]) for k in range(n_shards)])
+    idx = np.sort(choose(scores, top=m))
+    save_npy(path, idx)
+    return idx
+
+
+def merge(state: Path, n_shards: int, shard_size: int, cand: np.ndarray, teacher_scores: np.ndarray) -> None:
+    """The final per-shard scores (see the module docstring), written as the shards of ``state/final``."""
+    from .shards import _write_shard, finished_shards, shard_paths
+    final = state / "final"
+    final.mkdir(parents=True, exist_ok=True)
+    done = finished_shards(final)
+    floor = float(np.min(teacher_scores)) - 2.0 if len(teacher_scores) else 0.0
+    for k in range(n_shards):
+        if k in done:
+            continue
+        s_path, i_path, _ = shard_paths(state / "student", k)
+        student, ids = np.load(s_path), np.load(i_path)
+        start = k * shard_size
+        out = floor + (np.arctan(student) / np.pi + 0.5)  # in (floor, floor + 1): below every candidate
+        lo, hi = np.searchsorted(cand, [start, start + len(student)])
+        out[cand[lo:hi] - start] = teacher_scores[lo:hi]
+        _write_shard(final, k, out, ids[:, 0], ids[:, 1])
+
+
+def run_cascade(teacher, params: dict, in_domain, source, state: Path, fit_pool, shard_size: int,
+                score_shards, engine_kw: dict, share: float | None, candidates: int | None) -> dict:
+    """Steps 2 to 6 of the module docstring (the teacher is fitted); returns what ``run.json`` and the
+    signature record. ``score_shards`` is the engine's shard scorer; ``fit_pool`` gives the pool sample
+    the student learns from (a callable: read only when the student is not saved yet)."""
+    from ..source import MemorySource
+    student = build_student(teacher, params)
+    student_dir = state / "student-model"
+    loaded = False
+    if student_dir.exists():
+        try:
+            student.load_state(student_dir)
+            loaded = True
+        except DomainsiftError as exc:
+            log.warning("the saved student in %s cannot be loaded (%s); fitting it again", student_dir, exc)
+    if not loaded:
+        student.fit(in_domain, fit_pool(student.sample), teacher=teacher)
+        student.save_state(student_dir)
+    n = len(source)
+    n_shards = score_shards(student, source, state / "student", shard_size, model_dir=student_dir, **engine_kw)
+    how = plan(student, n, share, candidates)
+    cand = top_candidates(state, n_shards, how["candidates"])
+    teacher_state = state / f"teacher-{len(cand)}"
+    sub = MemorySource(source.take(cand))
+    score_shards(teacher, sub, teacher_state, shard_size, model_dir=state / "model", **engine_kw)
+    from .shards import assemble
+    t_scores, _ = assemble(teacher_state, max(1, -(-len(cand) // shard_size)))
+    teacher_scores = np.concatenate([np.load(p) for p in t_scores]) if len(cand) else np.zeros(0)
+    merge(state, n_shards, shard_size, cand, teacher_scores)
+    save_json(state / "plan.json", how)
+    return {"student": student, "plan": how, "n_shards": n_shards}

@@ -1,0 +1,365 @@
+"""The student: a scorer that costs microseconds a line, trained to reproduce a teacher method's ranking.
+
+A teacher (any other method: cosine by default, finetune, crosslingual, ...) is fitted as usual and
+scores a seeded sample of the pool (``sample`` lines). The student learns from that sample and the
+in-domain set:
+
+* **features** with no transformer pass: ``static``, the mean of static token vectors distilled from
+  the encoder (:mod:`domainsift.embed.static`, Model2Vec's recipe), or ``hashed`` word 1-2-grams
+  (scikit-learn's ``HashingVectorizer``, 2^18 columns), or ``both``;
+* **head**: a logistic regression (scikit-learn) of the in-domain set and the teacher's top share of
+  the sample against the teacher's bottom two thirds of it (paper 000's negative rule, applied to the
+  teacher's ranking).
+
+Its score is the head's logit. A linear head over mean token vectors is a per-token weight, so the
+static student scores a line as the mean of its tokens' weights: tokenizing is most of the cost.
+
+Two uses: ``--method student --teacher METHOD`` (the student alone, the fastest first cut), and
+``--cascade`` on any method (:mod:`domainsift.engine.cascade`): the student scores the whole pool and
+the teacher only the student's top candidates. How many candidates the teacher needs is estimated on
+a held-out quarter of the teacher-scored sample (:meth:`StudentSelector.candidates_for`). A fitted
+student is saved with the run (``student/`` in the run directory) and reused on another pool with
+``--student-from DIR``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DomainsiftError
+from .base import CACHE_DIR, PROGRESS, SEED, BaseSelector, Param, at_least
+
+log = logging.getLogger(__name__)
+
+FEATURES = ("static", "hashed")
+HASH_FEATURES = 2 ** 18
+NEG_SHARE = 2 / 3  # the teacher's bottom two thirds of the sample are the negatives (paper 000's rule)
+HELD_OUT = 0.25  # the share of the teacher-scored sample kept out of the first fit to plan the candidates
+RECALL = 0.99  # the cascade keeps enough candidates for this share of the teacher's top (on the held-out part)
+NO_TEACHER = ("student", "random")
+
+
+def _hasher():
+    from sklearn.feature_extraction.text import HashingVectorizer
+    return HashingVectorizer(n_features=HASH_FEATURES, ngram_range=(1, 2), alternate_sign=False, norm="l2",
+                             lowercase=True, dtype=np.float32)
+
+
+class Student:
+    """Features and a linear head: :meth:`featurize`, :meth:`fit_head`, :meth:`score_features`."""
+
+    def __init__(self, features: str, static=None):
+        if features not in FEATURES:
+            raise DomainsiftError(f"student: features must be one of {', '.join(FEATURES)}, got {features!r}")
+        self.features, self.static = features, static
+        self.coef_ = self.intercept_ = None
+
+    def featurize(self, texts):
+        """The feature matrix of ``texts``: dense static vectors, sparse hashed n-grams, or both side by side."""
+        texts = list(texts)
+        parts = []
+        if self.features in ("static", "both"):
+            parts.append(self.static.encode(texts, dtype=np.float64))
+        if self.features in ("hashed", "both"):
+            parts.append(_hasher().transform(texts))
+        if len(parts) == 1:
+            return parts[0]
+        import scipy.sparse as sp
+        return sp.hstack([sp.csr_matrix(parts[0]), parts[1]], format="csr")
+
+    @property
+    def n_static(self) -> int:
+        return self.static.dim if self.features in ("static", "both") else 0
+
+    def training_set(self, x_in, x_sample, t_sample: np.ndarray, share: float):
+        """In-domain set and the teacher's top ``share`` of the sample (positives) against the teacher's
+        bottom two thirds of the sample (negatives)."""
+        n = len(t_sample)
+        order = np.argsort(-np.asarray(t_sample, dtype=np.float64), kind="stable")
+        n_top = max(1, int(round(share * n)))
+        n_neg = max(1, min(n - n_top, int(round(NEG_SHARE * n))))
+        pos, neg = order[:n_top], order[n - n_neg:]
+        x = _stack([x_in, _rows(x_sample, pos), _rows(x_sample, neg)])
+        y = np.r_[np.ones(_len(x_in) + len(pos)), np.zeros(len(neg))]
+        return x, y
+
+    def fit_head(self, x_in, x_sample, t_sample: np.ndarray, share: float, seed: int = 0) -> "Student":
+        from sklearn.linear_model import LogisticRegression
+        x, y = self.training_set(x_in, x_sample, t_sample, share)
+        x, self.scale_ = self._standardise(x, fit=True)
+        lr = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=seed)
+        lr.fit(x, y)
+        self.coef_, self.intercept_ = lr.coef_[0].astype(np.float64), float(lr.intercept_[0])
+        return self
+
+    def _standardise(self, x, fit: bool = False):
+        """The static columns scaled to unit variance (on the training rows), hashed ones left as they are."""
+        k = self.n_static
+        if k == 0:
+            return x, None
+        if fit:
+            dense = x[:, :k].toarray() if hasattr(x, "toarray") else x[:, :k]
+            scale = (np.asarray(dense.mean(0)).ravel(), np.maximum(np.asarray(dense.std(0)).ravel(), 1e-8))
+        else:
+            scale = self.scale_
+        mu, sd = scale
+        if hasattr(x, "toarray"):
+            import scipy.sparse as sp
+            dense = (x[:, :k].toarray() - mu) / sd
+            return sp.hstack([sp.csr_matrix(dense), x[:, k:]], format="csr"), scale
+        return (x - mu) / sd, scale
+
+    def score_features(self, x) -> np.ndarray:
+        x, _ = self._standardise(x)
+        return np.asarray(x @ self.coef_, dtype=np.float64).ravel() + self.intercept_
+
+    def token_weights(self) -> tuple[np.ndarray, float]:
+        """The static part of the head as one weight per token (and the intercept it adds)."""
+        k = self.n_static
+        mu, sd = self.scale_
+        w = self.coef_[:k] / sd
+        return self.static.vectors.astype(np.float64) @ w, self.intercept_ - float(mu @ w)
+
+    def score(self, texts) -> np.ndarray:
+        """Scores of ``texts`` without building the feature matrix: per-token weights for the static
+        part, a sparse product for the hashed part."""
+        texts = list(texts)
+        out = np.full(len(texts), self.intercept_, dtype=np.float64)
+        if self.n_static:
+            u, b = self.token_weights() if not hasattr(self, "_u") else self._u
+            self._u = (u, b)
+            flat, counts = self.static.token_ids(texts)
+            out = self.static.pool(u, flat, counts) + b
+        if self.features in ("hashed", "both"):
+            out = out + np.asarray(_hasher().transform(texts) @ self.coef_[self.n_static:]).ravel()
+        return out
+
+    def state(self) -> dict:
+        return {"features": self.features, "coef": self.coef_, "intercept": self.intercept_,
+                "scale": None if self.scale_ is None else [np.asarray(v) for v in self.scale_]}
+
+    @classmethod
+    def from_state(cls, state: dict, static=None) -> "Student":
+        st = cls(state["features"], static)
+        st.coef_, st.intercept_ = np.asarray(state["coef"], dtype=np.float64), float(state["intercept"])
+        st.scale_ = None if state["scale"] is None else tuple(np.asarray(v, dtype=np.float64) for v in state["scale"])
+        return st
+
+
+def _len(x) -> int:
+    return x.shape[0]
+
+
+def _rows(x, idx):
+    return x[idx]
+
+
+def _stack(parts):
+    if any(hasattr(p, "toarray") for p in parts):
+        import scipy.sparse as sp
+        return sp.vstack([sp.csr_matrix(p) for p in parts], format="csr")
+    return np.vstack(parts)
+
+
+def recall_curve(student_scores: np.ndarray, teacher_scores: np.ndarray, share: float) -> float:
+    """The share of the ``student_scores``' lines that the student must keep (best first) to hold
+    ``RECALL`` of the teacher's top ``share`` of the same lines."""
+    n = len(teacher_scores)
+    n_top = max(1, int(round(share * n)))
+    top = np.argsort(-teacher_scores, kind="stable")[:n_top]
+    pos = np.empty(n, np.int64)
+    pos[np.argsort(-student_scores, kind="stable")] = np.arange(n)
+    need = int(np.ceil(RECALL * n_top))
+    return float((np.sort(pos[top])[need - 1] + 1) / n)
+
+
+class StudentSelector(BaseSelector):
+    """A fast linear scorer trained on a teacher method's scores of a pool sample (module docstring)."""
+
+    name = "student"
+    needs_pool = True
+    params = (
+        Param("teacher", str, "cosine", "the method the student learns from (fitted with its defaults and "
+              "this run's seed; any method but random)"),
+        Param("features", str, "static", "the student's features: static (token vectors distilled from the "
+              "encoder), hashed (word 1-2-grams) or both", choices=FEATURES),
+        Param("sample", int, 20000, "pool lines the teacher scores for the student to learn from (a seeded "
+              "sample)", check=at_least(100)),
+        Param("share", float, 0.1, "the teacher's top share of the sample that the student learns as in-domain "
+              "(a cascade uses its selection's share when it knows it)", check=lambda v: None if 0 < v < 1
+              else f"must be in (0, 1), got {v}"),
+        Param("model", str, "minilm", "the encoder the static vectors are distilled from (the teacher's own "
+              "encoder when a cascade builds the student)"),
+        Param("student_from", str, None, "a saved student (a run directory's student/ folder) to score with: "
+              "no teacher runs, no training"),
+        Param("teacher_params", dict, None, "the teacher's parameters (library use; a cascade passes its own)",
+              cli=False),
+        SEED, CACHE_DIR, PROGRESS,
+    )
+
+    learned = ("student_",)
+    saves_state = True
+
+    def check_params(self) -> None:
+        super().check_params()
+        if self.teacher in NO_TEACHER:
+            raise DomainsiftError(f"student: --teacher {self.teacher} has nothing to teach; choose a method "
+                                  "that ranks by content (cosine, finetune, moore-lewis, crosslingual)")
+        from . import SELECTORS
+        if self.teacher not in SELECTORS:
+            raise DomainsiftError(f"student: unknown teacher '{self.teacher}' (choose from "
+                                  f"{', '.join(m for m in SELECTORS if m not in NO_TEACHER)})")
+
+    @property
+    def fit_uses_pool(self) -> bool:
+        return self.student_from is None
+
+    # ------------------------------------------------------------------ fit
+    def _static(self):
+        if self.features == "hashed":
+            return None
+        from ..embed import model_path
+        from ..embed.static import distilled
+        return distilled(model_path(self.model), self.cache_dir, progress=self.progress)
+
+    def build_teacher(self):
+        from . import get_selector
+        params = {"seed": self.seed, "progress": self.progress, **(self.teacher_params or {})}
+        names = {p.name for p in get_selector_class(self.teacher).params}
+        if "cache_dir" in names:
+            params.setdefault("cache_dir", self.cache_dir)
+        return get_selector(self.teacher, **{k: v for k, v in params.items() if k in names})
+
+    def fit(self, in_domain, pool=None, teacher=None) -> "StudentSelector":
+        """Fit the student: ``teacher`` (a fitted selector) scores a seeded sample of ``pool``; without
+        one, the teacher method is built and fitted here. With ``student_from``, load it instead."""
+        if self.student_from is not None:
+            self.reset()
+            return self.load_state(self.student_from)
+        in_domain, pool = self._fit_input(in_domain, pool)
+        if teacher is None:
+            teacher = self.build_teacher()
+            teacher.fit(in_domain, pool if teacher.fit_uses_pool else None)
+        self.teacher_signature_ = {"method": teacher.name, **teacher.signature_params()}
+        rng = np.random.default_rng(self.seed)
+        n = len(pool)
+        pick = np.sort(rng.choice(n, size=min(self.sample, n), replace=False))
+        sample = pool[[int(i) for i in pick]]
+        t = np.asarray(teacher.score(sample), dtype=np.float64)
+        st = Student(self.features, self._static())
+        x_in, x_s = st.featurize(in_domain.texts), st.featurize(sample.texts)
+        # a first fit on three quarters of the sample; its scores of the held-out quarter plan the cascade
+        order = rng.permutation(len(pick))
+        n_held = int(round(HELD_OUT * len(pick)))
+        held, train = np.sort(order[:n_held]), np.sort(order[n_held:])
+        if n_held >= 20:
+            first = Student(self.features, st.static).fit_head(x_in, _rows(x_s, train), t[train], self.share, self.seed)
+            self.held_out_ = {"teacher": t[held], "student": first.score_features(_rows(x_s, held))}
+        else:
+            self.held_out_ = None
+        self.student_ = st.fit_head(x_in, x_s, t, self.share, self.seed)
+        self.n_sample_ = int(len(pick))
+        return self
+
+    def candidates_for(self, share: float) -> dict:
+        """How many of the pool's lines (as a share) the teacher must score to keep ``RECALL`` of its top
+        ``share``, estimated on the held-out quarter of the sample; with no held-out part, all of them."""
+        if not getattr(self, "held_out_", None):
+            return {"share": 1.0, "recall_target": RECALL, "held_out": 0}
+        h = self.held_out_
+        need = recall_curve(h["student"], h["teacher"], share)
+        return {"share": need, "recall_target": RECALL, "held_out": int(len(h["teacher"])),
+                "selection_share": share}
+
+    # ------------------------------------------------------------------ score
+    def score(self, records) -> np.ndarray:
+        from ..corpus import as_corpus
+        self.require_fitted()
+        return self.student_.score(as_corpus(records).texts)
+
+    # ------------------------------------------------------------------ state
+    def fitted_state(self) -> dict:
+        return {"student": self.student_.state(), "static": self.student_.static,
+                "teacher": getattr(self, "teacher_signature_", None)}
+
+    def set_fitted(self, state: dict) -> "StudentSelector":
+        self.student_ = Student.from_state(state["student"], state["static"])
+        self.teacher_signature_ = state.get("teacher")
+        return self
+
+    def save_state(self, path) -> None:
+        """The student as a folder: its head (``student.json``) and static vectors (``static/``); the
+        held-out estimate travels with it."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=path.name + ".", dir=path.parent))
+        try:
+            st = self.student_.state()
+            meta = {"features": st["features"], "intercept": st["intercept"], "teacher": self.teacher_signature_,
+                    "n_sample": getattr(self, "n_sample_", None), "recall_target": RECALL}
+            arrays = {"coef": st["coef"]}
+            if st["scale"] is not None:
+                arrays.update(mu=st["scale"][0], sd=st["scale"][1])
+            if getattr(self, "held_out_", None):
+                arrays.update(held_teacher=self.held_out_["teacher"], held_student=self.held_out_["student"])
+            np.savez(tmp / "head.npz", **arrays)
+            (tmp / "student.json").write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
+            if self.student_.static is not None:
+                self.student_.static.save(tmp / "static")
+            if path.exists():
+                shutil.rmtree(path)
+            tmp.rename(path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def load_state(self, path) -> "StudentSelector":
+        path = Path(path)
+        try:
+            meta = json.loads((path / "student.json").read_text(encoding="utf-8"))
+            arrays = np.load(path / "head.npz")
+            static = None
+            if meta["features"] != "hashed":
+                from ..embed.static import StaticEmbedder
+                static = StaticEmbedder.load(path / "static")
+        except (OSError, ValueError, KeyError) as exc:
+            raise DomainsiftError(f"{path}: not a saved student ({exc})") from None
+        scale = (arrays["mu"], arrays["sd"]) if "mu" in arrays else None
+        self.student_ = Student.from_state({"features": meta["features"], "coef": arrays["coef"],
+                                            "intercept": meta["intercept"], "scale": scale}, static)
+        self.teacher_signature_ = meta.get("teacher")
+        self.n_sample_ = meta.get("n_sample")
+        self.held_out_ = ({"teacher": arrays["held_teacher"], "student": arrays["held_student"]}
+                          if "held_teacher" in arrays else None)
+        return self
+
+    def write_artifacts(self, out_dir) -> list[str]:
+        from .. import rundir
+        folder = rundir.path(out_dir, rundir.STUDENT)
+        self.save_state(folder)
+        return [str(folder)]
+
+    def signature_params(self) -> dict:
+        p = super().signature_params()
+        p.pop("teacher_params", None)
+        if self.features != "hashed":
+            from ..embed.static import RECIPE
+            p["static"] = RECIPE
+        if self.is_fitted:
+            p["teacher_signature"] = getattr(self, "teacher_signature_", None)
+            if getattr(self, "n_sample_", None) is not None:
+                p["n_sample"] = self.n_sample_
+            if self.student_.static is not None:
+                p["static_source_fingerprint"] = self.student_.static.source_fingerprint
+        return p
+
+
+def get_selector_class(name: str):
+    from . import selector_class
+    return selector_class(name)

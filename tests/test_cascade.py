@@ -1,0 +1,194 @@
+"""The student (static token vectors or hashed n-grams, a linear head trained on a teacher's scores) and
+the cascade (--cascade: the student scores every line, the method only the student's top candidates)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import make_sentences, run_cli, write_lines
+from domainsift.corpus import read_corpus
+from domainsift.engine.job import run_score
+from domainsift.source import PoolSource
+
+
+@pytest.fixture
+def pool(tmp_path, monkeypatch):
+    """120 pool lines (60 med, then 60 law, then none of the in-domain set's) and 8 in-domain lines."""
+    monkeypatch.chdir(tmp_path)
+    return {"pool": write_lines(tmp_path / "pool.txt", make_sentences("med", 60, 1) + make_sentences("law", 60, 2)),
+            "in": write_lines(tmp_path / "in.txt", make_sentences("med", 8, 3)), "tmp": tmp_path}
+
+
+def _run(tmp: Path, name: str) -> dict:
+    d = tmp / name
+    return {"scores": np.load(d / "scores.npy"), "ids": np.load(d / "ids.npy"),
+            "run": json.loads((d / "run.json").read_text()), "sig": json.loads((d / "signature.json").read_text())}
+
+
+# ------------------------------------------------------------------ static vectors
+
+def test_distilled_vectors_are_the_encoders_token_outputs(tiny_models, tmp_path):
+    from domainsift.embed.static import SIF, distilled
+    from domainsift.embed.transformers import TransformersEmbedder
+    emb = distilled(tiny_models["bert"], cache_dir=str(tmp_path))
+    again = distilled(tiny_models["bert"], cache_dir=str(tmp_path))  # read back from the cache
+    np.testing.assert_array_equal(emb.vectors, again.vectors)
+    enc = TransformersEmbedder(tiny_models["bert"], backend="torch", progress=False)
+    torch, tok, model, _ = enc._load()
+    tid = tok.convert_tokens_to_ids("dose")
+    with torch.inference_mode():
+        h = model(input_ids=torch.tensor([[tok.cls_token_id, tid, tok.sep_token_id]])).last_hidden_state.mean(1)
+    p = (1 / (tid + 2)) / np.sum(1 / (np.arange(len(emb.vectors)) + 2))
+    np.testing.assert_allclose(emb.vectors[tid], h[0].numpy() * SIF / (SIF + p), rtol=1e-5, atol=1e-7)
+    assert not emb.vectors[tok.cls_token_id].any()  # special tokens get no vector
+    x = emb.encode(["dose tablet", "", "dose tablet unknownword"])
+    np.testing.assert_allclose(x[0], emb.vectors[[tid, tok.convert_tokens_to_ids("tablet")]].mean(0), rtol=1e-6)
+    assert not x[1].any() and x.shape == (3, 32)
+
+
+# ------------------------------------------------------------------ the student
+
+@pytest.mark.parametrize("features", ["static", "hashed"])
+def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(features, pool, tiny_models):
+    from domainsift.select import get_selector
+    texts = pool["pool"].read_text().splitlines()
+    sel = get_selector("student", teacher="cosine", teacher_params={"embedder": "tfidf"}, features=features,
+                       model=tiny_models["bert"], cache_dir="", progress=False)
+    s = sel.fit(pool["in"].read_text().splitlines(), texts).score(texts)
+    assert (np.argsort(-s, kind="stable")[:60] < 60).mean() >= 0.9  # the med lines first
+    st = sel.student_
+    np.testing.assert_allclose(s, st.score_features(st.featurize(texts)), rtol=1e-9, atol=1e-9)
+    est = sel.candidates_for(0.25)  # planned on the held-out quarter (30 of the 120 lines)
+    assert est["held_out"] == 30 and 0 < est["share"] <= 1
+    p = sel.signature_params()
+    assert p["teacher_signature"]["method"] == "cosine" and p["features"] == features and p["n_sample"] == 120
+
+
+def test_student_method_saves_a_student_that_scores_another_pool(pool, tiny_models, capsys, monkeypatch):
+    argv = ["select", "--method", "student", "--teacher", "cosine", "--model", tiny_models["bert"], "--cache", "",
+            "--in-domain", pool["in"], "--pool", pool["pool"], "--top", "30"]
+    rc, err, _ = run_cli([*argv, "--out", "first"], capsys)
+    assert rc == 0, err
+    first = _run(pool["tmp"], "first")
+    assert first["sig"]["method"] == "student" and first["sig"]["teacher_signature"]["method"] == "cosine"
+    other = write_lines(pool["tmp"] / "other.txt", make_sentences("law", 10, 7) + make_sentences("med", 10, 8))
+    from domainsift.select.student import StudentSelector
+    monkeypatch.setattr(StudentSelector, "build_teacher", lambda self: pytest.fail("a saved student needs no teacher"))
+    rc, err, _ = run_cli(["score", "--method", "student", "--student-from", pool["tmp"] / "first" / "student",
+                          "--in-domain", pool["in"], "--pool", other, "--out", "reuse"], capsys)
+    assert rc == 0, err
+    s = _run(pool["tmp"], "reuse")["scores"]
+    assert (np.argsort(-s, kind="stable")[:10] >= 10).all()  # the med half of the other pool first
+    rc, err, _ = run_cli(["score", "--method", "student", "--student-from", pool["tmp"], "--in-domain", pool["in"],
+                          "--pool", other, "--out", "bad"], capsys)
+    assert rc == 2 and "not a saved student" in err and err.count("\n") == 0
+
+
+def test_student_refuses_a_teacher_with_nothing_to_teach(pool, capsys):
+    rc, err, _ = run_cli(["score", "--method", "student", "--teacher", "random", "--in-domain", pool["in"],
+                          "--pool", pool["pool"], "--out", "o"], capsys)
+    assert rc == 2 and "nothing to teach" in err
+
+
+# ------------------------------------------------------------------ the cascade
+
+def test_cascade_ranks_every_candidate_above_every_other_line(pool, tiny_models, capsys):
+    common = ["--model", tiny_models["bert"], "--cache", "", "--in-domain", pool["in"], "--pool", pool["pool"],
+              "--top", "12", "--shard-size", "32"]
+    assert run_cli(["select", "--method", "cosine", *common, "--out", "full"], capsys)[0] == 0
+    rc, err, out = run_cli(["select", "--method", "cosine", "--cascade", *common, "--out", "cascade"], capsys)
+    assert rc == 0, err
+    full, cas = _run(pool["tmp"], "full"), _run(pool["tmp"], "cascade")
+    how = cas["run"]["cascade"]
+    m = how["candidates"]
+    assert how["selection_share"] == pytest.approx(0.1) and how["estimate"]["held_out"] == 30
+    assert 24 <= m <= 120 and f"top {m}" in out  # at least twice the selection
+    np.testing.assert_array_equal(cas["ids"], full["ids"])
+    order = np.argsort(-cas["scores"], kind="stable")
+    cand = np.sort(order[:m])
+    assert cas["scores"][order[m - 1]] > cas["scores"][order[m]] if m < 120 else True
+    np.testing.assert_allclose(cas["scores"][cand], full["scores"][cand], rtol=0, atol=1e-12)  # the method's own
+    assert (cas["scores"][order[m:]] < full["scores"][cand].min() - 1).all()
+    # the non-candidates keep the student's order
+    from domainsift.select import get_selector
+    student = get_selector("student", student_from=str(pool["tmp"] / "cascade" / "student"), progress=False)
+    student.fit([], None)
+    rest = np.sort(order[m:])
+    s = student.score(read_corpus([pool["pool"]])[[int(i) for i in rest]])
+    assert (np.argsort(-cas["scores"][rest], kind="stable") == np.argsort(-s, kind="stable")).all()
+    assert "student(static),candidates=" in cas["sig"]["signature"]
+    assert cas["sig"]["cascade_student"]["teacher"] == "cosine"
+    sel = (pool["tmp"] / "cascade" / "selected.txt").read_text().splitlines()
+    assert len(sel) == 12
+
+
+def test_cascade_candidates_flag_and_refusals(pool, capsys):
+    common = ["--method", "cosine", "--model", "tfidf", "--in-domain", pool["in"], "--pool", pool["pool"]]
+    rc, err, _ = run_cli(["score", *common, "--cascade", "--candidates", "7", "--out", "c"], capsys)
+    assert rc == 0, err
+    run = _run(pool["tmp"], "c")
+    assert run["run"]["cascade"] == {"candidates": 7, "rule": "--candidates", "asked": 7}
+    top = np.argsort(-run["scores"], kind="stable")
+    assert (run["scores"][top[:7]] > run["scores"][top[7:]].max() + 1).all()
+    rc, err, _ = run_cli(["score", *common, "--candidates", "7", "--out", "d"], capsys)
+    assert rc == 2 and "--candidates applies to --cascade" in err
+    rc, err, _ = run_cli(["score", "--method", "random", "--in-domain", pool["in"], "--pool", pool["pool"],
+                          "--cascade", "--out", "e"], capsys)
+    assert rc == 2 and "--cascade needs a method" in err and err.count("\n") == 0
+
+
+KILLER = r"""
+import os, signal, sys
+import domainsift.engine.shards as engine
+k = int(sys.argv[1])
+count = {"n": 0}
+real = engine._write_shard
+def write(*a, **kw):
+    real(*a, **kw)
+    count["n"] += 1
+    if count["n"] == k:
+        os.kill(os.getpid(), signal.SIGKILL)
+engine._write_shard = write
+from domainsift.cli import main
+sys.exit(main(["-q"] + sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("k", [2, 5, 7])  # in the student's shards, the teacher's, the final ones
+def test_a_killed_cascade_resumes_to_the_same_bytes(k, pool):
+    from domainsift.cli import main
+    argv = ["select", "--method", "cosine", "--model", "tfidf", "--cascade", "--candidates", "40", "--in-domain",
+            pool["in"], "--pool", pool["pool"], "--top", "9", "--shard-size", "30", "--out", "run"]
+    assert main(["-q", *map(str, argv)]) == 0
+    reference = {p.name: p.read_bytes() for p in (pool["tmp"] / "run").iterdir() if p.is_file() and p.name != "run.json"}
+    (pool["tmp"] / "run").rename(pool["tmp"] / "uninterrupted")
+    proc = subprocess.run([sys.executable, "-c", KILLER, str(k), *map(str, argv)], cwd=pool["tmp"],
+                          capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert main(["-q", *map(str, argv)]) == 0
+    got = {p.name: p.read_bytes() for p in (pool["tmp"] / "run").iterdir() if p.is_file() and p.name != "run.json"}
+    assert got == reference
+
+
+def test_ray_scores_a_cascade_as_the_local_engine(tiny_models, tmp_path):
+    import ray  # the test extra installs it
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        pool_file = write_lines(tmp_path / "pool.txt", make_sentences("med", 50, 1) + make_sentences("law", 50, 2))
+        ind = read_corpus([write_lines(tmp_path / "in.txt", make_sentences("med", 8, 3))])
+        out = {}
+        for engine in ("local", "ray"):
+            run_score("cosine", ind, PoolSource.open([pool_file]), tmp_path / engine,
+                      {"embedder": tiny_models["bert"], "cache_dir": str(tmp_path / f"cache-{engine}")},
+                      shard_size=16, engine=engine, workers=2, cascade=True, share=0.1)
+            out[engine] = {n: (tmp_path / engine / n).read_bytes() for n in ("scores.npy", "ids.npy", "scores.tsv")}
+        assert out["ray"] == out["local"]
+    finally:
+        ray.shutdown()
