@@ -58,6 +58,7 @@ FT = {"epochs": 10, "lr": 2e-5, "head_lr": 1e-3, "batch_size": 16, "negatives": 
       "freeze": 0}
 OLD = {"bucket": 0, "batch_size": 32}  # plain random batches of 32, before length bucketing
 XP = "finetune-experimental"
+CASCADE = "--cascade"  # a row's parameter that runs it through the cascade (not a selector parameter)
 # the experimental selector is finetune as it was in 0.2.0 (PyTorch fp32, nothing frozen): it takes neither
 XPFT = {k: v for k, v in FT.items() if k not in ("backend", "freeze")}
 METHODS = {
@@ -102,6 +103,16 @@ METHODS = {
     "moore-lewis": ("moore-lewis", {"order": 3, "prune_scale": 0.0001}),
     "random": ("random", {}),
     "dsir": (None, {}),
+    # 0.8.0: the student alone (a linear head over static token vectors, trained on the teacher's scores of a
+    # seeded 20,000-line sample: bench/results/student_choices.md) and the cascade (--cascade: the student
+    # scores every line, the method only its top candidates, as many as the student's measured recall plans)
+    "student": ("student", {"teacher": "cosine", "sample": 20000, "share": N / 35000}),
+    "student-finetune": ("student", {"teacher": "finetune", "sample": 20000, "share": N / 35000,
+                                     "teacher_params": {**FT, "negatives": "random", "backend": "onnx-int8",
+                                                        "freeze": 1}}),
+    "cascade-cosine": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "onnx-int8", CASCADE: True}),
+    "cascade-finetune": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
+                                      CASCADE: True}),
 }
 
 # combined runs (domainsift.select.combine): the sum of the members' z-scores (finetune via its logit),
@@ -187,14 +198,18 @@ def main() -> None:
                 dsir_run(gold[0].replace("train", "test"), pool, run_dir, seed=args.seed)
                 sig = json.loads((run_dir / "signature.json").read_text())
             else:
-                sig = run_score(method, in_domain, pool, run_dir, params, seed=args.seed)
+                cascade = bool(params.get(CASCADE))
+                sig = run_score(method, in_domain, pool, run_dir, {k: v for k, v in params.items() if k != CASCADE},
+                                seed=args.seed, cascade=cascade, share=N / len(pool) if cascade else None)
             t_score = time.time() - t0
             run_select(run_dir, top=N)
             t1 = time.time()
             run_select(run_dir, run_dir / "reselect", top=N // 2)  # score once, select many
             t_reselect = time.time() - t1
             ev = evaluate_run(run_dir, gold)
+            cascade_plan = json.loads((run_dir / "run.json").read_text()).get("cascade") if method else None
             row = {"target": target, "method": label, "base_method": method_label, "seed": args.seed,
+                   "cascade": cascade_plan,
                    "precision": ev["precision"], "recall": ev["recall"],
                    "n_selected": ev["n_selected"], "seconds": round(time.time() - t0, 1),
                    "score_seconds": round(t_score, 1), "reselect_seconds": round(t_reselect, 2),
@@ -211,10 +226,25 @@ def current_rows() -> tuple[list, int]:
     """The finished runs under bench/work measured by this version of domainsift (their signature ends in
     its version), and how many runs of other versions were left out: a table holds one version's numbers.
     Rows of 0.1.0-0.5.1, as they were measured then: bench/results/selection_archive_0.5.md."""
-    from domainsift._version import __version__
     rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
-    keep = [r for r in rows if (r.get("signature") or "").endswith(f"|v:{__version__}")]
+    keep = [r for r in rows if (r.get("signature") or "").rsplit("|v:", 1)[-1] in SAME_SCORES]
     return keep, len(rows) - len(keep)
+
+
+# versions that score every label alike (0.7.0 and 0.8.0 changed no method's scores: their changes are the
+# run directory's owner, and new methods and options), so their rows stand in one table
+SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0")
+
+
+def cascade_recall(target: str, label: str, base: str) -> dict | None:
+    """A cascade row's candidates and the share of the full method's top N among them (same seed)."""
+    run_dir, full_dir = WORK / target / label, WORK / target / base
+    if not (run_dir / "run.json").exists() or not (full_dir / "scores.npy").exists():
+        return None
+    m = json.loads((run_dir / "run.json").read_text())["cascade"]["candidates"]
+    cand = np.argsort(-np.load(run_dir / "scores.npy"), kind="stable")[:m]
+    top = np.argsort(-np.load(full_dir / "scores.npy"), kind="stable")[:N]
+    return {"candidates": int(m), "recall": float(np.isin(top, cand).mean())}
 
 
 def positive_eval(run_dir: Path, gold: list) -> dict:
@@ -268,7 +298,6 @@ def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> Non
 
 
 def report() -> None:
-    from domainsift._version import __version__
     rows, stale = current_rows()
     for r in rows:  # runs made before the seed study carry neither key: they are seed 0 of their method
         r.setdefault("base_method", r["method"])
@@ -281,7 +310,8 @@ def report() -> None:
              f"N = {N}; precision (= recall) of the selection against the file of origin. The table is rebuilt "
              "from every finished (target, method) run under bench/work/selection/ (the benchmark resumes), so "
              "the command above is the last invocation; `python bench/selection.py --fresh` redoes them all. "
-             f"Every row was measured under domainsift {__version__} (its signature says so) on the machine above"
+             f"Every row was measured under domainsift {', '.join(SAME_SCORES)} (each row's signature names its "
+             "version; these versions score every label alike) on the machine above"
              + (f"; {stale} finished runs of other versions were left out" if stale else "") + ". Rows of 0.1.0-0.5.1, "
              "as they were measured then: selection_archive_0.5.md. Every label pins its full parameters (METHODS "
              "in bench/selection.py); the product's defaults are the rows cosine-default and finetune-default.", "",
@@ -317,6 +347,7 @@ def report() -> None:
                 h = cell.get((t, m), {}).get("classifier_holdout")
                 cells.append(f"{h['precision']:.3f} / {h['recall']:.3f} / {h['f1']:.3f}" if h else "-")
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    lines += cascade_table(rows, targets)
     lines += seed_study(rows, targets)
     lines += cut_table(targets)
     fill_positive(rows)
@@ -335,6 +366,30 @@ def report() -> None:
               "members' finished runs of the same seed, their wall time is the members' sum. They are not "
               "Domain-Finetune: the finetune row alone is that method."]
     write_results("selection", {"N": N, "rows": rows}, "\n".join(lines) + "\n")
+
+
+CASCADE_OF = {"cascade-cosine": "cosine-default", "cascade-finetune": "finetune-default"}
+
+
+def cascade_table(rows: list, targets: list) -> list:
+    """Lines of the cascade table: per cascade row (every seed run), the candidates the method scored
+    and the share of the full method's top N (same seed) among them, per target."""
+    out = []
+    for r0 in sorted({(r["base_method"], r["seed"]) for r in rows if r["base_method"] in CASCADE_OF}):
+        label, seed = r0
+        base = CASCADE_OF[label] if seed == 0 else f"{CASCADE_OF[label]}-seed-{seed}"
+        cells = []
+        for t in targets:
+            run = label if seed == 0 else f"{label}-seed-{seed}"
+            got = cascade_recall(t, run, base)
+            cells.append(f"{got['candidates']} / {got['recall']:.3f}" if got else "-")
+        if not out:
+            out += ["", "Cascades (`--cascade`): candidates the method scored (of 35,000) / the share of the "
+                    "full method's top N (same seed) among them. The plan asks for 99% of the method's top "
+                    "share on a held-out quarter of the student's 20,000-line sample, and at least 2N.", "",
+                    "| row | seed | " + " | ".join(targets) + " |", "|---|---|" + "---|" * len(targets)]
+        out.append(f"| {label} (full: {CASCADE_OF[label]}) | {seed} | " + " | ".join(cells) + " |")
+    return out
 
 
 def positive_table(rows: list, targets: list) -> list:

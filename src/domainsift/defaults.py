@@ -39,7 +39,10 @@ def constants() -> dict:
     from .engine.shards import DEFAULT_SHARD_SIZE
     from .lm import UNK_FLOOR
     from .select import crosslingual
+    from .embed import static
+    from .engine import cascade
     from .engine.job import FIT_SAMPLE
+    from .select import student
     from .train import TrainConfig
     return {"export_attention": onnx.EXPORT_ATTENTION, "int8_recipe": onnx.INT8_RECIPE,
             "int8_weight_max": onnx.WEIGHT_MAX, "int8_act_max": onnx.ACT_MAX,
@@ -47,7 +50,10 @@ def constants() -> dict:
             "train": {f.name: f.default for f in dataclasses.fields(TrainConfig)},
             "crosslingual_head_batch": crosslingual.HEAD_BATCH,
             "ridge_alphas": list(crosslingual.LinearAlignment.ALPHAS),
-            "contrastive": crosslingual.CONTRASTIVE, "lm_unk_floor": UNK_FLOOR}
+            "contrastive": crosslingual.CONTRASTIVE,
+            "static": static.RECIPE, "student": {"neg_share": student.NEG_SHARE, "held_out": student.HELD_OUT,
+                                                 "recall": student.RECALL},
+            "cascade": {"plan_share": cascade.PLAN_SHARE, "min_factor": cascade.MIN_FACTOR}, "lm_unk_floor": UNK_FLOOR}
 
 
 def current_defaults() -> dict:

@@ -33,13 +33,14 @@ PLAN_SHARE = 0.1  # the selection share a cascade plans for when the run does no
 MIN_FACTOR = 2  # at least this many times the selection's lines are candidates
 
 
-def build_student(teacher, params: dict):
+def build_student(teacher, params: dict, share: float | None = None):
     """The student of a teacher selector: distilled from the teacher's own encoder where it names one
-    (``model``), with the run's seed and cache."""
+    (``model``), with the run's seed and cache; it learns the teacher's top ``share`` of its sample as
+    in-domain (the selection's share, or :data:`PLAN_SHARE`)."""
     from ..embed import BASELINES
-    from ..select.student import StudentSelector
+    from ..select.student import StudentSelector, learn_share
     kw = {"teacher": teacher.name, "seed": params.get("seed", 0), "cache_dir": params.get("cache_dir"),
-          "progress": bool(params.get("progress"))}
+          "progress": bool(params.get("progress")), "share": learn_share(PLAN_SHARE if share is None else share)}
     model = getattr(teacher, "model", None) or getattr(teacher, "embedder", None)
     if isinstance(model, str) and model not in BASELINES:
         kw["model"] = model
@@ -106,7 +107,7 @@ def run_cascade(teacher, params: dict, in_domain, source, state: Path, fit_pool,
     signature record. ``score_shards`` is the engine's shard scorer; ``fit_pool`` gives the pool sample
     the student learns from (a callable: read only when the student is not saved yet)."""
     from ..source import MemorySource
-    student = build_student(teacher, params)
+    student = build_student(teacher, params, share)
     student_dir = state / "student-model"
     loaded = False
     if student_dir.exists():

@@ -144,6 +144,9 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike,
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
     params = dict(params or {})
     params.setdefault("seed", seed)
+    if method == "student" and share is not None and "share" not in params:
+        from ..select.student import learn_share
+        params["share"] = learn_share(share)  # the student learns the teacher's top share of the selection
     t0 = time.time()
     selector = get_selector(method, **params)  # bad parameters fail here, before any work
     if cascade and (not selector.per_sentence or method == "student"):

@@ -4,15 +4,17 @@ A teacher (any other method: cosine by default, finetune, crosslingual, ...) is 
 scores a seeded sample of the pool (``sample`` lines). The student learns from that sample and the
 in-domain set:
 
-* **features** with no transformer pass: ``static``, the mean of static token vectors distilled from
-  the encoder (:mod:`domainsift.embed.static`, Model2Vec's recipe), or ``hashed`` word 1-2-grams
-  (scikit-learn's ``HashingVectorizer``, 2^18 columns), or ``both``;
+* **features** with no transformer pass: the mean of static token vectors distilled from the
+  encoder (:mod:`domainsift.embed.static`, Model2Vec's recipe);
 * **head**: a logistic regression (scikit-learn) of the in-domain set and the teacher's top share of
   the sample against the teacher's bottom two thirds of it (paper 000's negative rule, applied to the
   teacher's ranking).
 
 Its score is the head's logit. A linear head over mean token vectors is a per-token weight, so the
-static student scores a line as the mean of its tokens' weights: tokenizing is most of the cost.
+student scores a line as the mean of its tokens' weights: tokenizing is most of the cost.
+Measured against hashed word n-grams, other heads (ridge regression on the teacher's rank; no teacher)
+and a smaller sample, in bench/results/student_choices.md: this one keeps the most of the teacher's
+top in the fewest candidates.
 
 Two uses: ``--method student --teacher METHOD`` (the student alone, the fastest first cut), and
 ``--cascade`` on any method (:mod:`domainsift.engine.cascade`): the student scores the whole pool and
@@ -37,45 +39,30 @@ from .base import CACHE_DIR, PROGRESS, SEED, BaseSelector, Param, at_least
 
 log = logging.getLogger(__name__)
 
-FEATURES = ("static", "hashed")
-HASH_FEATURES = 2 ** 18
 NEG_SHARE = 2 / 3  # the teacher's bottom two thirds of the sample are the negatives (paper 000's rule)
 HELD_OUT = 0.25  # the share of the teacher-scored sample kept out of the first fit to plan the candidates
 RECALL = 0.99  # the cascade keeps enough candidates for this share of the teacher's top (on the held-out part)
 NO_TEACHER = ("student", "random")
+FEATURES = "static"  # what the signature records (hashed n-grams measured worse: bench/student_choices.py)
 
 
-def _hasher():
-    from sklearn.feature_extraction.text import HashingVectorizer
-    return HashingVectorizer(n_features=HASH_FEATURES, ngram_range=(1, 2), alternate_sign=False, norm="l2",
-                             lowercase=True, dtype=np.float32)
+def learn_share(selection_share: float) -> float:
+    """The teacher's top share the student learns as in-domain for a selection of ``selection_share``
+    of the pool: the same share, kept within [0.001, 0.5] (a selection of most of the pool still learns
+    the teacher's top half against its bottom third)."""
+    return float(min(0.5, max(0.001, selection_share)))
 
 
 class Student:
-    """Features and a linear head: :meth:`featurize`, :meth:`fit_head`, :meth:`score_features`."""
+    """Static sentence vectors and a linear head: :meth:`featurize`, :meth:`fit_head`, :meth:`score_features`,
+    and :meth:`score` (the same scores from per-token weights, without the feature matrix)."""
 
-    def __init__(self, features: str, static=None):
-        if features not in FEATURES:
-            raise DomainsiftError(f"student: features must be one of {', '.join(FEATURES)}, got {features!r}")
-        self.features, self.static = features, static
-        self.coef_ = self.intercept_ = None
+    def __init__(self, static):
+        self.static = static
+        self.coef_ = self.intercept_ = self.scale_ = None
 
-    def featurize(self, texts):
-        """The feature matrix of ``texts``: dense static vectors, sparse hashed n-grams, or both side by side."""
-        texts = list(texts)
-        parts = []
-        if self.features in ("static", "both"):
-            parts.append(self.static.encode(texts, dtype=np.float64))
-        if self.features in ("hashed", "both"):
-            parts.append(_hasher().transform(texts))
-        if len(parts) == 1:
-            return parts[0]
-        import scipy.sparse as sp
-        return sp.hstack([sp.csr_matrix(parts[0]), parts[1]], format="csr")
-
-    @property
-    def n_static(self) -> int:
-        return self.static.dim if self.features in ("static", "both") else 0
+    def featurize(self, texts) -> np.ndarray:
+        return self.static.encode(list(texts), dtype=np.float64)
 
     def training_set(self, x_in, x_sample, t_sample: np.ndarray, share: float):
         """In-domain set and the teacher's top ``share`` of the sample (positives) against the teacher's
@@ -85,86 +72,46 @@ class Student:
         n_top = max(1, int(round(share * n)))
         n_neg = max(1, min(n - n_top, int(round(NEG_SHARE * n))))
         pos, neg = order[:n_top], order[n - n_neg:]
-        x = _stack([x_in, _rows(x_sample, pos), _rows(x_sample, neg)])
-        y = np.r_[np.ones(_len(x_in) + len(pos)), np.zeros(len(neg))]
+        x = np.vstack([x_in, x_sample[pos], x_sample[neg]])
+        y = np.r_[np.ones(len(x_in) + len(pos)), np.zeros(len(neg))]
         return x, y
 
     def fit_head(self, x_in, x_sample, t_sample: np.ndarray, share: float, seed: int = 0) -> "Student":
+        """A logistic regression (balanced classes) on standardised features."""
         from sklearn.linear_model import LogisticRegression
         x, y = self.training_set(x_in, x_sample, t_sample, share)
-        x, self.scale_ = self._standardise(x, fit=True)
+        self.scale_ = (x.mean(0), np.maximum(x.std(0), 1e-8))
         lr = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=seed)
-        lr.fit(x, y)
+        lr.fit((x - self.scale_[0]) / self.scale_[1], y)
         self.coef_, self.intercept_ = lr.coef_[0].astype(np.float64), float(lr.intercept_[0])
         return self
 
-    def _standardise(self, x, fit: bool = False):
-        """The static columns scaled to unit variance (on the training rows), hashed ones left as they are."""
-        k = self.n_static
-        if k == 0:
-            return x, None
-        if fit:
-            dense = x[:, :k].toarray() if hasattr(x, "toarray") else x[:, :k]
-            scale = (np.asarray(dense.mean(0)).ravel(), np.maximum(np.asarray(dense.std(0)).ravel(), 1e-8))
-        else:
-            scale = self.scale_
-        mu, sd = scale
-        if hasattr(x, "toarray"):
-            import scipy.sparse as sp
-            dense = (x[:, :k].toarray() - mu) / sd
-            return sp.hstack([sp.csr_matrix(dense), x[:, k:]], format="csr"), scale
-        return (x - mu) / sd, scale
-
     def score_features(self, x) -> np.ndarray:
-        x, _ = self._standardise(x)
-        return np.asarray(x @ self.coef_, dtype=np.float64).ravel() + self.intercept_
+        return ((x - self.scale_[0]) / self.scale_[1]) @ self.coef_ + self.intercept_
 
     def token_weights(self) -> tuple[np.ndarray, float]:
-        """The static part of the head as one weight per token (and the intercept it adds)."""
-        k = self.n_static
-        mu, sd = self.scale_
-        w = self.coef_[:k] / sd
-        return self.static.vectors.astype(np.float64) @ w, self.intercept_ - float(mu @ w)
+        """The head as one weight per token, and the constant it adds: a line's score is the mean of
+        its tokens' weights plus the constant."""
+        if getattr(self, "_u", None) is None:
+            mu, sd = self.scale_
+            w = self.coef_ / sd
+            self._u = (self.static.vectors.astype(np.float64) @ w, self.intercept_ - float(mu @ w))
+        return self._u
 
     def score(self, texts) -> np.ndarray:
-        """Scores of ``texts`` without building the feature matrix: per-token weights for the static
-        part, a sparse product for the hashed part."""
-        texts = list(texts)
-        out = np.full(len(texts), self.intercept_, dtype=np.float64)
-        if self.n_static:
-            u, b = self.token_weights() if not hasattr(self, "_u") else self._u
-            self._u = (u, b)
-            flat, counts = self.static.token_ids(texts)
-            out = self.static.pool(u, flat, counts) + b
-        if self.features in ("hashed", "both"):
-            out = out + np.asarray(_hasher().transform(texts) @ self.coef_[self.n_static:]).ravel()
-        return out
+        u, b = self.token_weights()
+        flat, counts = self.static.token_ids(list(texts))
+        return self.static.pool(u, flat, counts) + b
 
     def state(self) -> dict:
-        return {"features": self.features, "coef": self.coef_, "intercept": self.intercept_,
-                "scale": None if self.scale_ is None else [np.asarray(v) for v in self.scale_]}
+        return {"coef": self.coef_, "intercept": self.intercept_, "mu": self.scale_[0], "sd": self.scale_[1]}
 
     @classmethod
-    def from_state(cls, state: dict, static=None) -> "Student":
-        st = cls(state["features"], static)
+    def from_state(cls, state: dict, static) -> "Student":
+        st = cls(static)
         st.coef_, st.intercept_ = np.asarray(state["coef"], dtype=np.float64), float(state["intercept"])
-        st.scale_ = None if state["scale"] is None else tuple(np.asarray(v, dtype=np.float64) for v in state["scale"])
+        st.scale_ = (np.asarray(state["mu"], dtype=np.float64), np.asarray(state["sd"], dtype=np.float64))
         return st
-
-
-def _len(x) -> int:
-    return x.shape[0]
-
-
-def _rows(x, idx):
-    return x[idx]
-
-
-def _stack(parts):
-    if any(hasattr(p, "toarray") for p in parts):
-        import scipy.sparse as sp
-        return sp.vstack([sp.csr_matrix(p) for p in parts], format="csr")
-    return np.vstack(parts)
 
 
 def recall_curve(student_scores: np.ndarray, teacher_scores: np.ndarray, share: float) -> float:
@@ -187,13 +134,11 @@ class StudentSelector(BaseSelector):
     params = (
         Param("teacher", str, "cosine", "the method the student learns from (fitted with its defaults and "
               "this run's seed; any method but random)"),
-        Param("features", str, "static", "the student's features: static (token vectors distilled from the "
-              "encoder), hashed (word 1-2-grams) or both", choices=FEATURES),
         Param("sample", int, 20000, "pool lines the teacher scores for the student to learn from (a seeded "
               "sample)", check=at_least(100)),
         Param("share", float, 0.1, "the teacher's top share of the sample that the student learns as in-domain "
-              "(a cascade uses its selection's share when it knows it)", check=lambda v: None if 0 < v < 1
-              else f"must be in (0, 1), got {v}"),
+              "(select --top N / --fraction sets it to the selection's share unless given)",
+              check=lambda v: None if 0 < v < 1 else f"must be in (0, 1), got {v}"),
         Param("model", str, "minilm", "the encoder the static vectors are distilled from (the teacher's own "
               "encoder when a cascade builds the student)"),
         Param("student_from", str, None, "a saved student (a run directory's student/ folder) to score with: "
@@ -222,8 +167,6 @@ class StudentSelector(BaseSelector):
 
     # ------------------------------------------------------------------ fit
     def _static(self):
-        if self.features == "hashed":
-            return None
         from ..embed import model_path
         from ..embed.static import distilled
         return distilled(model_path(self.model), self.cache_dir, progress=self.progress)
@@ -252,15 +195,15 @@ class StudentSelector(BaseSelector):
         pick = np.sort(rng.choice(n, size=min(self.sample, n), replace=False))
         sample = pool[[int(i) for i in pick]]
         t = np.asarray(teacher.score(sample), dtype=np.float64)
-        st = Student(self.features, self._static())
+        st = Student(self._static())
         x_in, x_s = st.featurize(in_domain.texts), st.featurize(sample.texts)
         # a first fit on three quarters of the sample; its scores of the held-out quarter plan the cascade
         order = rng.permutation(len(pick))
         n_held = int(round(HELD_OUT * len(pick)))
         held, train = np.sort(order[:n_held]), np.sort(order[n_held:])
         if n_held >= 20:
-            first = Student(self.features, st.static).fit_head(x_in, _rows(x_s, train), t[train], self.share, self.seed)
-            self.held_out_ = {"teacher": t[held], "student": first.score_features(_rows(x_s, held))}
+            first = Student(st.static).fit_head(x_in, x_s[train], t[train], self.share, self.seed)
+            self.held_out_ = {"teacher": t[held], "student": first.score_features(x_s[held])}
         else:
             self.held_out_ = None
         self.student_ = st.fit_head(x_in, x_s, t, self.share, self.seed)
@@ -301,17 +244,14 @@ class StudentSelector(BaseSelector):
         tmp = Path(tempfile.mkdtemp(prefix=path.name + ".", dir=path.parent))
         try:
             st = self.student_.state()
-            meta = {"features": st["features"], "intercept": st["intercept"], "teacher": self.teacher_signature_,
+            meta = {"features": FEATURES, "intercept": st["intercept"], "teacher": self.teacher_signature_,
                     "n_sample": getattr(self, "n_sample_", None), "recall_target": RECALL}
-            arrays = {"coef": st["coef"]}
-            if st["scale"] is not None:
-                arrays.update(mu=st["scale"][0], sd=st["scale"][1])
+            arrays = {"coef": st["coef"], "mu": st["mu"], "sd": st["sd"]}
             if getattr(self, "held_out_", None):
                 arrays.update(held_teacher=self.held_out_["teacher"], held_student=self.held_out_["student"])
             np.savez(tmp / "head.npz", **arrays)
             (tmp / "student.json").write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
-            if self.student_.static is not None:
-                self.student_.static.save(tmp / "static")
+            self.student_.static.save(tmp / "static")
             if path.exists():
                 shutil.rmtree(path)
             tmp.rename(path)
@@ -322,17 +262,13 @@ class StudentSelector(BaseSelector):
     def load_state(self, path) -> "StudentSelector":
         path = Path(path)
         try:
+            from ..embed.static import StaticEmbedder
             meta = json.loads((path / "student.json").read_text(encoding="utf-8"))
-            arrays = np.load(path / "head.npz")
-            static = None
-            if meta["features"] != "hashed":
-                from ..embed.static import StaticEmbedder
-                static = StaticEmbedder.load(path / "static")
+            arrays = dict(np.load(path / "head.npz"))
+            self.student_ = Student.from_state({**arrays, "intercept": meta["intercept"]},
+                                               StaticEmbedder.load(path / "static"))
         except (OSError, ValueError, KeyError) as exc:
             raise DomainsiftError(f"{path}: not a saved student ({exc})") from None
-        scale = (arrays["mu"], arrays["sd"]) if "mu" in arrays else None
-        self.student_ = Student.from_state({"features": meta["features"], "coef": arrays["coef"],
-                                            "intercept": meta["intercept"], "scale": scale}, static)
         self.teacher_signature_ = meta.get("teacher")
         self.n_sample_ = meta.get("n_sample")
         self.held_out_ = ({"teacher": arrays["held_teacher"], "student": arrays["held_student"]}
@@ -348,15 +284,13 @@ class StudentSelector(BaseSelector):
     def signature_params(self) -> dict:
         p = super().signature_params()
         p.pop("teacher_params", None)
-        if self.features != "hashed":
-            from ..embed.static import RECIPE
-            p["static"] = RECIPE
+        from ..embed.static import RECIPE
+        p["features"], p["static"] = FEATURES, RECIPE
         if self.is_fitted:
             p["teacher_signature"] = getattr(self, "teacher_signature_", None)
             if getattr(self, "n_sample_", None) is not None:
                 p["n_sample"] = self.n_sample_
-            if self.student_.static is not None:
-                p["static_source_fingerprint"] = self.student_.static.source_fingerprint
+            p["static_source_fingerprint"] = self.student_.static.source_fingerprint
         return p
 
 
