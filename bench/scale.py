@@ -15,6 +15,16 @@ KDE4.test.en, text pools of distinct lines as above; wall time, peak RSS (VmHWM 
 and cost per line. Each finished row is kept under bench/work/scale/, so the benchmark resumes.
 
     python bench/scale.py [--sizes 100000 1000000] [--scoring 10000 100000 1000000] [--finetune 100000]
+
+The cascade (``--cascade-only``, its own results file scale_cascade.md): ``domainsift select
+--fraction 0.01`` (1% of the pool) in a fresh process with an empty cache, on the same pools, for
+the student alone (``--method student``: teacher cosine, its defaults) at ``--student`` sizes and for
+``--method finetune --cascade`` at ``--cascade`` sizes; wall time, peak RSS, lines per second, the
+candidates the method scored, and the student's marginal rate: (n2 - n1) / (t(n2) - t(n1)) between
+the two smallest student sizes, the cost that grows with the pool (the fit, the teacher's sample and
+the distillation are paid once).
+
+    python bench/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000]
 """
 
 from __future__ import annotations
@@ -76,26 +86,33 @@ print(json.dumps({"rc": rc, "seconds": round(time.time() - t0, 1), "peak_rss_mb"
 """
 
 
-def score_row(method: str, size: int, kind: str = "text") -> dict:
+def score_row(method: str, size: int, kind: str = "text", extra: tuple = (), label: str | None = None) -> dict:
+    """``domainsift score`` (or, with ``extra`` naming a selection rule, ``select``) in a fresh process."""
     import shutil
-    done = WORK / f"row-{method}-{size}{'' if kind == 'text' else '-' + kind}.json"
+    label = label or method
+    done = WORK / f"row-{label}-{size}{'' if kind == 'text' else '-' + kind}.json"
     if done.exists():
         return json.loads(done.read_text())
     text, parquet = make(size)
     if kind == "parquet":
         text = parquet
-    out, cache = WORK / f"run-{method}-{size}", WORK / f"cache-{method}-{size}"
+    out, cache = WORK / f"run-{label}-{size}", WORK / f"cache-{label}-{size}"
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
-    argv = ["score", "--method", method, "--in-domain", data_file("KDE4", "test"), "--pool", str(text),
-            "--out", str(out), "--cache", str(cache)]
+    command = "select" if "--fraction" in extra else "score"
+    argv = [command, "--method", method, "--in-domain", data_file("KDE4", "test"), "--pool", str(text),
+            "--out", str(out), "--cache", str(cache), *extra]
     t0 = time.time()
     res = subprocess.run([sys.executable, "-c", SCORER, *argv], capture_output=True, text=True)
     if res.returncode != 0:
         sys.exit(f"{method} at {size}: {res.stderr[-2000:]}")
     r = json.loads(res.stdout.strip().splitlines()[-1])
-    row = {"method": method, "size": size, "pool": kind, "seconds": r["seconds"], "process_seconds": round(time.time() - t0, 1),
-           "peak_rss_mb": r["peak_rss_mb"], "ms_per_line": round(1000 * r["seconds"] / size, 3)}
+    row = {"method": label, "size": size, "pool": kind, "seconds": r["seconds"], "process_seconds": round(time.time() - t0, 1),
+           "peak_rss_mb": r["peak_rss_mb"], "ms_per_line": round(1000 * r["seconds"] / size, 3), "argv": argv[:3] + list(extra)}
+    run = json.loads((out / "run.json").read_text())
+    if run.get("cascade"):
+        row["candidates"] = run["cascade"]["candidates"]
+    row["score_seconds"] = run["timings"].get("score_seconds")
     done.write_text(json.dumps(row))
     shutil.rmtree(cache, ignore_errors=True)
     return row
@@ -110,7 +127,12 @@ def main() -> None:
                     help="pool sizes scored with --method random from text and from Parquet: the engine's own "
                          "memory (reading, shards, assembling, selecting), no encoder")
     ap.add_argument("--no-readers", action="store_true", help="keep the reader rows of the results file")
+    ap.add_argument("--cascade-only", action="store_true", help="only the student and cascade rows (scale_cascade.md)")
+    ap.add_argument("--student", nargs="*", type=int, default=[200_000, 1_000_000])
+    ap.add_argument("--cascade", nargs="*", type=int, default=[1_000_000])
     args = ap.parse_args()
+    if args.cascade_only:
+        return cascade_rows(args.student, args.cascade)
     rows = []
     if args.no_readers:
         old = RESULTS_JSON.read_text() if RESULTS_JSON.exists() else "{}"
@@ -151,6 +173,34 @@ def main() -> None:
             lines.append(f"| {r['method']} | {r.get('pool', 'text')} | {r['size']:,} | {r['seconds']:.0f} | "
                          f"{r['ms_per_line']:.3f} | {r['peak_rss_mb']:.0f} |")
     write_results("scale", {"rows": rows, "scoring": scoring}, "\n".join(lines) + "\n")
+
+
+def cascade_rows(student_sizes: list, cascade_sizes: list) -> None:
+    rule = ("--fraction", "0.01")
+    rows = [score_row("student", n, extra=rule) for n in student_sizes]
+    rows += [score_row("finetune", n, extra=("--cascade", *rule), label="finetune-cascade") for n in cascade_sizes]
+    for r in rows:
+        print(r, flush=True)
+    lines = ["# Large pools through the student and the cascade", "",
+             "`domainsift select --method M --fraction 0.01 --in-domain KDE4.test.en --pool pool-N.txt` in a fresh "
+             "process with an empty cache (so the student's static vectors are distilled in every run, and every "
+             "vector is encoded): 1% of the pool selected. Pools of distinct lines (the shared train lines "
+             "repeated with a line-number prefix). student: `--method student` (teacher cosine, 20,000-line "
+             "sample); finetune-cascade: `--method finetune --cascade` (candidates planned from the student's "
+             "recall). Seconds and peak RSS are the whole process's.", "",
+             "| method | lines | seconds | lines/s | peak RSS (MB) | candidates |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['method']} | {r['size']:,} | {r['seconds']:.0f} | {r['size'] / r['seconds']:,.0f} | "
+                     f"{r['peak_rss_mb']:.0f} | {r.get('candidates', '-')} |")
+    st = sorted((r for r in rows if r["method"] == "student"), key=lambda r: r["size"])
+    extra = {}
+    if len(st) >= 2:
+        a, b = st[0], st[-1]
+        rate = (b["size"] - a["size"]) / (b["seconds"] - a["seconds"])
+        extra["student_marginal_lines_per_s"] = round(rate)
+        lines += ["", f"The student's marginal rate: ({b['size']:,} - {a['size']:,}) / ({b['seconds']:.1f} s - "
+                  f"{a['seconds']:.1f} s) = **{rate:,.0f} lines/s** ({1e6 / rate:.0f} µs a line) on 2 cores."]
+    write_results("scale_cascade", {"rows": rows, **extra}, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -191,3 +191,20 @@ def test_ray_scores_a_cascade_as_the_local_engine(tiny_models, tmp_path):
         assert out["ray"] == out["local"]
     finally:
         ray.shutdown()
+
+
+def test_cascade_on_a_gpu_scores_as_on_the_cpu(tiny_models, tmp_path):
+    """The CUDA path (a GPU runs the teacher in PyTorch): the same candidates and, within fp32 rounding,
+    the same scores as the CPU. Runs where CUDA exists; elsewhere it is reported as skipped."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU on this machine")
+    pool_file = write_lines(tmp_path / "pool.txt", make_sentences("med", 50, 1) + make_sentences("law", 50, 2))
+    ind = read_corpus([write_lines(tmp_path / "in.txt", make_sentences("med", 8, 3))])
+    out = {}
+    for device in ("cpu", "cuda"):
+        run_score("cosine", ind, PoolSource.open([pool_file]), tmp_path / device,
+                  {"embedder": tiny_models["bert"], "backend": "torch", "device": device, "cache_dir": ""},
+                  cascade=True, candidates=30)
+        out[device] = np.load(tmp_path / device / "scores.npy")
+    np.testing.assert_allclose(out["cuda"], out["cpu"], rtol=1e-4, atol=1e-5)

@@ -47,6 +47,23 @@ def atomic_path(path: str | os.PathLike):
 
 
 @contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike):
+    """Yield a temporary folder next to ``path``; on success it replaces ``path`` (a folder), on an
+    exception it is removed and ``path`` is untouched."""
+    import shutil
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        yield tmp
+        shutil.rmtree(path, ignore_errors=True)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+@contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str = "utf-8"):
     """Open a text file for writing atomically; ``.gz`` targets are gzip-compressed."""
     with atomic_path(path) as tmp:

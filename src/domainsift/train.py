@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -131,19 +129,12 @@ class EncoderClassifier:
     # ------------------------------------------------------------------ checkpoint
     def save(self, path: str | os.PathLike, state: dict) -> None:
         """Save encoder, tokenizer, head and ``state`` atomically (a temporary folder, renamed)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".model-", dir=path.parent))
-        try:
+        from ._atomic import atomic_dir
+        with atomic_dir(path) as tmp:
             self.encoder.save_pretrained(tmp)
             self.tokenizer.save_pretrained(tmp)
             self.torch.save(self.head.state_dict(), tmp / "head.pt")
             (tmp / "classifier.json").write_text(json.dumps(state))
-            shutil.rmtree(path, ignore_errors=True)
-            os.replace(tmp, path)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
 
     @classmethod
     def load(cls, path: str | os.PathLike, max_length: int = 128, device: str | None = None,

@@ -24,14 +24,12 @@ import itertools
 import json
 import logging
 import re
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from .._atomic import save_json, save_npy
+from .._atomic import atomic_dir, save_json, save_npy
 
 log = logging.getLogger(__name__)
 
@@ -86,19 +84,11 @@ class StaticEmbedder:
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | Path) -> None:
         """Write the vectors, the tokenizer and where they came from into ``folder`` (atomically)."""
-        folder = Path(folder)
-        tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
-        try:
+        with atomic_dir(folder) as tmp:
             save_npy(tmp / "vectors.npy", self.vectors)
             self.tokenizer.save(str(tmp / "tokenizer.json"))
             save_json(tmp / "static.json", {"name": self.name, "source_fingerprint": self.source_fingerprint,
                                             "recipe": RECIPE, "max_tokens": self.max_tokens})
-            if folder.exists():
-                shutil.rmtree(folder)
-            tmp.rename(folder)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
 
     @classmethod
     def load(cls, folder: str | Path) -> "StaticEmbedder":

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -239,10 +237,8 @@ class StudentSelector(BaseSelector):
     def save_state(self, path) -> None:
         """The student as a folder: its head (``student.json``) and static vectors (``static/``); the
         held-out estimate travels with it."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=path.name + ".", dir=path.parent))
-        try:
+        from .._atomic import atomic_dir
+        with atomic_dir(path) as tmp:
             st = self.student_.state()
             meta = {"features": FEATURES, "intercept": st["intercept"], "teacher": self.teacher_signature_,
                     "n_sample": getattr(self, "n_sample_", None), "recall_target": RECALL}
@@ -252,12 +248,6 @@ class StudentSelector(BaseSelector):
             np.savez(tmp / "head.npz", **arrays)
             (tmp / "student.json").write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
             self.student_.static.save(tmp / "static")
-            if path.exists():
-                shutil.rmtree(path)
-            tmp.rename(path)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
 
     def load_state(self, path) -> "StudentSelector":
         path = Path(path)
