@@ -38,7 +38,8 @@ def _tiny(params: dict, model: str) -> dict:
 
 def labels(mods) -> list[tuple[str, str, dict]]:
     sel, neg, xl, fmt = (mods[k] for k in ("selection", "negatives_pools", "crosslingual", "formats"))
-    out = [(f"selection:{label}", method, params) for label, (method, params) in sel.METHODS.items() if method]
+    out = [(f"selection:{label}", method, {k: v for k, v in params.items() if k != sel.CASCADE})
+           for label, (method, params) in sel.METHODS.items() if method]  # --cascade is run_score's, not the method's
     out += [(f"negatives_pools:{c}", "finetune", params) for c, params in neg.CHOICES.items()]
     out += [(f"formats:{m}", m, params) for m, params in fmt.METHODS.items()]
     for label, params in xl.METHODS.items():
