@@ -292,8 +292,6 @@ def _score(args, check=None, share=None) -> dict:
     in_domain, pool = read_inputs(args)
     if check:
         check(pool)
-    if args.candidates is not None and not args.cascade:
-        raise DomainsiftError("--candidates applies to --cascade runs only")
     t0 = time.time()
     sig = run_score(args.method, in_domain, pool, args.out, params, seed=args.seed,
                     reader={"format": args.format, "column": args.column, "field": args.field,

@@ -49,9 +49,7 @@ def build_student(teacher, params: dict, share: float | None = None):
 
 def plan(student, n_pool: int, share: float | None, candidates: int | None) -> dict:
     """How many candidates the teacher scores, and why (recorded in ``run.json``)."""
-    if candidates is not None:
-        if candidates < 1:
-            raise DomainsiftError(f"--candidates must be at least 1, got {candidates}")
+    if candidates is not None:  # checked by run_score
         m = min(candidates, n_pool)
         return {"candidates": int(m), "rule": "--candidates", "asked": int(candidates)}
     asked = share is not None

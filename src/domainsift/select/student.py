@@ -82,6 +82,7 @@ class Student:
         lr = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=seed)
         lr.fit((x - self.scale_[0]) / self.scale_[1], y)
         self.coef_, self.intercept_ = lr.coef_[0].astype(np.float64), float(lr.intercept_[0])
+        self._u = None  # the per-token weights of a new head
         return self
 
     def score_features(self, x) -> np.ndarray:
@@ -170,9 +171,9 @@ class StudentSelector(BaseSelector):
         return distilled(model_path(self.model), self.cache_dir, progress=self.progress)
 
     def build_teacher(self):
-        from . import get_selector
+        from . import get_selector, selector_class
         params = {"seed": self.seed, "progress": self.progress, **(self.teacher_params or {})}
-        names = {p.name for p in get_selector_class(self.teacher).params}
+        names = {p.name for p in selector_class(self.teacher).params}
         if "cache_dir" in names:
             params.setdefault("cache_dir", self.cache_dir)
         return get_selector(self.teacher, **{k: v for k, v in params.items() if k in names})
@@ -283,7 +284,3 @@ class StudentSelector(BaseSelector):
             p["static_source_fingerprint"] = self.student_.static.source_fingerprint
         return p
 
-
-def get_selector_class(name: str):
-    from . import selector_class
-    return selector_class(name)
