@@ -231,9 +231,10 @@ def current_rows() -> tuple[list, int]:
     return keep, len(rows) - len(keep)
 
 
-# versions that score every label alike (0.7.0 and 0.8.0 changed no method's scores: their changes are the
-# run directory's owner, and new methods and options), so their rows stand in one table
-SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0")
+# versions that score every label alike (0.7.0, 0.8.0 and 0.9.0 changed no method's scores: their changes are the
+# run directory's owner, new methods and options, and 0.9.0 the cascade's plan: a cascade row names its
+# version in its signature), so their rows stand in one table
+SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0", "0.9.0")
 
 
 def cascade_recall(target: str, label: str, base: str) -> dict | None:

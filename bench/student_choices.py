@@ -105,10 +105,25 @@ def student(head: str, features: str, static):
     return {"pu": PU, "rank": Rank, "top-bottom": base}[head](static)
 
 
+HELD_OUT = 0.25  # 0.8.0's plan: one held-out quarter of the sample
+RECALL = 0.99  # 0.8.0's plan: 99% of the teacher's top share (0.9.0 plans on slack: select.student.plan_share)
+
+
+def recall_curve(student_scores: np.ndarray, teacher_scores: np.ndarray, share: float) -> float:
+    """The share of the lines the student must keep (best first) to hold ``RECALL`` of the teacher's
+    top ``share`` of the same lines (0.8.0's plan rule, with which this study was measured)."""
+    n = len(teacher_scores)
+    n_top = max(1, int(round(share * n)))
+    top = np.argsort(-teacher_scores, kind="stable")[:n_top]
+    pos = np.empty(n, np.int64)
+    pos[np.argsort(-student_scores, kind="stable")] = np.arange(n)
+    need = int(np.ceil(RECALL * n_top))
+    return float((np.sort(pos[top])[need - 1] + 1) / n)
+
+
 def planned_candidates(head, features, static, x_in, xs, ts, share, n_pool, seed=0) -> int:
-    """The product's rule: fit on three quarters of the sample, keep enough candidates for 99% of the
+    """0.8.0's rule: fit on three quarters of the sample, keep enough candidates for 99% of the
     teacher's top share on the held-out quarter."""
-    from domainsift.select.student import HELD_OUT, recall_curve
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(ts))
     n_held = int(round(HELD_OUT * len(ts)))

@@ -53,6 +53,34 @@ def test_distilled_vectors_are_the_encoders_token_outputs(tiny_models, tmp_path)
     assert not x[1].any() and x.shape == (3, 32)
 
 
+def test_static_vectors_are_the_same_in_chunks_as_all_at_once(tiny_models, monkeypatch):
+    from domainsift.embed import static
+    emb = static.distill(tiny_models["bert"])
+    texts = [f"dose {i} tablet" * (i % 4) for i in range(23)]
+    whole = emb.encode(texts, dtype=np.float64)
+    monkeypatch.setattr(static, "CHUNK", 5)
+    np.testing.assert_array_equal(emb.encode(texts, dtype=np.float64), whole)
+    assert not whole[0].any() and whole[1].any()
+
+
+def test_the_plan_holds_n_of_the_teachers_top_with_slack():
+    from domainsift.select.student import plan_share
+    rng = np.random.default_rng(0)
+    teacher = rng.normal(size=1000)
+    student = teacher + rng.normal(scale=0.5, size=1000)
+    for share, slack in [(0.01, 0.25), (0.05, 0.1), (0.2, 0.0)]:
+        need = plan_share(student, teacher, share, slack)
+        m, n_top = int(round(need * 1000)), int(round(share * 1000))
+        cand = np.argsort(-student, kind="stable")[:m]
+        wide = set(np.argsort(-teacher, kind="stable")[:int(np.ceil((1 + slack) * n_top))])
+        chosen = cand[np.argsort(-teacher[cand], kind="stable")[:n_top]]
+        assert set(chosen) <= wide  # the cascade's selection: within the teacher's own top (1 + slack) N
+        fewer = cand[:m - 1]  # and m is the least that does it
+        assert len(wide & set(fewer)) < n_top
+    assert plan_share(teacher, teacher, 0.1, 0.0) == pytest.approx(0.1)  # a perfect student: N lines
+    assert plan_share(student, teacher, 0.1, 0.25) <= plan_share(student, teacher, 0.1, 0.0)
+
+
 # ------------------------------------------------------------------ the student
 
 def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(pool, tiny_models):
@@ -64,8 +92,8 @@ def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(p
     assert (np.argsort(-s, kind="stable")[:60] < 60).mean() >= 0.9  # the med lines first
     st = sel.student_
     np.testing.assert_allclose(s, st.score_features(st.featurize(texts)), rtol=1e-9, atol=1e-9)
-    est = sel.candidates_for(0.25)  # planned on the held-out quarter (30 of the 120 lines)
-    assert est["held_out"] == 30 and 0 < est["share"] <= 1
+    est = sel.candidates_for(0.25)  # planned on out-of-fold scores of all 120 sample lines
+    assert est["held_out"] == 120 and 0 < est["share"] <= 1 and est["slack"] == 0.25
     p = sel.signature_params()
     assert p["teacher_signature"]["method"] == "cosine" and p["features"] == "static" and p["n_sample"] == 120
 
@@ -107,7 +135,7 @@ def test_cascade_ranks_every_candidate_above_every_other_line(pool, tiny_models,
     full, cas = _run(pool["tmp"], "full"), _run(pool["tmp"], "cascade")
     how = cas["run"]["cascade"]
     m = how["candidates"]
-    assert how["selection_share"] == pytest.approx(0.1) and how["estimate"]["held_out"] == 30
+    assert how["selection_share"] == pytest.approx(0.1) and how["estimate"]["held_out"] == 120
     assert 24 <= m <= 120 and f"top {m}" in out  # at least twice the selection
     np.testing.assert_array_equal(cas["ids"], full["ids"])
     order = np.argsort(-cas["scores"], kind="stable")

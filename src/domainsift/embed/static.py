@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 SIF = 1e-4
 RECIPE = "model2vec-mean-sif1e-4"  # what the signature records of the distillation
+CHUNK = 4096  # lines encoded at a time: the (tokens, dim) rows of a chunk are all that is held at once
 _UNUSED = re.compile(r"^\[unused\d+\]$")
 
 
@@ -59,7 +60,9 @@ class StaticEmbedder:
         return int(self.vectors.shape[1])
 
     def token_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """All lines' token ids concatenated, and each line's count (at most ``max_tokens`` each)."""
+        """All lines' token ids concatenated, and each line's count (at most ``max_tokens`` each).
+        Tokenizing is most of the student's cost; ``tokenizers`` runs it on every core unless
+        ``TOKENIZERS_PARALLELISM=false`` says otherwise (the ids are the same either way)."""
         ids = [e.ids for e in self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)]
         counts = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(counts.sum()))
@@ -78,8 +81,14 @@ class StaticEmbedder:
         return out / denom[:, None]
 
     def encode(self, texts: Sequence[str], dtype=np.float32) -> np.ndarray:
-        flat, counts = self.token_ids(texts)
-        return self.pool(self.vectors, flat, counts).astype(dtype, copy=False)
+        """(lines, dim) sentence vectors, :data:`CHUNK` lines at a time (the same vectors as all at once:
+        each line's mean is its own)."""
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=dtype)
+        for start in range(0, len(texts), CHUNK):
+            flat, counts = self.token_ids(texts[start:start + CHUNK])
+            out[start:start + len(counts)] = self.pool(self.vectors, flat, counts)
+        return out
 
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | Path) -> None:

@@ -4,12 +4,13 @@
 2. The student (:mod:`domainsift.select.student`) learns from the teacher's scores of a seeded sample
    of the pool; its fit is saved, so a killed run does not fit it again.
 3. The student scores the whole pool, shard by shard (resumable, on Ray like any method).
-4. The candidates: the student's top M lines. M is ``--candidates``, or planned from the student's
-   measured recall: enough lines to hold 99% of the teacher's top share on the held-out quarter of
-   the teacher-scored sample, where the share is the selection's (``select --top N``: N over the
-   pool; ``--fraction``) or, when the run does not know it (``score``, ``--threshold``),
-   :data:`PLAN_SHARE`. M is at least twice the selection, and recorded in ``run.json`` with the
-   estimate it came from.
+4. The candidates: the student's top M lines. M is ``--candidates``, or planned on the
+   teacher-scored sample (out-of-fold student scores): enough lines to hold N of the teacher's top
+   1.25 N, so that the cascade's selection is one the teacher itself makes at a threshold at most 25%
+   looser (:func:`domainsift.select.student.plan_share`). N is the selection's share of the pool
+   (``select --top N``: N over the pool; ``--fraction``) or, when the run does not know it
+   (``score``, ``--threshold``), :data:`PLAN_SHARE`. M is at least twice the selection, and
+   recorded in ``run.json`` with the estimate it came from.
 5. The teacher scores the candidates only, in shards (resumable).
 6. Every line gets a score: a candidate its teacher score, a non-candidate
    ``min(candidate scores) - 2 + q`` with ``q`` in (0, 1) rising with its student score. Every
@@ -58,8 +59,9 @@ def plan(student, n_pool: int, share: float | None, candidates: int | None) -> d
     m = int(np.ceil(est["share"] * n_pool))
     floor = int(np.ceil(MIN_FACTOR * share * n_pool))
     m = int(min(n_pool, max(m, floor, 1)))
-    return {"candidates": m, "rule": f"{est['recall_target']:.0%} of the teacher's top {share:.4g} on the "
-            "held-out sample" + ("" if asked else " (the share a run plans for when it is not told)"),
+    return {"candidates": m, "rule": f"N of the teacher's top {1 + est['slack']:.4g} N on the sample "
+            f"(out of fold), N = {share:.4g} of the lines" + ("" if asked else
+                                                             " (the share a run plans for when it is not told)"),
             "selection_share": share, "estimate": est, "min_factor": MIN_FACTOR}
 
 
