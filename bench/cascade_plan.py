@@ -39,7 +39,7 @@ from domainsift.rundir import load_scores
 from domainsift.select.student import StudentSelector, plan_share
 
 WORK = ROOT / "bench" / "work" / "selection"
-SCALE = ROOT / "bench" / "work" / "scale" / "run-finetune-cascade-1000000"
+SCALE = ROOT / "bench" / "work" / "scale" / "old-0.8.0" / "run-finetune-cascade-1000000"  # 0.8.0 kept 478,800 candidates
 SIZES = (350, 1750, 5000)
 RULES = (("recall99", "recall", 0.99), ("recall90", "recall", 0.90), ("slack0.1", "slack", 0.1),
          ("slack0.25", "slack", 0.25))

@@ -103,6 +103,9 @@ METHODS = {
     "moore-lewis": ("moore-lewis", {"order": 3, "prune_scale": 0.0001}),
     "random": ("random", {}),
     "dsir": (None, {}),
+    # 0.9.0: fastText (the recipe behind DCLM's quality filter): a supervised classifier, word bigrams, trained
+    # on the in-domain set against 5,000 random pool lines; a line's score is P(in-domain)
+    "fasttext": (None, {}),
     # 0.8.0: the student alone (a linear head over static token vectors, trained on the teacher's scores of a
     # seeded 20,000-line sample: bench/results/student_choices.md) and the cascade (--cascade: the student
     # scores every line, the method only its top candidates, as many as the student's measured recall plans)
@@ -151,6 +154,38 @@ def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     return time.time() - t0
 
 
+FASTTEXT = {"wordNgrams": 2, "epoch": 5, "lr": 0.1, "dim": 100, "thread": 1, "negatives": 5000}
+
+
+def fasttext_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
+    """fastText (``fasttext-wheel``) trained on the in-domain set (``__label__in``) against ``FASTTEXT["negatives"]``
+    seeded random pool lines (``__label__out``); one thread, so the model is the same run to run. Writes the
+    same run directory as domainsift's own methods; returns seconds."""
+    import fasttext
+
+    from domainsift.rundir import pool_manifest, write_scores
+    from domainsift.signature import make_signature
+
+    t0 = time.time()
+    clean = lambda t: " ".join(t.split())  # noqa: E731  (fastText reads one example a line)
+    positives = [clean(line) for line in open(target_file, encoding="utf-8") if line.strip()]
+    pick = np.random.default_rng(seed).choice(len(pool), size=FASTTEXT["negatives"], replace=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    train = out_dir / "fasttext-train.txt"
+    rows = [f"__label__in {t}" for t in positives] + [f"__label__out {clean(pool.texts[i])}" for i in pick]
+    order = np.random.default_rng(seed).permutation(len(rows))
+    train.write_text("\n".join(rows[i] for i in order) + "\n", encoding="utf-8")
+    params = {k: v for k, v in FASTTEXT.items() if k != "negatives"}
+    model = fasttext.train_supervised(str(train), verbose=0, **params)
+    labels, probs = model.predict([clean(t) for t in pool.texts], k=2)  # a list: numpy-2-safe path
+    scores = np.array([dict(zip(lab, p)).get("__label__in", 0.0) for lab, p in zip(labels, probs)], dtype=np.float64)
+    write_scores(out_dir, scores, *_ids_first(pool_manifest(pool)),
+                 make_signature("fasttext", model="fasttext supervised (fasttext-wheel)", seed=seed,
+                                probabilistic=False, **FASTTEXT))
+    train.unlink()
+    return time.time() - t0
+
+
 def _ids_first(manifest_and_ids):
     """write_scores takes the ids before the manifest that pool_manifest returns first."""
     manifest, ids = manifest_and_ids
@@ -195,7 +230,8 @@ def main() -> None:
                 shutil.rmtree(run_dir)
             t0 = time.time()
             if method is None:
-                dsir_run(gold[0].replace("train", "test"), pool, run_dir, seed=args.seed)
+                anchor = fasttext_run if method_label == "fasttext" else dsir_run
+                anchor(gold[0].replace("train", "test"), pool, run_dir, seed=args.seed)
                 sig = json.loads((run_dir / "signature.json").read_text())
             else:
                 cascade = bool(params.get(CASCADE))

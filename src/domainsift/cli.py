@@ -219,8 +219,9 @@ def add_method_opts(p) -> None:
                         "of a pool sample) scores every line; the method scores only the student's top "
                         "candidates (every candidate ranks above every other line)")
     g.add_argument("--candidates", type=positive_int, default=None, metavar="M",
-                   help="--cascade: the number of candidates the method scores (default: planned from the "
-                        "student's measured recall of the method's top lines on a held-out sample)")
+                   help="--cascade: the number of candidates the method scores (default: planned on the method's "
+                        "scores of a pool sample: enough that the selection lies within the method's own top "
+                        "1.25 N, and at least 2 N)")
     g.add_argument("--shard-size", type=positive_int, default=DEFAULT_SHARD_SIZE,
                    help="records per shard: the unit of memory, of resuming and of work sent to a worker "
                         f"(default {DEFAULT_SHARD_SIZE})")
