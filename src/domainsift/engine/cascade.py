@@ -119,7 +119,7 @@ def run_cascade(teacher, params: dict, in_domain, source, state: Path, fit_pool,
     if not loaded:
         student.fit(in_domain, fit_pool(student.sample), teacher=teacher)
         student.save_state(student_dir)
-    from .job import release_memory
+    from ..machine import release_memory
     release_memory()
     n = len(source)
     n_shards = score_shards(student, source, state / "student", shard_size, model_dir=student_dir, **engine_kw)

@@ -27,6 +27,7 @@ import numpy as np
 from .. import rundir
 from ..corpus import Corpus
 from ..errors import DomainsiftError
+from ..machine import release_memory
 from ..safety import check_distinct_inputs, refuse_overwriting_inputs
 from ..select import get_selector
 from ..select.base import choose
@@ -88,19 +89,6 @@ def _fit(selector, in_domain: Corpus, source, model_dir: Path, fit_sample: int, 
     if selector.saves_state:
         selector.save_state(model_dir)
     return note
-
-
-def release_memory() -> None:
-    """Hand the heap that a fit freed (its pool sample, a training run's tensors) back to the operating
-    system, so that the process's peak is the fit's and not the fit's plus the scoring's: glibc keeps
-    freed memory for reuse unless told (``malloc_trim``); elsewhere, nothing happens."""
-    import ctypes
-    import ctypes.util
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def score_shards(selector, source, state: Path, shard_size: int = DEFAULT_SHARD_SIZE, progress: bool = False,
