@@ -175,6 +175,12 @@ def main() -> None:
     write_results("scale", {"rows": rows, "scoring": scoring}, "\n".join(lines) + "\n")
 
 
+def cand(row: dict) -> str:
+    if "candidates" not in row:
+        return "-"
+    return f"{row['candidates']:,} ({100 * row['candidates'] / row['size']:.1f}%)"
+
+
 def cascade_rows(student_sizes: list, cascade_sizes: list) -> None:
     rule = ("--fraction", "0.01")
     rows = [score_row("student", n, extra=rule) for n in student_sizes]
@@ -186,12 +192,13 @@ def cascade_rows(student_sizes: list, cascade_sizes: list) -> None:
              "process with an empty cache (so the student's static vectors are distilled in every run, and every "
              "vector is encoded): 1% of the pool selected. Pools of distinct lines (the shared train lines "
              "repeated with a line-number prefix). student: `--method student` (teacher cosine, 20,000-line "
-             "sample); finetune-cascade: `--method finetune --cascade` (candidates planned from the student's "
-             "recall). Seconds and peak RSS are the whole process's.", "",
+             "sample); finetune-cascade: `--method finetune --cascade` (candidates planned by the cascade's rule: "
+             "N of the teacher's top 1.25 N on the student's out-of-fold sample scores). Seconds and peak RSS "
+             "are the whole process's; the candidates column is the teacher's share of the pool.", "",
              "| method | lines | seconds | lines/s | peak RSS (MB) | candidates |", "|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['method']} | {r['size']:,} | {r['seconds']:.0f} | {r['size'] / r['seconds']:,.0f} | "
-                     f"{r['peak_rss_mb']:.0f} | {r.get('candidates', '-')} |")
+                     f"{r['peak_rss_mb']:.0f} | {cand(r)} |")
     st = sorted((r for r in rows if r["method"] == "student"), key=lambda r: r["size"])
     extra = {}
     if len(st) >= 2:
