@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
+from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
 
 from domainsift.corpus import read_corpus
 from domainsift.evaluate import evaluate_run
@@ -201,10 +201,12 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="discard finished runs and start over")
     ap.add_argument("--report-only", action="store_true", help="rewrite the tables from finished runs")
     args = ap.parse_args()
-    if args.report_only:
-        return report()
     if args.fresh:
         shutil.rmtree(WORK, ignore_errors=True)
+    else:
+        restore_rows()
+    if args.report_only:
+        return report()
 
     pool = read_corpus([data_file(d, "train") for d in SEVEN])
     assert len(pool) == 35000, len(pool)
@@ -216,7 +218,7 @@ def main() -> None:
             label = method_label if args.seed == 0 else f"{method_label}-seed-{args.seed}"
             run_dir = WORK / target / label
             done = run_dir / "bench.json"
-            if done.exists():
+            if done.exists() and not stale_cascade(json.loads(done.read_text())):
                 print(f"{target:>14} {label:<26} done before: {json.loads(done.read_text())['precision']:.3f}")
                 continue
             if method_label in COMBOS:
@@ -258,12 +260,45 @@ def main() -> None:
     report()
 
 
+def row_version(row: dict) -> str:
+    return (row.get("signature") or "").rsplit("|v:", 1)[-1]
+
+
+def stale_cascade(row: dict) -> bool:
+    """A cascade row planned its candidates by a rule that is no longer the product's (0.8.0: 99% of the
+    teacher's top on a held-out quarter of the sample): its run is redone when asked for, and it leaves the
+    table."""
+    return bool(row.get("cascade")) and row_version(row) not in CASCADE_PLANS
+
+
+def restore_rows() -> int:
+    """bench/work is one machine's scratch (ignored by git). On a fresh clone the rows of the results file
+    stand for the finished runs they record, so that running some methods rebuilds the whole table rather
+    than a table of those methods alone. Run directories are not restored: what needs them (the cascade's
+    recall of the full method's top N) is computed only where this machine made both runs, and kept in
+    the row from then on."""
+    from domainsift._atomic import save_json
+    path = RESULTS / "selection.json"
+    if not path.exists():
+        return 0
+    n = 0
+    for r in json.loads(path.read_text())["rows"]:
+        done = WORK / r["target"] / r["method"] / "bench.json"
+        if not done.exists():
+            done.parent.mkdir(parents=True, exist_ok=True)
+            save_json(done, r)
+            n += 1
+    if n:
+        print(f"{n} finished rows taken from {path} (this machine has no run of them)", flush=True)
+    return n
+
+
 def current_rows() -> tuple[list, int]:
     """The finished runs under bench/work measured by this version of domainsift (their signature ends in
     its version), and how many runs of other versions were left out: a table holds one version's numbers.
     Rows of 0.1.0-0.5.1, as they were measured then: bench/results/selection_archive_0.5.md."""
     rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
-    keep = [r for r in rows if (r.get("signature") or "").rsplit("|v:", 1)[-1] in SAME_SCORES]
+    keep = [r for r in rows if row_version(r) in SAME_SCORES and not stale_cascade(r)]
     return keep, len(rows) - len(keep)
 
 
@@ -271,6 +306,8 @@ def current_rows() -> tuple[list, int]:
 # run directory's owner, new methods and options, and 0.9.0 the cascade's plan: a cascade row names its
 # version in its signature), so their rows stand in one table
 SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0", "0.9.0")
+# versions whose cascade plans its candidates by today's rule (N of the teacher's top 1.25 N, out of fold)
+CASCADE_PLANS = ("0.9.0",)
 
 
 def cascade_recall(target: str, label: str, base: str) -> dict | None:
@@ -411,6 +448,7 @@ CASCADE_OF = {"cascade-cosine": "cosine-default", "cascade-finetune": "finetune-
 def cascade_table(rows: list, targets: list) -> list:
     """Lines of the cascade table: per cascade row (every seed run), the candidates the method scored
     and the share of the full method's top N (same seed) among them, per target."""
+    from domainsift._atomic import save_json
     out = []
     for r0 in sorted({(r["base_method"], r["seed"]) for r in rows if r["base_method"] in CASCADE_OF}):
         label, seed = r0
@@ -418,12 +456,23 @@ def cascade_table(rows: list, targets: list) -> list:
         cells = []
         for t in targets:
             run = label if seed == 0 else f"{label}-seed-{seed}"
-            got = cascade_recall(t, run, base)
-            cells.append(f"{got['candidates']} / {got['recall']:.3f}" if got else "-")
+            row = next((r for r in rows if r["target"] == t and r["method"] == run), None)
+            if row is None:
+                cells.append("-")
+                continue
+            got = row.get("teacher_recall") or cascade_recall(t, run, base)
+            if got:
+                row["teacher_recall"] = got
+                save_json(WORK / t / run / "bench.json", row)
+                cells.append(f"{got['candidates']} / {got['recall']:.3f}")
+            else:
+                cells.append(f"{row['cascade']['candidates']} / -")
         if not out:
             out += ["", "Cascades (`--cascade`): candidates the method scored (of 35,000) / the share of the "
-                    "full method's top N (same seed) among them. The plan asks for 99% of the method's top "
-                    "share on a held-out quarter of the student's 20,000-line sample, and at least 2N.", "",
+                    "full method's top N (same seed) among them (-: the full run was not on the machine that "
+                    "ran the cascade). The plan (0.9.0) keeps as many candidates as hold N of the method's "
+                    "top 1.25 N on the student's out-of-fold scores of its 20,000-line sample, and at least "
+                    "2N.", "",
                     "| row | seed | " + " | ".join(targets) + " |", "|---|---|" + "---|" * len(targets)]
         out.append(f"| {label} (full: {CASCADE_OF[label]}) | {seed} | " + " | ".join(cells) + " |")
     return out
