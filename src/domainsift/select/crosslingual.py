@@ -172,7 +172,7 @@ def train_contrastive(torch, xa: np.ndarray, xb: np.ndarray, rng: np.random.Gene
 
 
 class NoAlignment:
-    """``--no-align``: both languages as the encoder gives them (paper 003's baseline)."""
+    """``--no-align``: both languages as the encoder gives them (with ``--no-refine``, paper 003's baseline)."""
 
     def a(self, x: np.ndarray) -> np.ndarray:
         return x
@@ -220,7 +220,7 @@ class CrosslingualSelector(EncoderSelector):
               nargs=2, action="append"),
         Param("align", bool, True, "--align (the default) maps the in-domain language into the pool language's "
               "space, fitted on the bitext; --no-align trains the classifier in the raw encoder space "
-              "(paper 003's baseline)"),
+              "(with --no-refine, paper 003's baseline)"),
         Param("alignment", str, "ridge", "how --align maps the languages: ridge (the default: a linear map fitted "
               "in closed form) or contrastive (paper 003's adaptive layer with the paper's settings; measured "
               "worse over the English default encoder, bench/results/crosslingual.md)",
