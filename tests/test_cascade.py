@@ -154,6 +154,11 @@ def test_cascade_ranks_every_candidate_above_every_other_line(pool, tiny_models,
     assert cas["sig"]["cascade_student"]["teacher"] == "cosine"
     sel = (pool["tmp"] / "cascade" / "selected.txt").read_text().splitlines()
     assert len(sel) == 12
+    # run.json says where the time went, stage by stage, within the run's whole time
+    t = cas["run"]["timings"]
+    parts = [t[k] for k in ("fit_seconds", "student_fit_seconds", "student_score_seconds", "teacher_score_seconds")]
+    assert min(parts) >= 0 and sum(parts) <= t["score_seconds"] + 0.5
+    assert "student_fit_seconds" not in full["run"]["timings"] and full["run"]["timings"]["fit_seconds"] >= 0
 
 
 def test_cascade_candidates_flag_and_refusals(pool, capsys):

@@ -106,7 +106,10 @@ def run_cascade(teacher, params: dict, in_domain, source, state: Path, fit_pool,
     """Steps 2 to 6 of the module docstring (the teacher is fitted); returns what ``run.json`` and the
     signature record. ``score_shards`` is the engine's shard scorer; ``fit_pool`` gives the pool sample
     the student learns from (a callable: read only when the student is not saved yet)."""
+    import time
+
     from ..source import MemorySource
+    seconds, t = {}, time.time()
     student = build_student(teacher, params, share)
     student_dir = state / "student-model"
     loaded = False
@@ -121,16 +124,19 @@ def run_cascade(teacher, params: dict, in_domain, source, state: Path, fit_pool,
         student.save_state(student_dir)
     from ..machine import release_memory
     release_memory()
+    seconds["student_fit_seconds"], t = round(time.time() - t, 1), time.time()
     n = len(source)
     n_shards = score_shards(student, source, state / "student", shard_size, model_dir=student_dir, **engine_kw)
+    seconds["student_score_seconds"], t = round(time.time() - t, 1), time.time()
     how = plan(student, n, share, candidates)
     cand = top_candidates(state, n_shards, how["candidates"])
     teacher_state = state / f"teacher-{len(cand)}"
     sub = MemorySource(source.take(cand))
     score_shards(teacher, sub, teacher_state, shard_size, model_dir=state / "model", **engine_kw)
+    seconds["teacher_score_seconds"] = round(time.time() - t, 1)  # with the candidates' reading
     from .shards import assemble
     t_scores, _ = assemble(teacher_state, max(1, -(-len(cand) // shard_size)))
     teacher_scores = np.concatenate([np.load(p) for p in t_scores]) if len(cand) else np.zeros(0)
     merge(state, n_shards, shard_size, cand, teacher_scores)
     save_json(state / "plan.json", how)
-    return {"student": student, "plan": how, "n_shards": n_shards}
+    return {"student": student, "plan": how, "n_shards": n_shards, "seconds": seconds}

@@ -198,7 +198,9 @@ def _score_into(out_dir: Path, selector, method, params, in_domain, source, mani
     state = Path(out_dir) / RESUME_DIR / _fingerprint(method, params, in_domain, manifest,
                                                       {"shard_size": shard_size, "fit_sample": fit_sample, **how},
                                                       selector.signature_params())
+    t_fit = time.time()
     fit_note = _fit(selector, in_domain, source, state / "model", fit_sample, params["seed"])
+    stages = {"fit_seconds": round(time.time() - t_fit, 1)}  # this process's share, when a run resumed
     engine_kw = dict(progress=bool(params.get("progress")), engine=engine, workers=workers, address=address,
                      on_shard=on_shard)
     run_extra, cascade_sig, student = {}, None, None
@@ -210,6 +212,7 @@ def _score_into(out_dir: Path, selector, method, params, in_domain, source, mani
         student, n_shards = res["student"], res["n_shards"]
         scores, ids = assemble(state / "final", n_shards)
         run_extra = {"cascade": res["plan"]}
+        stages.update(res["seconds"])
         ssp = student.signature_params()
         ssp.pop("teacher_signature", None)
         cascade_sig = {"cascade": f"student({ssp['features']}),candidates={res['plan']['candidates']}",
@@ -231,7 +234,7 @@ def _score_into(out_dir: Path, selector, method, params, in_domain, source, mani
         sig["classifier_holdout"] = metrics
     rundir.write_scores(out_dir, scores, ids, manifest, sig,
                         timings={"score_seconds": round(time.time() - t0, 1), "engine": engine,
-                                 "shards": n_shards}, run=run_extra)
+                                 "shards": n_shards, **stages}, run=run_extra)
     del scores, ids
     selector.write_artifacts(out_dir)  # e.g. the cross-lingual alignment picture
     if student is not None:
