@@ -16,9 +16,11 @@ sentences of at most 64 tokens), AdamW lr 1e-3 with 100 warm-up steps, batches o
 sentences, --steps steps. The training loop is a plain PyTorch loop over
 `domainsift.sampling.DomainSampler`; every --session steps the policy updates the weights.
 
-Policies: mixed-0, mixed-0.5, mixed-1 (fixed), dds, mdac (paper 004's settings: k = 10,
+Policies: mixed-0, mixed-0.5, mixed-1 (fixed), mdac (paper 004's settings: k = 10,
 100 iterations per update, 20 with clusters; uniform start λ_0; lr_data from the paper's grid
-{0.001, 0.0025, 0.005}, chosen on the policies' own dev lines of seed 0 with `--lr-data choose`).
+{0.001, 0.0025, 0.005}, chosen on the policies' own dev lines of seed 0 with `--lr-data choose`),
+dds (its original code's settings since 0.9.0: 200 Adam steps of lr 1e-4 an update; rows of
+earlier versions ran MDAC's plain-gradient rule and grid).
 Targets:
   uniform   - the mean dev loss of the seven domains (multi-domain, paper 004 §5.3);
   Tanzil    - Tanzil's dev loss alone (adaptation to a small domain, §5.1);
@@ -55,6 +57,7 @@ POLICIES = ["mixed-0", "mixed-0.5", "mixed-1", "dds", "mdac"]
 TARGETS = ["uniform", "Tanzil", "clusters"]
 WORK = ROOT / "bench" / "work" / "sampling"
 VOCAB, MAXLEN, DIM, LAYERS, HEADS, FF, BATCH = 4000, 64, 128, 2, 4, 512, 32
+DDS_LR = 1e-4   # DDS runs its original code's settings (domainsift.sampling.DDS's defaults), not MDAC's grid
 
 
 def read(path: str, lo: int, hi: int) -> list[str]:
@@ -169,11 +172,10 @@ def make_policy(name: str, clusters: bool, lr_data: float = 0.001, k: int = 10, 
     iterations = 20 if clusters else 100
     if name.startswith("mixed-"):
         return MixedAlpha(float(name.split("-")[1]))
-    cls = {"mdac": MDAC, "dds": DDS}[name]
-    if update == "adam":
-        cls = adam_variant(cls)
-    extra = {"k": k} if name == "mdac" else {}
-    return cls(lr_data=lr_data, iterations=iterations, init_alpha=init_alpha, **extra)
+    if name == "dds":   # the original code's settings (Adam lr 1e-4, 200 steps an update): no grid
+        return DDS(init_alpha=init_alpha)
+    cls = adam_variant(MDAC) if update == "adam" else MDAC
+    return cls(lr_data=lr_data, iterations=iterations, init_alpha=init_alpha, k=k)
 
 
 def adam_variant(cls):
@@ -312,7 +314,7 @@ def main() -> None:
             labels = gold if setting == "gold" else clusters
             for policy in args.policies:
                 fixed = policy.startswith("mixed-")
-                lrs = ([None] if fixed else
+                lrs = ([None] if fixed else [DDS_LR] if policy == "dds" else
                        [choose_lr(done, policy, grid, args)] if args.lr_data == ["choose"] else
                        [float(x) for x in args.lr_data])
                 for lr in lrs:

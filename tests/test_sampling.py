@@ -150,6 +150,43 @@ def test_learned_policies_move_weight_to_the_one_useful_domain(policy):
     assert rewards[good] == max(rewards) and rewards[good] > 0   # the reward points at it
 
 
+def _fixed_reward_updates(policy, rewards, n, monkeypatch):
+    """``n`` updates of ``policy`` on LABELS whose rewards are ``rewards`` at every update."""
+    monkeypatch.setattr(type(policy), "rewards", lambda self, learner: (np.asarray(rewards, float), {}))
+    sampler = DomainSampler(LABELS, 4, policy, seed=0)
+    learner = Learner(torch.nn.Linear(2, 1), lambda m, idx: None, lambda m: None)
+    for _ in range(n):
+        sampler.update(learner)
+    return sampler
+
+
+def test_dds_is_the_original_codes_update_adam_on_the_log_softmax_kept_across_updates(monkeypatch):
+    """multiDDS: -sum_d R(d) log softmax(psi)_d, 200 Adam steps of lr 1e-4 an update, one Adam for the run."""
+    r = [0.6, 0.1, 0.3]
+    s = _fixed_reward_updates(DDS(), r, 1, monkeypatch)
+    psi0 = np.log(np.full(3, 1 / 3))
+    moved = s.policy.psi - psi0
+    # from uniform the gradient is r_d - lambda_d * sum(r) = r_d - 1/3: Adam moves each logit ~lr a step
+    assert np.all(np.sign(moved) == np.sign(np.array(r) - 1 / 3))
+    assert np.all(np.abs(moved) <= 200 * 1e-4 + 1e-9) and np.abs(moved).max() > 0.5 * 200 * 1e-4
+    assert s.policy.adam["step"] == 200
+    # its optimum is lambda proportional to positive rewards (not the arg max that REINFORCE on the
+    # expected reward reaches): many updates at a larger rate get there
+    s = _fixed_reward_updates(DDS(lr_data=0.01), r, 40, monkeypatch)
+    assert np.allclose(s.weights, r, atol=0.02)
+    # the Adam state travels with the sampler's state, and a run resumed from it continues alike
+    a = _fixed_reward_updates(DDS(lr_data=0.01), r, 3, monkeypatch)
+    b = _fixed_reward_updates(DDS(lr_data=0.01), r, 2, monkeypatch)
+    c = DomainSampler(LABELS, 4, DDS(lr_data=0.01), seed=0)
+    c.load_state_dict(json.loads(json.dumps(b.state_dict())))
+    c.update(Learner(torch.nn.Linear(2, 1), lambda m, idx: None, lambda m: None))
+    assert np.array_equal(a.policy.psi, c.policy.psi)
+    state = b.state_dict()
+    state["policy"]["adam"] = None
+    with pytest.raises(DomainsiftError, match="adam"):
+        DomainSampler(LABELS, 4, DDS(lr_data=0.01), seed=0).load_state_dict(state)
+
+
 def test_mdac_simulation_leaves_the_model_the_optimizer_and_the_global_rng_alone():
     xs, ys, labels, dev = regression_task()
     torch.manual_seed(0)
