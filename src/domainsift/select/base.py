@@ -111,6 +111,9 @@ class BaseSelector:
     per_sentence: ClassVar[bool] = True
     #: fit needs the pool (to sample negatives, a general LM, ...)
     needs_pool: ClassVar[bool] = False
+    #: the method only reads an encoder's vectors, so it takes one that cannot be fine-tuned or
+    #: distilled (``--model multilingual``)
+    frozen_vectors: ClassVar[bool] = False
     params: ClassVar[tuple[Param, ...]] = (SEED,)
     #: the attributes :meth:`fit` learns; :meth:`reset` removes them, :attr:`is_fitted` looks for them
     learned: ClassVar[tuple[str, ...]] = ()
@@ -154,9 +157,13 @@ class BaseSelector:
         length = getattr(self, "max_length", None)
         if not isinstance(model, str) or not isinstance(length, int) or length < 1:
             return
-        from ..embed import BASELINES, model_path
+        from ..embed import BASELINES, MULTILINGUAL_NAMES, model_path
         if model in BASELINES:
             return
+        if model in MULTILINGUAL_NAMES:
+            if not self.frozen_vectors:
+                model_path(model)   # the one-line refusal: this method needs a Hugging Face encoder
+            return              # USE-m has no length to cap
         from ..embed.transformers import clamp_max_length
         self.max_length = clamp_max_length(model_path(model), length)
 
@@ -230,9 +237,14 @@ def encoder_numerics(model: str, backend: str, device: str | None, max_length: i
     """What an encoder contributes to a signature, as it will run: its files' fingerprint, the
     backend that runs (a GPU runs PyTorch), the graph and int8 recipe, the libraries' versions
     and the CPU's instruction-set family."""
-    from ..embed import model_path
+    from ..embed import MULTILINGUAL_NAMES, model_path
     from ..embed.transformers import TransformersEmbedder
     from ..machine import cpu_isa
+    if model in MULTILINGUAL_NAMES:
+        from ..embed.usem import MultilingualEncoder
+        p = MultilingualEncoder(progress=False).signature_params()
+        p.pop("model")
+        return {**p, "isa": cpu_isa()}
     enc = TransformersEmbedder(model_path(model), backend=backend, device=device, max_length=max_length,
                                progress=False)
     return {"model_fingerprint": enc.fingerprint, **enc.numerics(), "isa": cpu_isa()}
@@ -245,14 +257,20 @@ class EncoderSelector(BaseSelector):
 
     @property
     def model_name(self) -> str:
-        from ..embed import model_path
+        from ..embed import MULTILINGUAL_NAMES, model_path
         from ..embed.transformers import model_display_name
+        if self.model in MULTILINGUAL_NAMES:
+            from ..embed.usem import DISPLAY_NAME
+            return DISPLAY_NAME
         return model_display_name(model_path(self.model))
 
     def signature_params(self) -> dict:
         p = super().signature_params()
         p["model"] = self.model_name
         p.update(encoder_numerics(self.model, self.backend, self.device, self.max_length))
+        from ..embed import MULTILINGUAL_NAMES
+        if self.model in MULTILINGUAL_NAMES:
+            p.pop("max_length", None)   # USE-m reads every piece of a sentence
         return p
 
 

