@@ -33,7 +33,6 @@ import numpy as np
 
 from ..errors import DomainsiftError
 
-from . import MULTILINGUAL_NAMES  # noqa: F401  (the registry's names for this encoder)
 DISPLAY_NAME = "universal-sentence-encoder-multilingual-3"
 PIECE_ROWS = 480        # piece rows per matrix product (a multiple of 4, 6, 8, 12, 16, 24, 32, 48)
 SENTENCE_ROWS = 96      # sentence rows per matrix product (likewise)
