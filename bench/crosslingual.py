@@ -51,7 +51,17 @@ METHODS = {"crosslingual": {}, "crosslingual-no-refine": {"refine": False},
            # paper 003's layer with the paper's settings, from the product (--alignment contrastive)
            "crosslingual-contrastive-no-refine": {"alignment": "contrastive", "refine": False},
            "crosslingual-contrastive": {"alignment": "contrastive"},
-           "lstsq-cosine": None}
+           "lstsq-cosine": None,
+           # 0.9.0 (issue 34): the multilingual encoder (USE-m). Without a bitext (no_bitext): no map, the
+           # negatives are the pool's bottom two thirds by cosine to the German in-domain mean (paper 000's rule)
+           "multilingual-no-bitext": {"model": "multilingual", "no_bitext": True},
+           "multilingual-no-bitext-no-refine": {"model": "multilingual", "no_bitext": True, "refine": False},
+           # with the bitext of the six other domains: today's ridge map and refining on USE-m, paper 003's
+           # own system (its contrastive layer with its settings, no refining), and its no-layer baseline
+           "multilingual-ridge": {"model": "multilingual"},
+           "multilingual-contrastive-no-refine": {"model": "multilingual", "alignment": "contrastive",
+                                                  "refine": False},
+           "multilingual-no-align-no-refine": {"model": "multilingual", "align": False, "refine": False}}
 
 
 def bitext(target: str) -> list:
@@ -109,14 +119,29 @@ def run(target: str, label: str, pool, seed: int) -> dict:
         sig = {}
     else:
         in_domain = read_corpus([data_file(target, "test", LANG)])
+        params = {k: v for k, v in METHODS[label].items() if k != "no_bitext"}
+        pairs = [] if METHODS[label].get("no_bitext") else bitext(target)
         sig = run_score("crosslingual", in_domain, pool, run_dir,
-                        {"bitext": bitext(target), "progress": False, **METHODS[label]}, seed=seed)
+                        {"bitext": pairs, "progress": False, **params}, seed=seed)
     run_select(run_dir, top=N)
     ev = evaluate_run(run_dir, [data_file(target, "train")])
     row = {"target": target, "method": label, "seed": seed, "precision": ev["precision"],
            "seconds": round(time.time() - t0, 1), "params": METHODS[label], "signature": sig.get("signature")}
     save_json(done, row)
     return row
+
+
+def restore_rows() -> None:
+    """A fresh clone has no bench/work: the results file's rows stand for their finished runs, so that
+    rerunning some methods rebuilds the table with the rest (a row's run directory is not restored)."""
+    path = RESULTS / ("crosslingual.json" if PAIR == "de-en" else f"crosslingual_{PAIR}.json")
+    if not path.exists():
+        return
+    from domainsift._atomic import save_json
+    for r in json.loads(path.read_text())["rows"]:
+        done = WORK / r["target"] / (r["method"] if r["seed"] == 0 else f"{r['method']}-seed-{r['seed']}") / "bench.json"
+        if not done.exists():
+            save_json(done, r)
 
 
 def monolingual(targets: list) -> dict:
@@ -145,6 +170,7 @@ def main() -> None:
     args = ap.parse_args()
     pool = read_corpus([data_file(d, "train") for d in SEVEN])
     assert len(pool) == 35000, len(pool)
+    restore_rows()
     rows = []
     for target in args.targets:
         for label in args.methods:
@@ -159,7 +185,8 @@ def main() -> None:
     lines = ["# Cross-lingual selection (paper 003's setting on the shared data)", "",
              f"In-domain set: <D>.test.{LANG} (500 lines); pool: the seven <D>.train.en (English, 35,000 lines); "
              f"bitext: the {PAIR} train pairs of the six other domains; N = 5,000; precision of the top N. "
-             "Encoder: all-MiniLM-L6-v2 (English-trained), frozen. The tables are rebuilt from every finished run "
+             "Encoder: all-MiniLM-L6-v2 (English-trained), frozen; the multilingual-* rows: Universal Sentence "
+             "Encoder Multilingual v3 (`--model multilingual`), frozen, with no bitext at all in the -no-bitext rows. The tables are rebuilt from every finished run "
              "under bench/work/crosslingual/ (the benchmark resumes), so the command above is the last invocation: "
              "seed 0 ran `python bench/crosslingual.py`, seed 1 `python bench/crosslingual.py --seed 1 --methods ...` "
              "with the methods its table shows. Rows of 0.4.0-0.5.1 (the variants, seed 1), as they were measured "

@@ -31,10 +31,19 @@ training run, evaluated for each target. `dev_ppl` is the mean of the target's p
 evaluation perplexities (uniform, clusters: the seven; Tanzil: Tanzil's).
 `seconds` is the training wall time including the policy's updates, not the evaluation.
 
+    python bench/sampling.py --seeds 0 1 2 --targets uniform Tanzil --session 20 --lr-data 0.001 \
+        --starts 0 best --policies mixed-0 mixed-0.5 mixed-1 dds mdac ft-full     # issue 34: 50 updates a run
     python bench/sampling.py --seeds 0 --targets uniform Tanzil --policies mdac dds --name sampling_grid
     python bench/sampling.py --seeds 0 1 --cluster-seeds 0 --lr-data choose      # -> sampling.md
-    (variants: --init-alpha 1, --update adam, --k, --session; a finished run is cached in
-    bench/work/sampling/runs.json, so a killed benchmark resumes and tables are rebuilt in seconds)
+    (variants: --init-alpha 1, --update adam, --k, --session; a finished run is kept in
+    bench/results/<name>_runs.json, so a killed benchmark resumes, on a fresh clone too, and tables
+    are rebuilt in seconds)
+
+Starts (--starts): each adaptive run starts from a Mixed-alpha or from 'best', the fixed mixture
+with the lowest perplexity on the policies' dev lines for that target and seed, and its row gives
+its perplexity minus its start's (same seed). ft-full (Tanzil target): paper 004's FT-Full, the
+best fixed mixture's model trained further on Tanzil's 250 lines alone (--ft-steps, the best state
+on Tanzil's dev lines kept).
 """
 
 from __future__ import annotations
@@ -54,6 +63,7 @@ SIZES = {"EMEA": 5000, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "Q
 DEV_LINES = (0, 100)
 EVAL_LINES = (250, 500)
 POLICIES = ["mixed-0", "mixed-0.5", "mixed-1", "dds", "mdac"]
+FIXED = ["mixed-0", "mixed-0.5", "mixed-1"]
 TARGETS = ["uniform", "Tanzil", "clusters"]
 WORK = ROOT / "bench" / "work" / "sampling"
 VOCAB, MAXLEN, DIM, LAYERS, HEADS, FF, BATCH = 4000, 64, 128, 2, 4, 512, 32
@@ -219,7 +229,7 @@ def train_run(policy_name: str, target: str, labels, train_ids, dev_batches, see
         sched.step()
         if step % session == 0 and step < steps:
             sampler.update(learner)
-    return model, sampler, time.time() - t0
+    return model, sampler, time.time() - t0, opt
 
 
 def cluster_labels(train: list[str], gold: list[str]) -> tuple[list[str], float]:
@@ -243,7 +253,7 @@ def choose_lr(done: dict, policy: str, grid: list[float], args) -> float:
     averaged over the uniform and Tanzil targets of seed 0; never the evaluation lines."""
     scores = {}
     for lr in grid:
-        keys = [run_key(policy, t, 0, args, {"lr_data": lr, "k": args.k, "init_alpha": args.init_alpha,
+        keys = [run_key(policy, t, 0, args, {"lr_data": lr, "k": args.k, "init_alpha": (args.init_alpha or 0.0),
                                              "update": args.update}) for t in ("uniform", "Tanzil")]
         if all(k in done for k in keys):
             scores[lr] = np.mean([target_ppl(done[k]["dev_set_ppl"], t) for k, t in zip(keys, ("uniform", "Tanzil"))])
@@ -253,15 +263,50 @@ def choose_lr(done: dict, policy: str, grid: list[float], args) -> float:
 
 
 def run_key(policy: str, target: str, seed: int, args, policy_args: dict) -> str:
-    key = f"{policy}|{target}|{seed}|{args.steps}|{args.session}"
-    if not policy.startswith("mixed-"):
-        key += "|" + "|".join(f"{a}={v:g}" if not isinstance(v, str) else f"{a}={v}"
-                              for a, v in policy_args.items() if (a != "k" or policy == "mdac"))
-    return key
+    if policy.startswith("mixed-"):   # a fixed mixture never updates: the session does not matter
+        return f"{policy}|{target}|{seed}|{args.steps}"
+    return f"{policy}|{target}|{seed}|{args.steps}|{args.session}|" + "|".join(
+        f"{a}={v:g}" if not isinstance(v, str) else f"{a}={v}"
+        for a, v in policy_args.items() if (a != "k" or policy == "mdac"))
 
 
 def target_ppl(ppl: dict, target: str) -> float:
     return ppl["Tanzil"] if target == "Tanzil" else float(np.mean(list(ppl.values())))
+
+
+def ft_full(model, opt, labels, train_ids, dev_batches, seed: int, steps: int, every: int,
+            domain: str = "Tanzil") -> dict:
+    """FT-Full (paper 004's single-domain baseline): the multi-domain model trained further on
+    ``domain``'s lines alone with its own optimizer, ``steps`` steps of seeded batches; the state
+    with the lowest loss on the domain's dev lines (the policies' lines 1-100, checked every
+    ``every`` steps and before the first) is the one kept."""
+    import copy
+
+    import torch
+    pool = np.array([i for i, lab in enumerate(labels) if lab == domain])
+    rng = np.random.default_rng(seed + 7919)
+
+    def dev_loss() -> float:
+        model.eval()
+        with torch.no_grad():
+            v = float(set_loss(model, dev_batches[domain]))
+        model.train()
+        return v
+
+    best = (dev_loss(), 0, copy.deepcopy(model.state_dict()))
+    model.train()
+    for step in range(1, steps + 1):
+        idx = rng.choice(pool, size=min(BATCH, len(pool)), replace=False)
+        opt.zero_grad()
+        mean_loss(model, [train_ids[i] for i in idx]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if step % every == 0:
+            v = dev_loss()
+            if v < best[0]:
+                best = (v, step, copy.deepcopy(model.state_dict()))
+    model.load_state_dict(best[2])
+    return {"ft_best_step": best[1], "ft_steps": steps, "ft_domain": domain}
 
 
 def main() -> None:
@@ -271,17 +316,40 @@ def main() -> None:
                     help="seeds of the clusters target (default: --seeds)")
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--session", type=int, default=100, help="training steps between two policy updates")
-    ap.add_argument("--policies", nargs="+", default=POLICIES, choices=POLICIES)
+    ap.add_argument("--policies", nargs="+", default=POLICIES, choices=POLICIES + ["ft-full"])
     ap.add_argument("--targets", nargs="+", default=TARGETS, choices=TARGETS)
     ap.add_argument("--lr-data", nargs="+", default=["0.001", "0.0025", "0.005"],
-                    help="MDAC and DDS: learning rates of psi to run (paper 004's grid), or 'choose': the "
-                         "grid value with the lowest perplexity on the dev lines, from seed 0's runs")
+                    help="MDAC: learning rates of psi to run (paper 004's grid), or 'choose': the "
+                         "grid value with the lowest perplexity on the dev lines, from seed 0's runs "
+                         "(DDS runs its original code's 1e-4)")
     ap.add_argument("--k", type=int, default=10, help="MDAC: simulated steps per domain")
-    ap.add_argument("--init-alpha", type=float, default=0.0, help="MDAC and DDS: start from Mixed-alpha")
+    ap.add_argument("--init-alpha", type=float, default=None,
+                    help="MDAC and DDS: start from Mixed-alpha (the same as --starts ALPHA; default 0)")
+    ap.add_argument("--starts", nargs="+", default=None,
+                    help="MDAC and DDS: the starting mixtures to run, each a Mixed-alpha or 'best': the fixed "
+                         "mixture (of the mixed-* policies run) with the lowest perplexity on the policies' "
+                         "dev lines for that target and seed; each adaptive row is set beside its start")
+    ap.add_argument("--ft-steps", type=int, default=300,
+                    help="ft-full: steps on the Tanzil lines alone after the best fixed mixture's run "
+                         "(the best state on Tanzil's dev lines, checked every 25 steps, is kept)")
     ap.add_argument("--update", choices=["sgd", "adam"], default="sgd",
-                    help="the REINFORCE step: the product's gradient ascent, or the Adam variant tried first")
+                    help="MDAC's REINFORCE step: the product's gradient ascent, or the Adam variant tried first")
     ap.add_argument("--name", default="sampling", help="results name under bench/results/")
     args = ap.parse_args()
+    if args.starts is None:
+        args.starts = [str(args.init_alpha if args.init_alpha is not None else 0.0)]
+    elif args.init_alpha is not None:
+        ap.error("--init-alpha and --starts: give one")
+    for st in args.starts:
+        if st != "best":
+            try:
+                float(st)
+            except ValueError:
+                ap.error(f"--starts: {st!r} is neither a number nor 'best'")
+    if any(st == "best" for st in args.starts) or "ft-full" in args.policies:
+        missing = [m for m in FIXED if m not in args.policies]
+        if missing:
+            ap.error(f"'best' starts and ft-full choose among the fixed mixtures: add {' '.join(missing)} to --policies")
     grid = [0.001, 0.0025, 0.005]
 
     import json
@@ -299,10 +367,30 @@ def main() -> None:
     clusters, purity = (cluster_labels(train, gold) if "clusters" in args.targets else (None, None))
     print(f"{len(train)} training lines, vocabulary {vocab}, {torch.get_num_threads()} threads", flush=True)
 
-    # finished runs are kept in bench/work/sampling/runs.json: a killed benchmark resumes there
-    done_file = WORK / "runs.json"
+    # finished runs are kept beside the results (bench/results/<name>_runs.json, committed with them):
+    # a killed benchmark resumes there, on this machine or on a fresh clone
+    done_file = ROOT / "bench" / "results" / f"{args.name}_runs.json"
     done = json.loads(done_file.read_text()) if done_file.exists() else {}
     rows, plots = [], []
+
+    def run(policy: str, target: str, labels, seed: int, policy_args: dict, ft: bool = False) -> dict:
+        fixed = policy.startswith("mixed-")
+        key = run_key("ft-full" if ft else policy, target, seed, args,
+                      {"start": policy_args["init_alpha"], "ft_steps": args.ft_steps} if ft else policy_args)
+        if key not in done:
+            model, sampler, seconds, opt = train_run(policy, target, labels, train_ids, dev_batches, seed,
+                                                     args.steps, args.session if not fixed else args.steps + 1,
+                                                     vocab, **({} if fixed else policy_args))
+            extra = {}
+            if ft:
+                t0 = time.time()
+                extra = ft_full(model, opt, labels, train_ids, dev_batches, seed, args.ft_steps, 25)
+                seconds += time.time() - t0
+            done[key] = {"ppl": perplexities(model, test_ids), "seconds": seconds,
+                         "dev_set_ppl": perplexities(model, dev_ids), "record": history_record(sampler), **extra}
+            save_json(done_file, done)
+        return done[key]
+
     cluster_seeds = args.seeds if args.cluster_seeds is None else args.cluster_seeds
     for seed in sorted(set(args.seeds) | set(cluster_seeds if "clusters" in args.targets else [])):
         for setting in ["gold", "clusters"]:
@@ -312,52 +400,77 @@ def main() -> None:
             if not targets:
                 continue
             labels = gold if setting == "gold" else clusters
+            fixed_target = "uniform" if setting == "gold" else "clusters"   # a fixed run serves every target
+            fixed_runs = {}
+
+            def fixed_run(alpha: float) -> dict:
+                name = f"mixed-{alpha:g}"
+                if name not in fixed_runs:
+                    fixed_runs[name] = run(name, fixed_target, labels, seed, {})
+                return fixed_runs[name]
+
+            def best_alpha(target: str) -> float:
+                alphas = [float(m.split("-")[1]) for m in FIXED]
+                return min(alphas, key=lambda a: target_ppl(fixed_run(a)["dev_set_ppl"], target))
+
             for policy in args.policies:
                 fixed = policy.startswith("mixed-")
-                lrs = ([None] if fixed else [DDS_LR] if policy == "dds" else
+                if policy == "ft-full" and "Tanzil" not in targets:
+                    continue
+                starts = ([None] if fixed else
+                          [("best", best_alpha("Tanzil"))] if policy == "ft-full" else
+                          [(st, None if st == "best" else float(st)) for st in args.starts])
+                lrs = ([None] if fixed or policy == "ft-full" else [DDS_LR] if policy == "dds" else
                        [choose_lr(done, policy, grid, args)] if args.lr_data == ["choose"] else
                        [float(x) for x in args.lr_data])
-                for lr in lrs:
-                    policy_args = {"lr_data": lr or 0.0, "k": args.k, "init_alpha": args.init_alpha,
-                                   "update": args.update}
-                    for target in (["uniform"] if fixed and setting == "gold" else targets):
-                        key = run_key(policy, target, seed, args, policy_args)
-                        if key not in done:
-                            model, sampler, seconds = train_run(policy, target, labels, train_ids, dev_batches,
-                                                                seed, args.steps, args.session, vocab,
-                                                                **({} if fixed else policy_args))
-                            done[key] = {"ppl": perplexities(model, test_ids), "seconds": seconds,
-                                         "dev_set_ppl": perplexities(model, dev_ids),
-                                         "record": history_record(sampler)}
-                            save_json(done_file, done)
-                        ppl, seconds, rec = done[key]["ppl"], done[key]["seconds"], done[key]["record"]
-                        rec.setdefault("position", args.steps)
-                        final = rec["history"][-1]["weights"]
-                        for t in (targets if fixed and setting == "gold" else [target]):
-                            row = {"policy": policy, "target": t, "seed": seed,
-                                   "dev_ppl": round(target_ppl(ppl, t), 3),
+                for start in starts:
+                    for lr in lrs:
+                        for target in (targets if fixed else ["Tanzil"] if policy == "ft-full" else targets):
+                            alpha = float(policy.split("-")[1]) if fixed else (
+                                start[1] if start[1] is not None else best_alpha(target))
+                            policy_args = {"lr_data": lr or 0.0, "k": args.k, "init_alpha": alpha,
+                                           "update": args.update}
+                            if fixed:
+                                res = fixed_run(alpha)
+                            elif policy == "ft-full":
+                                res = run(f"mixed-{alpha:g}", fixed_target, labels, seed, policy_args, ft=True)
+                            else:
+                                res = run(policy, target, labels, seed, policy_args)
+                            ppl, seconds, rec = res["ppl"], res["seconds"], res["record"]
+                            row = {"policy": policy, "target": target, "seed": seed,
+                                   "start": alpha, "start_rule": "own" if fixed else start[0],
+                                   "updates": len(rec["history"]) - 1,
+                                   "dev_ppl": round(target_ppl(ppl, target), 3),
                                    "per_domain": {d: round(p, 3) for d, p in ppl.items()},
-                                   "seconds": round(seconds, 1)}
+                                   "seconds": round(seconds, 1),
+                                   "policy_dev_ppl": round(target_ppl(res["dev_set_ppl"], target), 3)}
                             if not fixed:
+                                own = fixed_run(alpha)
+                                row["start_dev_ppl"] = round(target_ppl(own["ppl"], target), 3)
+                                row["minus_start"] = round(row["dev_ppl"] - row["start_dev_ppl"], 3)
+                            if policy in ("dds", "mdac"):
                                 row["lr_data"] = lr
-                                row["update"] = args.update
-                            if "dev_set_ppl" in done[key]:
-                                row["policy_dev_ppl"] = round(target_ppl(done[key]["dev_set_ppl"], t), 3)
+                                row["update"] = args.update if policy == "mdac" else "adam-log-softmax"
+                            if policy == "ft-full":
+                                row.update({k: res[k] for k in ("ft_best_step", "ft_steps", "ft_domain")})
+                            final = rec["history"][-1]["weights"]
                             row["final_weights"] = dict(zip(rec["domains"], np.round(final, 4).tolist()))
                             row["signature"] = rec["signature"]["signature"]
                             rows.append(row)
-                            print(f"seed {seed} {policy:9s} {t:8s} lr {lr or '-'} dev_ppl {row['dev_ppl']:8.2f}  "
-                                  f"{seconds:6.1f} s  Tanzil {ppl['Tanzil']:.2f}", flush=True)
-                        if not fixed:
-                            plots.append(plot_weights(rec, ROOT / "bench" / "results" /
-                                                      f"{args.name}_weights_{policy}_{target}_lr{lr:g}_s{seed}.png",
-                                                      title=f"{policy} ({args.update}, lr_data {lr:g}), "
-                                                            f"target {target}, seed {seed}"))
-                            rows[-1]["history"] = rec["history"]
+                            print(f"seed {seed} {policy:9s} {target:8s} start {alpha:g} lr {lr or '-'} "
+                                  f"dev_ppl {row['dev_ppl']:8.2f}  {seconds:6.1f} s  updates {row['updates']}",
+                                  flush=True)
+                            if policy in ("dds", "mdac"):
+                                plots.append(plot_weights(
+                                    rec, ROOT / "bench" / "results" /
+                                    f"{args.name}_weights_{policy}_{target}_start{alpha:g}_s{seed}.png",
+                                    title=f"{policy} (lr_data {lr:g}, start Mixed-{alpha:g}), target {target}, "
+                                          f"seed {seed}"))
+                                row["history"] = rec["history"]
 
     write_results(args.name, {"rows": rows, "sizes": SIZES, "dev_lines": DEV_LINES, "eval_lines": EVAL_LINES,
                               "steps": args.steps, "session": args.session, "batch": BATCH, "k": args.k,
-                              "init_alpha": args.init_alpha, "update": args.update,
+                              "starts": args.starts, "update": args.update, "ft_steps": args.ft_steps,
                               "model": {"vocab": vocab, "dim": DIM, "layers": LAYERS, "heads": HEADS, "ff": FF,
                                         "maxlen": MAXLEN},
                               "cluster_purity": purity, "plots": [Path(p).name for p in plots]},
@@ -365,30 +478,45 @@ def main() -> None:
 
 
 def table(rows: list[dict], args) -> str:
+    updates = sorted({r["updates"] for r in rows if r["policy"] in ("dds", "mdac")})
     lines = ["# Domain sampling (paper 004): dev perplexity of a small Transformer LM", "",
-             f"{args.steps} steps of {BATCH} sentences; policies update every {args.session} steps "
-             f"(REINFORCE step: {args.update}; MDAC k = {args.k}; start: Mixed-{args.init_alpha:g}). "
-             "dev_ppl: perplexity on lines 251-500 of each test file, the target's mean; the policies learn "
-             "from lines 1-100 (their perplexity there is the next column, the one lr_data is chosen on). "
-             "Mean over seeds; overhead = seconds / mixed-1's seconds.", ""]
+             f"{args.steps} steps of {BATCH} sentences; the adaptive policies update every {args.session} steps "
+             f"({', '.join(map(str, updates)) or '-'} updates a run; MDAC: k = {args.k}, REINFORCE step "
+             f"{args.update}; DDS: its original code's Adam rule). Each adaptive row names its start (Mixed-α; "
+             "'best': the fixed mixture with the lowest perplexity on the policies' dev lines, per target and "
+             "seed) and is set beside it: 'minus its start' is its perplexity minus that fixed mixture's, same "
+             f"seed (negative: the policy improved on where it started). ft-full: the best fixed mixture's model "
+             f"trained further on Tanzil's lines alone ({args.ft_steps} steps, the best state on Tanzil's dev lines "
+             "kept). dev_ppl: perplexity on lines 251-500 of each test file, the target's mean; the policies "
+             "learn from lines 1-100 (their perplexity there is the next column). Mean over seeds; "
+             "overhead = seconds / mixed-1's seconds.", ""]
     for target in TARGETS:
         sub = [r for r in rows if r["target"] == target]
         if not sub:
             continue
         lines += [f"## target: {target}", "",
-                  "| policy | lr_data | seeds | dev_ppl | ppl on the policies' dev lines | " + " | ".join(SEVEN)
-                  + " | seconds | overhead |",
-                  "|---|---|---|---|---|" + "---|" * len(SEVEN) + "---|---|"]
+                  "| policy | start | lr_data | updates | seeds | dev_ppl | minus its start | ppl on the policies' "
+                  "dev lines | " + " | ".join(SEVEN) + " | seconds | overhead |",
+                  "|---|---|---|---|---|---|---|---|" + "---|" * len(SEVEN) + "---|---|"]
         base = np.mean([r["seconds"] for r in sub if r["policy"] == "mixed-1"] or [np.nan])
-        for policy in POLICIES:
-            for lr in sorted({r.get("lr_data") for r in sub if r["policy"] == policy}, key=lambda x: x or 0):
-                rs = [r for r in sub if r["policy"] == policy and r.get("lr_data") == lr]
+        for policy in POLICIES + ["ft-full"]:
+            groups = sorted({(r["start_rule"], r.get("lr_data")) for r in sub if r["policy"] == policy},
+                            key=lambda g: (str(g[0]), g[1] or 0))
+            for rule, lr in groups:
+                rs = [r for r in sub if r["policy"] == policy and r["start_rule"] == rule and r.get("lr_data") == lr]
                 per = {d: np.mean([r["per_domain"][d] for r in rs]) for d in SEVEN}
                 secs = np.mean([r["seconds"] for r in rs])
-                pdev = [r["policy_dev_ppl"] for r in rs if "policy_dev_ppl" in r]
-                lines.append(f"| {policy} | {'-' if lr is None else f'{lr:g}'} | {','.join(str(r['seed']) for r in rs)} | "
+                starts = sorted({r["start"] for r in rs})
+                start = ("-" if rule == "own" else
+                         f"{rule}: Mixed-{'/'.join(f'{a:g}' for a in starts)}" if rule == "best" else
+                         f"Mixed-{'/'.join(f'{a:g}' for a in starts)}")
+                minus = [r["minus_start"] for r in rs if "minus_start" in r]
+                lines.append(f"| {policy} | {start} | {'-' if lr is None else f'{lr:g}'} | "
+                             f"{'/'.join(str(u) for u in sorted({r['updates'] for r in rs}))} | "
+                             f"{','.join(str(r['seed']) for r in rs)} | "
                              f"{np.mean([r['dev_ppl'] for r in rs]):.2f} | "
-                             f"{np.mean(pdev) if pdev else float('nan'):.2f} | "
+                             f"{f'{np.mean(minus):+.2f}' if minus else '-'} | "
+                             f"{np.mean([r['policy_dev_ppl'] for r in rs]):.2f} | "
                              + " | ".join(f"{per[d]:.1f}" for d in SEVEN) + f" | {secs:.0f} | {secs / base:.2f} |")
         lines.append("")
     return "\n".join(lines)
