@@ -52,10 +52,10 @@ METHODS = {"crosslingual": {}, "crosslingual-no-refine": {"refine": False},
            "crosslingual-contrastive-no-refine": {"alignment": "contrastive", "refine": False},
            "crosslingual-contrastive": {"alignment": "contrastive"},
            "lstsq-cosine": None,
-           # 0.9.0 (issue 34): the multilingual encoder (USE-m). Without a bitext (no_bitext): no map, the
+           # 0.9.0 (issue 34): the multilingual encoder (USE-m). Without a bitext (bitext=()): no map, the
            # negatives are the pool's bottom two thirds by cosine to the German in-domain mean (paper 000's rule)
-           "multilingual-no-bitext": {"model": "multilingual", "no_bitext": True},
-           "multilingual-no-bitext-no-refine": {"model": "multilingual", "no_bitext": True, "refine": False},
+           "multilingual-no-bitext": {"model": "multilingual", "bitext": ()},
+           "multilingual-no-bitext-no-refine": {"model": "multilingual", "bitext": (), "refine": False},
            # with the bitext of the six other domains: today's ridge map and refining on USE-m, paper 003's
            # own system (its contrastive layer with its settings, no refining), and its no-layer baseline
            "multilingual-ridge": {"model": "multilingual"},
@@ -119,10 +119,8 @@ def run(target: str, label: str, pool, seed: int) -> dict:
         sig = {}
     else:
         in_domain = read_corpus([data_file(target, "test", LANG)])
-        params = {k: v for k, v in METHODS[label].items() if k != "no_bitext"}
-        pairs = [] if METHODS[label].get("no_bitext") else bitext(target)
         sig = run_score("crosslingual", in_domain, pool, run_dir,
-                        {"bitext": pairs, "progress": False, **params}, seed=seed)
+                        {"bitext": bitext(target), "progress": False, **METHODS[label]}, seed=seed)
     run_select(run_dir, top=N)
     ev = evaluate_run(run_dir, [data_file(target, "train")])
     row = {"target": target, "method": label, "seed": seed, "precision": ev["precision"],
