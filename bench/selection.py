@@ -177,8 +177,10 @@ def fasttext_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     train.write_text("\n".join(rows[i] for i in order) + "\n", encoding="utf-8")
     params = {k: v for k, v in FASTTEXT.items() if k != "negatives"}
     model = fasttext.train_supervised(str(train), verbose=0, **params)
-    labels, probs = model.predict([clean(t) for t in pool.texts], k=2)  # a list: numpy-2-safe path
-    scores = np.array([dict(zip(lab, p)).get("__label__in", 0.0) for lab, p in zip(labels, probs)], dtype=np.float64)
+    # the C++ predictor line by line: fasttext-wheel 0.9.2's Python wrapper fails under NumPy 2 for one line,
+    # and its batch path (multilinePredict) repeats the first label's probability for every label
+    scores = np.array([dict((lab, p) for p, lab in model.f.predict(clean(t) + "\n", 2, 0.0, "strict"))
+                       .get("__label__in", 0.0) for t in pool.texts], dtype=np.float64)
     write_scores(out_dir, scores, *_ids_first(pool_manifest(pool)),
                  make_signature("fasttext", model="fasttext supervised (fasttext-wheel)", seed=seed,
                                 probabilistic=False, **FASTTEXT))
