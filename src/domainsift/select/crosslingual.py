@@ -215,8 +215,9 @@ class CrosslingualSelector(EncoderSelector):
     needs_pool = True
     frozen_vectors = True
     params = (
-        Param("model", str, "minilm", "encoder, frozen: minilm (default), multilingual (USE-m: both languages in "
-              "one space, so no --bitext is needed), or a Hugging Face name or local path"),
+        Param("model", str, "multilingual", "encoder, frozen: multilingual (the default since 0.10.0: USE-m, both "
+              "languages in one space, so no --bitext is needed; measured best, bench/results/crosslingual.md), "
+              "minilm (English-trained: needs --bitext), or a Hugging Face name or local path"),
         Param("bitext", str, (), "a bitext of other domains: the in-domain set's language file, then the pool "
               "language's file, aligned line by line (repeatable); optional with a multilingual encoder (the "
               "negatives then come from the pool's bottom two thirds by cosine)", metavar=("IN_LANG", "POOL_LANG"),
