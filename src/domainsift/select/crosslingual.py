@@ -303,16 +303,18 @@ class CrosslingualSelector(EncoderSelector):
             torch.manual_seed(self.seed)
             self.alignment_ = al = self.fit_alignment(xa, xb, rng) if self.align else NoAlignment()
             # negatives in the in-domain language: the bitext's side least similar to the in-domain mean
-            sim = _unit(xa) @ _unit(_unit(xin).mean(0))
-            n_neg = max(1, int(round(self.neg_share * len(xa))))
-            negatives = xa[np.argsort(sim, kind="stable")[:n_neg]]
-            pos, neg = al.a(xin), al.a(negatives)
+            pos, neg = al.a(xin), al.a(self._least_similar(xa, xin))
             self.classifier_ = self._classifier(pos, neg, rng, "classifier")
             self.refined_ = False
             if self.refine:
                 self._refine(pos, neg, pool, rng)
         self._bitext_vectors = (xa, xb)
         return self
+
+    def _least_similar(self, x: np.ndarray, xin: np.ndarray) -> np.ndarray:
+        """The ``neg_share`` of ``x`` least similar to the in-domain mean (paper 000's negatives rule)."""
+        sim = _unit(x) @ _unit(_unit(xin).mean(0))
+        return x[np.argsort(sim, kind="stable")[:max(1, int(round(self.neg_share * len(x))))]]
 
     def _fit_without_bitext(self, in_domain, pool) -> "CrosslingualSelector":
         """No bitext: the encoder must put both languages in one space already (``--model multilingual``).
@@ -334,9 +336,7 @@ class CrosslingualSelector(EncoderSelector):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             self.alignment_ = NoAlignment()
-            sim = _unit(xp) @ _unit(_unit(xin).mean(0))
-            n_neg = max(1, int(round(self.neg_share * len(xp))))
-            neg = xp[np.argsort(sim, kind="stable")[:n_neg]]
+            neg = self._least_similar(xp, xin)
             self.classifier_ = self._classifier(xin, neg, rng, "classifier")
             self.refined_ = False
             if self.refine:
