@@ -42,8 +42,10 @@ from domainsift.select.finetune import PAPER_CUT
 from domainsift.rundir import load_scores
 from domainsift.engine.job import run_score, run_select
 from finetune_experimental import register
+from frozen_classifier import register as register_frozen
 
 register()
+register_frozen()
 
 WORK = ROOT / "bench" / "work" / "selection"
 N = 5000
@@ -61,6 +63,9 @@ XP = "finetune-experimental"
 CASCADE = "--cascade"  # a row's parameter that runs it through the cascade (not a selector parameter)
 # the experimental selector is finetune as it was in 0.2.0 (PyTorch fp32, nothing frozen): it takes neither
 XPFT = {k: v for k, v in FT.items() if k not in ("backend", "freeze")}
+# the frozen-vector classifier's settings: crosslingual's defaults, no bitext (negatives from the pool)
+FROZEN = {"bitext": (), "align": True, "alignment": "ridge", "hidden": 128, "lr": 1e-3, "epochs": 20,
+          "neg_share": 2 / 3, "max_length": 128, "backend": "onnx-int8"}
 METHODS = {
     # the product's defaults, written out (0.6.0: onnx-int8 is per-row int8; finetune: random negatives,
     # frozen embeddings; only these two labels are what `--method cosine` / `--method finetune` run today)
@@ -116,6 +121,12 @@ METHODS = {
     "cascade-cosine": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "onnx-int8", CASCADE: True}),
     "cascade-finetune": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
                                       CASCADE: True}),
+    # 0.10.0 (issue 34, item 3): the multilingual encoder (USE-m v3) on the monolingual task: cosine, and a
+    # classifier on frozen vectors (crosslingual's no-bitext path, in-domain set and pool both English:
+    # bench/frozen_classifier.py) on either encoder, with and without refining
+    "cosine-multilingual": ("cosine", {"embedder": "multilingual", "max_length": 128, "backend": "onnx-int8"}),
+    **{f"frozen-classifier-{enc}{tag}": ("frozen-classifier", {**FROZEN, "model": enc, "refine": refine})
+       for enc in ("minilm", "multilingual") for tag, refine in (("", True), ("-no-refine", False))},
 }
 
 # combined runs (domainsift.select.combine): the sum of the members' z-scores (finetune via its logit),

