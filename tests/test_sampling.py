@@ -370,3 +370,30 @@ def test_hf_trainer_with_datasets_and_unused_columns_removed(tmp_path):
     with pytest.raises(DomainsiftError, match="max_steps"):
         DomainTrainer(model=model, args=no_steps, train_dataset=train, data_collator=default_data_collator,
                       domain_sampler=DomainSampler(labels, batch_size=4))
+
+
+def test_mdac_simulated_steps_clip_as_training_does():
+    """With Learner.max_grad_norm, each simulated step is clipped as training clips: the reward
+    is the dev-loss drop after the clipped step, computed here by hand; without it, a larger drop."""
+    import copy
+    xs, ys, labels, dev = regression_task()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(xs.shape[1], 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    learner = make_learner(model, opt, xs, ys, dev)
+    policy = MDAC(k=1)
+    sampler = DomainSampler(labels, 16, policy, seed=0)
+    free, _ = policy.rewards(learner)
+    clipped, _ = policy.rewards(Learner(model, learner.train_loss, learner.dev_loss, opt, max_grad_norm=0.01))
+    with torch.no_grad():
+        j0 = float(learner.dev_loss(model))
+    for d in range(sampler.n_domains):
+        twin = copy.deepcopy(model)
+        learner.train_loss(twin, sampler.domain_batch(d, policy.updates, 0)).backward()
+        torch.nn.utils.clip_grad_norm_(twin.parameters(), 0.01)
+        with torch.no_grad():
+            for p in twin.parameters():
+                p -= 0.1 * p.grad
+            assert clipped[d] == pytest.approx(j0 - float(learner.dev_loss(twin)), rel=1e-5, abs=1e-7)
+    good = sampler.names.index("good")
+    assert 0 < clipped[good] < free[good]

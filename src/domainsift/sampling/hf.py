@@ -152,7 +152,8 @@ class DomainTrainer(Trainer):
                     if self.dev_sets else _no_dev)
         return Learner(model=self.model,
                        train_loss=lambda m, idx: self._batch_loss(m, dataset, collator, idx),
-                       dev_loss=dev_loss, optimizer=_unwrap(self.optimizer))
+                       dev_loss=dev_loss, optimizer=_unwrap(self.optimizer),
+                       max_grad_norm=self.args.max_grad_norm or None)
 
     def update_weights(self):
         return self.domain_sampler.update(self.learner())

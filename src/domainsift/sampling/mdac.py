@@ -1,7 +1,8 @@
 """MDAC, the Multi-Domain Automated Curriculum (paper 004, §3–4.4).
 
 After each training session: for every domain d, copy the model (and the
-optimizer's state), take k training steps on batches of d alone, and measure how
+optimizer's state), take k training steps on batches of d alone (clipped as
+training clips: ``Learner.max_grad_norm``), and measure how
 much the target dev loss dropped: ``R(d) = J(θ_t) − J(θ_{t+k}^d)``. ψ then moves
 along the gradient of the expected reward; λ(ψ) is the spherical softmax
 ``ψ_d^β / Σ ψ_i^β`` (β = 2), which avoids softmax's rich-get-richer drift.
@@ -64,6 +65,8 @@ class MDAC(LearnedPolicy):
             for j in range(self.k):
                 opt.zero_grad()
                 learner.train_loss(twin, self.sampler.domain_batch(d, self.updates, j)).backward()
+                if learner.max_grad_norm is not None:   # as training clips
+                    torch.nn.utils.clip_grad_norm_(twin.parameters(), learner.max_grad_norm)
                 opt.step()
             twin.eval()
             with torch.no_grad():

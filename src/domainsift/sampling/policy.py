@@ -42,12 +42,16 @@ class Learner:
         the dev loss of the target mixture (see :func:`mixture_loss`).
     optimizer : the training optimizer; MDAC's simulated steps continue from a copy
         of its state (learning rate, Adam moments). Needed by MDAC only.
+    max_grad_norm : the gradient clipping of training (``clip_grad_norm_``'s max norm),
+        applied to MDAC's simulated steps too, so that they move the model as training
+        would; None: training does not clip.
     """
 
     model: Any
     train_loss: Callable[[Any, list[int]], Any]
     dev_loss: Callable[[Any], Any]
     optimizer: Any = None
+    max_grad_norm: float | None = None
 
 
 def mixture_loss(dev_sets: Mapping[str, Any], target: Mapping[str, float] | None,
