@@ -49,7 +49,11 @@ on Tanzil's dev lines kept).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
+import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -67,7 +71,11 @@ FIXED = ["mixed-0", "mixed-0.5", "mixed-1"]
 TARGETS = ["uniform", "Tanzil", "clusters"]
 WORK = ROOT / "bench" / "work" / "sampling"
 VOCAB, MAXLEN, DIM, LAYERS, HEADS, FF, BATCH = 4000, 64, 128, 2, 4, 512, 32
-DDS_LR = 1e-4   # DDS runs its original code's settings (domainsift.sampling.DDS's defaults), not MDAC's grid
+CLIP = 1.0      # gradient clipping (max norm) of training, and of MDAC's simulated steps
+DDS_LR = 1e-4
+# MDAC's lr_data grid: paper 004's {0.001, 0.0025, 0.005} and below it (J here is the mean token loss over
+# 100 dev lines, not the paper's summed loss over 1,000: its rewards, and so its steps, are smaller)
+GRID = [0.0001, 0.0003, 0.001, 0.0025, 0.005]   # DDS runs its original code's settings (domainsift.sampling.DDS's defaults), not MDAC's grid
 
 
 def read(path: str, lo: int, hi: int) -> list[str]:
@@ -208,7 +216,13 @@ def adam_variant(cls):
 
 
 def train_run(policy_name: str, target: str, labels, train_ids, dev_batches, seed: int, steps: int,
-              session: int, vocab: int, **policy_args):
+              session: int, vocab: int, dev_ids: dict, ckpt_targets: list, eval_every: int, **policy_args):
+    """One training run; every ``eval_every`` steps (and at the last) the perplexity on the dev lines
+    (1-100) picks each of ``ckpt_targets``' best state so far (the checkpoint chosen on dev).
+    Returns the model (last state), the sampler, the training seconds (evaluation excluded), the
+    optimizer, and per target (best step, best state); plus the evaluation's seconds."""
+    import copy
+
     import torch
     from domainsift.sampling import DomainSampler, Learner, mixture_loss
     model = make_model(vocab, seed)
@@ -218,18 +232,32 @@ def train_run(policy_name: str, target: str, labels, train_ids, dev_batches, see
                             num_batches=steps, seed=seed)
     weights = {"Tanzil": 1.0} if target == "Tanzil" else None
     learner = Learner(model, train_loss=lambda m, idx: mean_loss(m, [train_ids[i] for i in idx]),
-                      dev_loss=mixture_loss(dev_batches, weights, set_loss), optimizer=opt)
+                      dev_loss=mixture_loss(dev_batches, weights, set_loss), optimizer=opt,
+                      max_grad_norm=CLIP)
+    # the dev lines the checkpoint choice needs: Tanzil's alone, or all seven for the uniform target
+    needed = {d: v for d, v in dev_ids.items() if d == "Tanzil" or ckpt_targets != ["Tanzil"]}
+    best = {t: (math.inf, 0, None) for t in ckpt_targets}
+    eval_seconds = 0.0
     model.train()
     t0 = time.time()
     for step, idx in enumerate(sampler, 1):
         opt.zero_grad()
         mean_loss(model, [train_ids[i] for i in idx]).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
         opt.step()
         sched.step()
+        if step % eval_every == 0 or step == steps:
+            t1 = time.time()
+            ppl = perplexities(model, needed)
+            for t in ckpt_targets:
+                v = target_ppl(ppl, t)
+                if v < best[t][0]:
+                    best[t] = (v, step, copy.deepcopy(model.state_dict()))
+            eval_seconds += time.time() - t1
         if step % session == 0 and step < steps:
             sampler.update(learner)
-    return model, sampler, time.time() - t0, opt
+    seconds = time.time() - t0 - eval_seconds
+    return model, sampler, seconds, opt, {t: b[1:] for t, b in best.items()}, eval_seconds
 
 
 def cluster_labels(train: list[str], gold: list[str]) -> tuple[list[str], float]:
@@ -249,17 +277,89 @@ def cluster_labels(train: list[str], gold: list[str]) -> tuple[list[str], float]
 
 
 def choose_lr(done: dict, policy: str, grid: list[float], args) -> float:
-    """The grid's lr_data with the lowest perplexity on the policies' own dev lines (1-100),
-    averaged over the uniform and Tanzil targets of seed 0; never the evaluation lines."""
+    """The grid's lr_data with the lowest perplexity on the policies' own dev lines (1-100) at the
+    checkpoint chosen there, averaged over the targets run (uniform, Tanzil) of seed 0 started from
+    uniform; never the evaluation lines."""
     scores = {}
+    targets = [t for t in args.targets if t != "clusters"]
     for lr in grid:
-        keys = [run_key(policy, t, 0, args, {"lr_data": lr, "k": args.k, "init_alpha": (args.init_alpha or 0.0),
-                                             "update": args.update}) for t in ("uniform", "Tanzil")]
+        keys = [run_key(policy, t, 0, args, {"lr_data": lr, "k": args.k, "init_alpha": 0.0,
+                                             "update": args.update}) for t in targets]
         if all(k in done for k in keys):
-            scores[lr] = np.mean([target_ppl(done[k]["dev_set_ppl"], t) for k, t in zip(keys, ("uniform", "Tanzil"))])
+            scores[lr] = np.mean([target_ppl(done[k]["checkpoints"][t]["dev_set_ppl"], t)
+                                  for k, t in zip(keys, targets)])
     if not scores:
-        raise SystemExit(f"--lr-data choose: run the grid for {policy} on seed 0 first (--lr-data {grid})")
+        raise SystemExit(f"--lr-data choose: run the grid for {policy} on seed 0 from uniform first "
+                         f"(--lr-data {' '.join(map(str, grid))})")
     return min(scores, key=scores.get)
+
+
+class RunsFile:
+    """The finished runs (bench/results/<name>_runs.json), shared by processes that run side by side:
+    every write merges into the file under a lock, and a run is claimed before it starts, so two
+    processes never train the same run; a claim whose process died is taken over."""
+
+    def __init__(self, path: Path, save_json):
+        self.path, self._save = path, save_json
+        self._claims = WORK / "claims"
+
+    def _read(self) -> dict:
+        return json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    @contextlib.contextmanager
+    def _locked(self):
+        import fcntl
+        self._claims.mkdir(parents=True, exist_ok=True)
+        with open(self._claims / "lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def __getitem__(self, key: str) -> dict:
+        return self._read()[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._read()
+
+    def __setitem__(self, key: str, value: dict) -> None:
+        with self._locked():
+            runs = self._read()
+            runs[key] = value
+            self._save(self.path, runs)
+
+    @contextlib.contextmanager
+    def claim(self, key: str):
+        """Yields True when this process is to run ``key``; False when it is finished (by another
+        process too: this waits for it)."""
+        claim = self._claims / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.claim"
+        while True:
+            with self._locked():
+                if key in self:
+                    mine = False
+                    break
+                holder = int(claim.read_text()) if claim.exists() else None
+                if holder is None or not _alive(holder):
+                    claim.write_text(str(os.getpid()))
+                    mine = True
+                    break
+            time.sleep(10)
+        try:
+            yield mine
+        finally:
+            if mine:
+                claim.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def run_key(policy: str, target: str, seed: int, args, policy_args: dict) -> str:
@@ -334,8 +434,16 @@ def main() -> None:
                          "(the best state on Tanzil's dev lines, checked every 25 steps, is kept)")
     ap.add_argument("--update", choices=["sgd", "adam"], default="sgd",
                     help="MDAC's REINFORCE step: the product's gradient ascent, or the Adam variant tried first")
+    ap.add_argument("--eval-every", type=int, default=None,
+                    help="steps between two checkpoint evaluations on the dev lines (default: --session); the "
+                         "checkpoint reported is the one with the lowest perplexity there, for every policy")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads (default: torch's); the study ran two processes of 1 thread side by side, "
+                         "which share the finished-runs file and never run the same run twice")
     ap.add_argument("--name", default="sampling", help="results name under bench/results/")
     args = ap.parse_args()
+    if args.eval_every is None:
+        args.eval_every = args.session
     if args.starts is None:
         args.starts = [str(args.init_alpha if args.init_alpha is not None else 0.0)]
     elif args.init_alpha is not None:
@@ -350,13 +458,15 @@ def main() -> None:
         missing = [m for m in FIXED if m not in args.policies]
         if missing:
             ap.error(f"'best' starts and ft-full choose among the fixed mixtures: add {' '.join(missing)} to --policies")
-    grid = [0.001, 0.0025, 0.005]
+    grid = GRID
 
     import json
 
     import torch
     from domainsift._atomic import save_json
     from domainsift.sampling import history_record, plot_weights
+    if args.threads:
+        torch.set_num_threads(args.threads)
     train, gold, dev, test = load_data()
     tok = train_tokenizer(train)
     vocab = tok.get_vocab_size()
@@ -369,26 +479,55 @@ def main() -> None:
 
     # finished runs are kept beside the results (bench/results/<name>_runs.json, committed with them):
     # a killed benchmark resumes there, on this machine or on a fresh clone
-    done_file = ROOT / "bench" / "results" / f"{args.name}_runs.json"
-    done = json.loads(done_file.read_text()) if done_file.exists() else {}
+    done = RunsFile(ROOT / "bench" / "results" / f"{args.name}_runs.json", save_json)
     rows, plots = [], []
 
     def run(policy: str, target: str, labels, seed: int, policy_args: dict, ft: bool = False) -> dict:
         fixed = policy.startswith("mixed-")
         key = run_key("ft-full" if ft else policy, target, seed, args,
                       {"start": policy_args["init_alpha"], "ft_steps": args.ft_steps} if ft else policy_args)
-        if key not in done:
-            model, sampler, seconds, opt = train_run(policy, target, labels, train_ids, dev_batches, seed,
-                                                     args.steps, args.session if not fixed else args.steps + 1,
-                                                     vocab, **({} if fixed else policy_args))
-            extra = {}
-            if ft:
+        with done.claim(key) as mine:
+            if not mine:
+                return done[key]
+            state_file = WORK / "states" / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.pt"
+            if ft:   # FT-Full continues from the fixed mixture's last state (its own run, reused when kept)
+                start_key = run_key(policy, target, seed, args, {})
+                res = run(policy, target, labels, seed, {})
+                start_file = WORK / "states" / f"{hashlib.sha1(start_key.encode()).hexdigest()[:16]}.pt"
+                if not start_file.exists():
+                    raise SystemExit(f"{start_file}: the last state of {start_key} is not kept here: "
+                                     f"delete that run from {done.path} to train it again")
+                kept = torch.load(start_file)
+                model = make_model(vocab, seed)
+                model.load_state_dict(kept["model"])
+                opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+                opt.load_state_dict(kept["opt"])
                 t0 = time.time()
                 extra = ft_full(model, opt, labels, train_ids, dev_batches, seed, args.ft_steps, 25)
-                seconds += time.time() - t0
-            done[key] = {"ppl": perplexities(model, test_ids), "seconds": seconds,
-                         "dev_set_ppl": perplexities(model, dev_ids), "record": history_record(sampler), **extra}
-            save_json(done_file, done)
+                seconds = res["seconds"] + time.time() - t0
+                entry = {"seconds": seconds, "eval_seconds": res["eval_seconds"], "record": res["record"], **extra,
+                         "checkpoints": {"Tanzil": {"step": args.steps + extra["ft_best_step"],
+                                                    "ppl": perplexities(model, test_ids),
+                                                    "dev_set_ppl": perplexities(model, dev_ids)}}}
+            else:
+                ckpt_targets = (["uniform", "Tanzil"] if fixed and target == "uniform" else [target])
+                model, sampler, seconds, opt, best, eval_seconds = train_run(
+                    policy, target, labels, train_ids, dev_batches, seed, args.steps,
+                    args.session if not fixed else args.steps + 1, vocab, dev_ids, ckpt_targets, args.eval_every,
+                    **({} if fixed else policy_args))
+                entry = {"seconds": seconds, "eval_seconds": eval_seconds, "record": history_record(sampler),
+                         "eval_every": args.eval_every, "clip": CLIP,
+                         "last": {"ppl": perplexities(model, test_ids), "dev_set_ppl": perplexities(model, dev_ids)}}
+                if fixed:
+                    state_file.parent.mkdir(parents=True, exist_ok=True)
+                    torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, str(state_file) + ".tmp")
+                    os.replace(str(state_file) + ".tmp", state_file)
+                entry["checkpoints"] = {}
+                for t, (step, state) in best.items():
+                    model.load_state_dict(state)
+                    entry["checkpoints"][t] = {"step": step, "ppl": perplexities(model, test_ids),
+                                               "dev_set_ppl": perplexities(model, dev_ids)}
+            done[key] = entry
         return done[key]
 
     cluster_seeds = args.seeds if args.cluster_seeds is None else args.cluster_seeds
@@ -411,7 +550,8 @@ def main() -> None:
 
             def best_alpha(target: str) -> float:
                 alphas = [float(m.split("-")[1]) for m in FIXED]
-                return min(alphas, key=lambda a: target_ppl(fixed_run(a)["dev_set_ppl"], target))
+                return min(alphas, key=lambda a: target_ppl(fixed_run(a)["checkpoints"][target]["dev_set_ppl"],
+                                                            target))
 
             for policy in args.policies:
                 fixed = policy.startswith("mixed-")
@@ -436,17 +576,22 @@ def main() -> None:
                                 res = run(f"mixed-{alpha:g}", fixed_target, labels, seed, policy_args, ft=True)
                             else:
                                 res = run(policy, target, labels, seed, policy_args)
-                            ppl, seconds, rec = res["ppl"], res["seconds"], res["record"]
+                            ck = res["checkpoints"][target]
+                            ppl, seconds, rec = ck["ppl"], res["seconds"], res["record"]
                             row = {"policy": policy, "target": target, "seed": seed,
                                    "start": alpha, "start_rule": "own" if fixed else start[0],
                                    "updates": len(rec["history"]) - 1,
                                    "dev_ppl": round(target_ppl(ppl, target), 3),
                                    "per_domain": {d: round(p, 3) for d, p in ppl.items()},
                                    "seconds": round(seconds, 1),
-                                   "policy_dev_ppl": round(target_ppl(res["dev_set_ppl"], target), 3)}
+                                   "policy_dev_ppl": round(target_ppl(ck["dev_set_ppl"], target), 3),
+                                   "checkpoint_step": ck["step"],
+                                   "last_dev_ppl": (round(target_ppl(res["last"]["ppl"], target), 3)
+                                                    if "last" in res else None),
+                                   "eval_seconds": round(res["eval_seconds"], 1)}
                             if not fixed:
                                 own = fixed_run(alpha)
-                                row["start_dev_ppl"] = round(target_ppl(own["ppl"], target), 3)
+                                row["start_dev_ppl"] = round(target_ppl(own["checkpoints"][target]["ppl"], target), 3)
                                 row["minus_start"] = round(row["dev_ppl"] - row["start_dev_ppl"], 3)
                             if policy in ("dds", "mdac"):
                                 row["lr_data"] = lr
@@ -471,6 +616,11 @@ def main() -> None:
     write_results(args.name, {"rows": rows, "sizes": SIZES, "dev_lines": DEV_LINES, "eval_lines": EVAL_LINES,
                               "steps": args.steps, "session": args.session, "batch": BATCH, "k": args.k,
                               "starts": args.starts, "update": args.update, "ft_steps": args.ft_steps,
+                              "eval_every": args.eval_every, "clip": CLIP, "threads": torch.get_num_threads(),
+                              "reward": "J = the mean token loss (nats) over the target's dev lines (1-100; uniform: "
+                                        "the mean of the seven domains'), not paper 004's loss summed over 1,000 lines",
+                              "checkpoint": "the state with the lowest perplexity on the dev lines, checked every "
+                                            "eval_every steps and at the last, per target; every policy alike",
                               "model": {"vocab": vocab, "dim": DIM, "layers": LAYERS, "heads": HEADS, "ff": FF,
                                         "maxlen": MAXLEN},
                               "cluster_purity": purity, "plots": [Path(p).name for p in plots]},
