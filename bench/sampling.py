@@ -460,8 +460,6 @@ def main() -> None:
             ap.error(f"'best' starts and ft-full choose among the fixed mixtures: add {' '.join(missing)} to --policies")
     grid = GRID
 
-    import json
-
     import torch
     from domainsift._atomic import save_json
     from domainsift.sampling import history_record, plot_weights
@@ -637,17 +635,25 @@ def table(rows: list[dict], args) -> str:
              "seed) and is set beside it: 'minus its start' is its perplexity minus that fixed mixture's, same "
              f"seed (negative: the policy improved on where it started). ft-full: the best fixed mixture's model "
              f"trained further on Tanzil's lines alone ({args.ft_steps} steps, the best state on Tanzil's dev lines "
-             "kept). dev_ppl: perplexity on lines 251-500 of each test file, the target's mean; the policies "
-             "learn from lines 1-100 (their perplexity there is the next column). Mean over seeds; "
-             "overhead = seconds / mixed-1's seconds.", ""]
+             "kept). dev_ppl: perplexity on lines 251-500 of each test file, the target's mean, of the checkpoint "
+             f"chosen on the policies' dev lines (lines 1-100; every policy's state is checked every "
+             f"{args.eval_every} steps and at the last, and the one with the lowest perplexity there is kept; "
+             "'last step' is the final state's dev_ppl). The policies learn from the same lines 1-100 (their "
+             "perplexity there is its own column). J, MDAC's reward and DDS's dev gradient: the mean token loss "
+             "over the target's dev lines (paper 004 sums the loss over 1,000 lines, so its lr_data does not "
+             "carry over; the grid here reaches below it). The no-update reference of each adaptive row is its "
+             "start, a fixed mixture (lr_data 0). Gradients are clipped at max norm 1 in training and in MDAC's "
+             "simulated steps. Mean over seeds; seconds: training and the policy's updates, evaluation "
+             "excluded; overhead = seconds / mixed-1's seconds, both measured as the study ran (two 1-thread "
+             "processes side by side).", ""]
     for target in TARGETS:
         sub = [r for r in rows if r["target"] == target]
         if not sub:
             continue
         lines += [f"## target: {target}", "",
-                  "| policy | start | lr_data | updates | seeds | dev_ppl | minus its start | ppl on the policies' "
-                  "dev lines | " + " | ".join(SEVEN) + " | seconds | overhead |",
-                  "|---|---|---|---|---|---|---|---|" + "---|" * len(SEVEN) + "---|---|"]
+                  "| policy | start | lr_data | updates | seeds | dev_ppl | minus its start | last step | "
+                  "ppl on the policies' dev lines | " + " | ".join(SEVEN) + " | seconds | overhead |",
+                  "|---|---|---|---|---|---|---|---|---|" + "---|" * len(SEVEN) + "---|---|"]
         base = np.mean([r["seconds"] for r in sub if r["policy"] == "mixed-1"] or [np.nan])
         for policy in POLICIES + ["ft-full"]:
             groups = sorted({(r["start_rule"], r.get("lr_data")) for r in sub if r["policy"] == policy},
@@ -661,11 +667,13 @@ def table(rows: list[dict], args) -> str:
                          f"{rule}: Mixed-{'/'.join(f'{a:g}' for a in starts)}" if rule == "best" else
                          f"Mixed-{'/'.join(f'{a:g}' for a in starts)}")
                 minus = [r["minus_start"] for r in rs if "minus_start" in r]
+                last = [r["last_dev_ppl"] for r in rs if r.get("last_dev_ppl") is not None]
                 lines.append(f"| {policy} | {start} | {'-' if lr is None else f'{lr:g}'} | "
                              f"{'/'.join(str(u) for u in sorted({r['updates'] for r in rs}))} | "
                              f"{','.join(str(r['seed']) for r in rs)} | "
                              f"{np.mean([r['dev_ppl'] for r in rs]):.2f} | "
                              f"{f'{np.mean(minus):+.2f}' if minus else '-'} | "
+                             f"{f'{np.mean(last):.2f}' if last else '-'} | "
                              f"{np.mean([r['policy_dev_ppl'] for r in rs]):.2f} | "
                              + " | ".join(f"{per[d]:.1f}" for d in SEVEN) + f" | {secs:.0f} | {secs / base:.2f} |")
         lines.append("")

@@ -43,9 +43,11 @@ from domainsift.rundir import load_scores
 from domainsift.engine.job import run_score, run_select
 from finetune_experimental import register
 from frozen_classifier import register as register_frozen
+from self_training import register as register_self_train
 
 register()
 register_frozen()
+register_self_train()
 
 WORK = ROOT / "bench" / "work" / "selection"
 N = 5000
@@ -127,6 +129,10 @@ METHODS = {
     "cosine-multilingual": ("cosine", {"embedder": "multilingual", "max_length": 128, "backend": "onnx-int8"}),
     **{f"frozen-classifier-{enc}{tag}": ("frozen-classifier", {**FROZEN, "model": enc, "refine": refine})
        for enc in ("minilm", "multilingual") for tag, refine in (("", True), ("-no-refine", False))},
+    # issue 32: self-training (bench/self_training.py): finetune at the defaults, then a fresh finetune on the
+    # in-domain set + its top 500 pool lines against negatives from its bottom two thirds
+    "finetune-self-train": ("finetune-self-train", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
+                                                    "expand": 1.0, "st_neg_share": 2 / 3}),
 }
 
 # combined runs (domainsift.select.combine): the sum of the members' z-scores (finetune via its logit),
