@@ -324,9 +324,9 @@ def current_rows() -> tuple[list, int]:
 # versions that score every label alike (0.7.0, 0.8.0 and 0.9.0 changed no method's scores: their changes are the
 # run directory's owner, new methods and options, and 0.9.0 the cascade's plan: a cascade row names its
 # version in its signature), so their rows stand in one table
-SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.0")  # 0.10.0: crosslingual's default only
+SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.0", "0.10.1")  # 0.10.0: crosslingual's default only; 0.10.1: sampling only
 # versions whose cascade plans its candidates by today's rule (N of the teacher's top 1.25 N, out of fold)
-CASCADE_PLANS = ("0.9.0", "0.10.0")  # the versions that plan by 0.9.0's rule
+CASCADE_PLANS = ("0.9.0", "0.10.0", "0.10.1")  # the versions that plan by 0.9.0's rule
 
 
 def cascade_recall(target: str, label: str, base: str) -> dict | None:
