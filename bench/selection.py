@@ -143,7 +143,19 @@ COMBOS = {
     "finetune+moore-lewis": ["finetune", "moore-lewis"],
     "finetune-paper-cut+moore-lewis": ["finetune-paper-cut", "moore-lewis"],
     "cosine+moore-lewis": ["cosine", "moore-lewis"],
+    # issue 32's ensembles: two finetune seeds (this seed's run and the next seed's: 'NAME@+1'), and the
+    # student with its teacher (the student's scores over every line beside finetune's)
+    "finetune-default+next-seed": ["finetune-default", "finetune-default@+1"],
+    "student-finetune+finetune-default": ["student-finetune", "finetune-default"],
 }
+
+
+def member_label(member: str, seed: int) -> str:
+    """The run label of a combination's member at ``seed`` ('NAME@+K': NAME's run at seed + K); cosine
+    has no randomness, so every seed combines its one run."""
+    name, _, offset = member.partition("@+")
+    s = seed + int(offset or 0)
+    return name if s == 0 or name in ("cosine", "cosine-default") else f"{name}-seed-{s}"
 
 
 def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
@@ -364,8 +376,7 @@ def fill_positive(rows: list) -> None:
 def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> None:
     from domainsift._atomic import save_json
     from domainsift.select.combine import combine_runs
-    # cosine has no randomness: every seed combines its one run
-    members = [m if seed == 0 or m in ("cosine", "cosine-default") else f"{m}-seed-{seed}" for m in COMBOS[combo]]
+    members = [member_label(m, seed) for m in COMBOS[combo]]
     dirs = [WORK / target / m for m in members]
     missing = [m for m, d in zip(members, dirs) if not (d / "bench.json").exists()]
     if missing:
