@@ -66,7 +66,12 @@ def test_every_benchmark_label_builds_its_selector(bench_modules, tiny_models):
 def test_selection_combos_name_existing_labels(bench_modules):
     sel = bench_modules["selection"]
     for combo, members in sel.COMBOS.items():
-        assert all(m in sel.METHODS for m in members), combo
+        assert all(m.partition("@+")[0] in sel.METHODS for m in members), combo
+    # 'NAME@+K': NAME's run at the combination's seed + K
+    assert sel.member_label("finetune-default@+1", 0) == "finetune-default-seed-1"
+    assert sel.member_label("finetune-default@+1", 1) == "finetune-default-seed-2"
+    assert sel.member_label("finetune-default", 0) == "finetune-default"
+    assert sel.member_label("cosine", 2) == "cosine"
 
 
 def test_crosslingual_variant_labels_build(bench_modules, tiny_models):
