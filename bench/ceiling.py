@@ -52,12 +52,9 @@ def halves(split_seed: int) -> tuple[list[str], list[str], list[str], list[str]]
     ta, da, tb, db = [], [], [], []
     for d in SEVEN:
         for t in read_corpus(data_file(d, "train")).texts:
-            if half_of(t) == 0:
-                ta.append(t)
-                da.append(d)
-            else:
-                tb.append(t)
-                db.append(d)
+            texts, domains = (ta, da) if half_of(t) == 0 else (tb, db)
+            texts.append(t)
+            domains.append(d)
     return ta, da, tb, db
 
 
@@ -90,8 +87,7 @@ def main() -> None:
                     sel = get_selector("finetune", seed=seed, epochs=args.epochs, progress=False)
                     sel.fit([t for t, d in zip(ta, da) if d == target], [t for t, d in zip(ta, da) if d != target])
                 else:
-                    sel = get_selector(method, seed=seed, progress=False) if method == "finetune" else \
-                        get_selector("cosine", progress=False)
+                    sel = get_selector(method, progress=False, **({"seed": seed} if method == "finetune" else {}))
                     sel.fit(read_corpus(data_file(target, "test")).texts, tb)
                 fit_s = time.time() - t0
                 scores = np.asarray(sel.score(tb), dtype=np.float64)

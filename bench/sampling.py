@@ -31,10 +31,12 @@ training run, evaluated for each target. `dev_ppl` is the mean of the target's p
 evaluation perplexities (uniform, clusters: the seven; Tanzil: Tanzil's).
 `seconds` is the training wall time including the policy's updates, not the evaluation.
 
-    python bench/sampling.py --seeds 0 1 2 --targets uniform Tanzil --session 20 --lr-data 0.001 \
-        --starts 0 best --policies mixed-0 mixed-0.5 mixed-1 dds mdac ft-full     # issue 34: 50 updates a run
+    # issue 34 (-> sampling.md): 52 updates a run; MDAC's grid on seed 0 first, then every seed
+    python bench/sampling.py --seeds 0 --targets Tanzil --session 19 --policies mixed-0 mixed-0.5 mixed-1 mdac \
+        --starts 0 --lr-data 0.0003 0.001 --threads 1
+    python bench/sampling.py --seeds 0 1 2 --targets Tanzil --session 19 --starts 0 best --lr-data choose \
+        --policies mixed-0 mixed-0.5 mixed-1 dds mdac ft-full --threads 1
     python bench/sampling.py --seeds 0 --targets uniform Tanzil --policies mdac dds --name sampling_grid
-    python bench/sampling.py --seeds 0 1 --cluster-seeds 0 --lr-data choose      # -> sampling.md
     (variants: --init-alpha 1, --update adam, --k, --session; a finished run is kept in
     bench/results/<name>_runs.json, so a killed benchmark resumes, on a fresh clone too, and tables
     are rebuilt in seconds)
@@ -72,10 +74,10 @@ TARGETS = ["uniform", "Tanzil", "clusters"]
 WORK = ROOT / "bench" / "work" / "sampling"
 VOCAB, MAXLEN, DIM, LAYERS, HEADS, FF, BATCH = 4000, 64, 128, 2, 4, 512, 32
 CLIP = 1.0      # gradient clipping (max norm) of training, and of MDAC's simulated steps
-DDS_LR = 1e-4
+DDS_LR = 1e-4   # DDS runs its original code's settings (domainsift.sampling.DDS's defaults), not MDAC's grid
 # MDAC's lr_data grid: paper 004's {0.001, 0.0025, 0.005} and below it (J here is the mean token loss over
 # 100 dev lines, not the paper's summed loss over 1,000: its rewards, and so its steps, are smaller)
-GRID = [0.0001, 0.0003, 0.001, 0.0025, 0.005]   # DDS runs its original code's settings (domainsift.sampling.DDS's defaults), not MDAC's grid
+GRID = [0.0001, 0.0003, 0.001, 0.0025, 0.005]
 
 
 def read(path: str, lo: int, hi: int) -> list[str]:
@@ -333,7 +335,7 @@ class RunsFile:
     def claim(self, key: str):
         """Yields True when this process is to run ``key``; False when it is finished (by another
         process too: this waits for it)."""
-        claim = self._claims / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.claim"
+        claim = self._claims / f"{key_hash(key)}.claim"
         while True:
             with self._locked():
                 if key in self:
@@ -357,9 +359,18 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except PermissionError:   # alive, another user's
         pass
     return True
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+def state_path(key: str) -> Path:
+    """Where a fixed mixture's last state (model and optimizer) is kept for FT-Full to continue from."""
+    return WORK / "states" / f"{key_hash(key)}.pt"
 
 
 def run_key(policy: str, target: str, seed: int, args, policy_args: dict) -> str:
@@ -487,11 +498,10 @@ def main() -> None:
         with done.claim(key) as mine:
             if not mine:
                 return done[key]
-            state_file = WORK / "states" / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.pt"
             if ft:   # FT-Full continues from the fixed mixture's last state (its own run, reused when kept)
                 start_key = run_key(policy, target, seed, args, {})
                 res = run(policy, target, labels, seed, {})
-                start_file = WORK / "states" / f"{hashlib.sha1(start_key.encode()).hexdigest()[:16]}.pt"
+                start_file = state_path(start_key)
                 if not start_file.exists():
                     raise SystemExit(f"{start_file}: the last state of {start_key} is not kept here: "
                                      f"delete that run from {done.path} to train it again")
@@ -516,7 +526,8 @@ def main() -> None:
                 entry = {"seconds": seconds, "eval_seconds": eval_seconds, "record": history_record(sampler),
                          "eval_every": args.eval_every, "clip": CLIP,
                          "last": {"ppl": perplexities(model, test_ids), "dev_set_ppl": perplexities(model, dev_ids)}}
-                if fixed:
+                if fixed:   # kept for FT-Full
+                    state_file = state_path(key)
                     state_file.parent.mkdir(parents=True, exist_ok=True)
                     torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, str(state_file) + ".tmp")
                     os.replace(str(state_file) + ".tmp", state_file)
