@@ -19,7 +19,7 @@ Beside it, on the same half B, the unsupervised methods as the product runs them
 benchmark's in-domain set (<D>.test.en, 500 lines) and half B as the pool: finetune (default) and
 cosine; so the gap is measured on the same lines.
 
-    python bench/ceiling.py [--targets EMEA ...] [--seeds 0 1] [--epochs 3]
+    python bench/ceiling.py [--targets EMEA ...] [--seeds 0 1] [--epochs 3] [--methods gold-finetune ...]
 
 Finished (target, method, seed) runs are kept in bench/work/ceiling/<target>/<method>-<seed>.json,
 so a killed run resumes; the table is rebuilt from them.
@@ -70,7 +70,13 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=3, help="epochs of the gold-label classifier")
     ap.add_argument("--methods", nargs="+", default=["gold-finetune", "finetune", "cosine"],
                     choices=["gold-finetune", "finetune", "cosine"])
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch's (and so ONNX Runtime's) threads (default: torch's); the ceiling ran as one "
+                         "process of 1 thread beside another benchmark's, so its seconds are not timings")
     args = ap.parse_args()
+    if args.threads:
+        import torch
+        torch.set_num_threads(args.threads)
     ta, da, tb, db = halves(SPLIT_SEED)
     da, db = np.array(da), np.array(db)
     for target in args.targets:

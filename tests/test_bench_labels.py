@@ -80,3 +80,48 @@ def test_crosslingual_variant_labels_build(bench_modules, tiny_models):
     assert variants
     for label in variants:
         xl.variant_selector(label, model=tiny_models["bert"], progress=False, seed=0)
+
+
+def test_recipes_name_their_runs(bench_modules):
+    """bench/recipes.py: each recipe is a label bench/selection.py pins, and the runs it stands on are the
+    same seed's default (self-training's first round) or its combination's members."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        rec = importlib.import_module("recipes")
+    finally:
+        sys.path.remove(str(BENCH))
+    sel = bench_modules["selection"]
+    assert all(r in sel.METHODS or r in sel.COMBOS for r in rec.RECIPES)
+    assert rec.members("finetune-self-train", 1) == ["finetune-default-seed-1"]
+    assert rec.members("finetune-default+next-seed", 0) == ["finetune-default", "finetune-default-seed-1"]
+    assert rec.members(rec.BASE, 0) == []
+    assert rec._split("finetune-default-seed-2") == ("finetune-default", 2)
+    assert rec._split("finetune-default") == ("finetune-default", 0)
+
+
+def test_self_training_stands_on_a_finished_finetune_run(bench_modules, tiny_models, tmp_path):
+    """``first_run``: a finished finetune run's scores are the first round (pseudo-positives from its top);
+    a run of other parameters or another pool is refused."""
+    from conftest import make_sentences
+    from domainsift.corpus import read_corpus
+    from domainsift.engine.job import run_score
+    from domainsift.errors import DomainsiftError
+    from domainsift.select import get_selector
+
+    (tmp_path / "in.txt").write_text("\n".join(make_sentences("med", 16, seed=1)) + "\n")
+    lines = make_sentences("med", 8, seed=2) + make_sentences("law", 16, seed=3)
+    (tmp_path / "pool.txt").write_text("\n".join(lines) + "\n")
+    ind, pool = read_corpus([str(tmp_path / "in.txt")]), read_corpus([str(tmp_path / "pool.txt")])
+    ft = dict(model=tiny_models["bert"], epochs=1, batch_size=8, holdout=0.0, negatives="random",
+              backend="torch", progress=False)
+    run_score("finetune", ind, pool, tmp_path / "first", ft, seed=0)
+    st = get_selector("finetune-self-train", **ft, seed=0, expand=0.25, first_run=str(tmp_path / "first"))
+    st.fit(ind, pool)
+    assert st.n_pseudo_positives_ == 4 and st.n_positives_ == 16 + 4
+    assert st.score(pool).shape == (len(lines),)
+    with pytest.raises(DomainsiftError, match="first.*differ: \\['lr'\\]"):
+        get_selector("finetune-self-train", **{**ft, "lr": 1e-4}, seed=0,
+                     first_run=str(tmp_path / "first")).fit(ind, pool)
+    with pytest.raises(DomainsiftError, match="scores for"):
+        get_selector("finetune-self-train", **ft, seed=0, first_run=str(tmp_path / "first")).fit(
+            ind, read_corpus([str(tmp_path / "in.txt")]))
