@@ -15,7 +15,8 @@ Recipes, each by its bench/selection.py label (its parameters pinned there):
 - ``finetune-self-train`` (bench/self_training.py): a second finetune on the in-domain set plus the first
   classifier's top 500 pool lines against negatives from its bottom two thirds. The same seed's
   ``finetune-default`` run stands for the first round (``first_run``): it is the classifier the first
-  round trains, so the recipe's cost is that run's plus the second round's;
+  round trains, so the recipe's cost is that run's plus the second round's; ``-confident`` takes
+  pseudo-positives only among lines the first classifier gives p >= 0.9 (at most 500);
 - ``finetune-default+next-seed``: the z-scored sum of two finetune seeds (s and s + 1);
 - ``finetune-default+moore-lewis``: finetune beside a 3-gram Moore-Lewis (``domainsift combine``);
 - ``student-finetune+finetune-default``: the cascade's student (distilled from finetune) beside its teacher.
@@ -41,7 +42,7 @@ from selection import COMBOS, METHODS, member_label
 
 WORK = ROOT / "bench" / "work" / "recipes"
 BASE = "finetune-default"
-RECIPES = ["finetune-self-train", "finetune-default+next-seed", "finetune-default+moore-lewis",
+RECIPES = ["finetune-self-train", "finetune-self-train-confident", "finetune-default+next-seed", "finetune-default+moore-lewis",
            "student-finetune+finetune-default"]
 TARGETS = ["KDE4", "OpenSubtitles"]
 GAIN = 0.01  # the issue's bar: at least this much mean precision over the default, on every pool
@@ -53,7 +54,7 @@ def members(label: str, seed: int) -> list[str]:
     """The run labels a recipe needs at ``seed`` (itself last)."""
     if label in COMBOS:
         return [member_label(m, seed) for m in COMBOS[label]]
-    if label == "finetune-self-train":
+    if label.startswith("finetune-self-train"):
         return [member_label(BASE, seed)]
     return []
 
@@ -87,7 +88,7 @@ def run(pool_name: str, target: str, label: str, seed: int) -> dict | None:
         params = dict(params, progress=False)
         if method == "student":  # the share of the teacher's top it learns as in-domain: this pool's N
             params["share"] = n / len(pool)
-        if label == "finetune-self-train":
+        if label.startswith("finetune-self-train"):
             params["first_run"] = str(WORK / pool_name / target / need[0])
         in_domain = read_corpus([data_file(target, "test")])
         sig = run_score(method, in_domain, pool, run_dir, params, seed=seed)

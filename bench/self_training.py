@@ -28,6 +28,9 @@ class SelfTrainFinetuneSelector(FinetuneSelector):
               check=at_least(0)),
         Param("st_neg_share", float, 2 / 3, "negatives of the second round: drawn from this share of the pool "
               "the first classifier ranks lowest", check=in_range(0, 1)),
+        Param("st_confidence", float, None, "pseudo-positives only among pool lines the first classifier gives "
+              "at least this probability (so a pool that holds few in-domain lines lends few)",
+              check=lambda v: None if v is None or 0 < v < 1 else f"must be in (0, 1), got {v}"),
         Param("first_run", str, None, "a finished run directory of finetune (same parameters, seed and pool) "
               "whose scores stand for the first round"),
     )
@@ -64,6 +67,8 @@ class SelfTrainFinetuneSelector(FinetuneSelector):
         classifier's, over ``pool``) against negatives from its bottom."""
         order = np.argsort(-scores, kind="stable")
         m = min(int(round(self.expand * len(in_domain))), len(pool) // 3)
+        if self.st_confidence is not None:
+            m = min(m, int((scores >= self.st_confidence).sum()))
         n_neg = max(1, int(round(self.st_neg_share * len(pool))))
         positives = list(in_domain.texts) + [pool.texts[i] for i in order[:m]]
         negatives = [pool.texts[i] for i in order[len(pool) - n_neg:]]

@@ -7,6 +7,7 @@ import importlib
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
@@ -119,6 +120,13 @@ def test_self_training_stands_on_a_finished_finetune_run(bench_modules, tiny_mod
     st.fit(ind, pool)
     assert st.n_pseudo_positives_ == 4 and st.n_positives_ == 16 + 4
     assert st.score(pool).shape == (len(lines),)
+    # st_confidence: only lines the first round gives at least that probability lend themselves
+    from domainsift.rundir import load_scores
+    first = np.asarray(load_scores(tmp_path / "first").scores)
+    c = float(np.sort(first)[-3])  # three lines at or above it
+    conf = get_selector("finetune-self-train", **ft, seed=0, expand=0.25, st_confidence=c,
+                        first_run=str(tmp_path / "first")).fit(ind, pool)
+    assert conf.n_pseudo_positives_ == min(4, int((first >= c).sum())) == 3
     with pytest.raises(DomainsiftError, match="first.*differ: \\['lr'\\]"):
         get_selector("finetune-self-train", **{**ft, "lr": 1e-4}, seed=0,
                      first_run=str(tmp_path / "first")).fit(ind, pool)
