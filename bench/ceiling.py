@@ -122,7 +122,9 @@ def report(args) -> None:
           f"halves; split seed {SPLIT_SEED}); precision of the top n = recall (n: half B's target lines). "
           f"Gold epochs: {args.epochs}. The product's own finetune and cosine on the same half B, with the "
           "benchmark's in-domain set (<D>.test.en, 500 lines) and half B as their pool. Mean over the seeds "
-          "run (cosine has none).", "",
+          "run (cosine has none). The gold rows: `--methods gold-finetune --seeds 0 1`; the product's: "
+          "`--methods finetune cosine --seeds 0`. Each row's seconds (bench/results/ceiling.json) are one process of "
+          "--threads 1 beside another benchmark's: not timings.", "",
           "| method | seeds | " + " | ".join(targets) + " | mean |", "|---|---|" + "---|" * (len(targets) + 1)]
     summary = {}
     for m in methods:
