@@ -139,7 +139,9 @@ def report() -> None:
           f"Each difference is paired (the recipe minus {BASE}, or the default named beside it, at the same pool, "
           "target and seed); a cell: the mean "
           "difference over the targets and seeds both ran (their number in brackets). A recipe passes where every "
-          f"pool's mean difference is at least +{GAIN}. Cost: the recipe's seconds over the default's, same runs.", "",
+          f"pool's mean difference is at least +{GAIN}. Cost: the recipe's seconds over the default's, same runs. "
+          "The table is rebuilt from every finished run under bench/work/recipes/ (the commands that made them: "
+          "this script's docstring and docs/experiments.md); the command above is the last invocation.", "",
           "| recipe | " + " | ".join(pools) + " | cost (x default) | passes |", "|---|" + "---|" * (len(pools) + 2)]
     verdicts = {}
     for label in RECIPES:
@@ -170,6 +172,16 @@ def report() -> None:
                 vals = [cell.get((pool, t, lab, s)) for lab in COLUMNS]
                 md.append(f"| {pool} | {t} | {s} | " + " | ".join(f"{v['precision']:.4f}" if v else "–" for v in vals)
                           + " |")
+    conf = []  # what the confident variant could borrow: the default's lines at p >= 0.9 (seed 0's run)
+    for pool in ("large", "small"):
+        for t in TARGETS:
+            f = WORK / pool / t / BASE / "scores.npy"
+            if f.exists():
+                sc = np.load(f)
+                conf.append(f"{pool} {t}: {int((sc >= 0.9).sum())} of {len(sc)}")
+    if conf:
+        md += ["", "Lines the default (seed 0) gives p >= 0.9, the most the -confident variant borrows (at most "
+               "500): " + "; ".join(conf) + "."]
     md += ["", "–: not run on that pool. The extra pools run first (a finetune run there costs a fifth of one on the "
            "shared pool); a recipe that misses the bar on one of them fails whatever the shared pool gives, so the "
            "shared pool's runs are spent only on recipes that pass both.",
