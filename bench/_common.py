@@ -56,3 +56,17 @@ def write_results(name: str, payload: dict, markdown: str) -> None:
     with atomic_open(RESULTS / f"{name}.md") as fh:
         fh.write(markdown.split("\n", 1)[0] + "\n\n" + head + markdown.split("\n", 1)[1])
     print(f"wrote {RESULTS / name}.md and .json")
+
+
+def threads_option(ap) -> None:
+    """``--threads N``: torch's threads, and so ONNX Runtime's (the encoders take torch's count); two
+    1-thread benchmarks side by side get more done on 2 cores than one of 2, at the cost of their timings."""
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch's (and ONNX Runtime's) threads (default: torch's); seconds measured beside "
+                         "another process are not timings")
+
+
+def apply_threads(args) -> None:
+    if getattr(args, "threads", None):
+        import torch
+        torch.set_num_threads(args.threads)

@@ -33,7 +33,7 @@ import json
 import time
 
 import numpy as np
-from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
+from _common import apply_threads, threads_option, CLASSIC, ROOT, SEVEN, data_file, write_results
 
 from domainsift._atomic import save_json
 from domainsift.corpus import read_corpus
@@ -70,13 +70,9 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=3, help="epochs of the gold-label classifier")
     ap.add_argument("--methods", nargs="+", default=["gold-finetune", "finetune", "cosine"],
                     choices=["gold-finetune", "finetune", "cosine"])
-    ap.add_argument("--threads", type=int, default=None,
-                    help="torch's (and so ONNX Runtime's) threads (default: torch's); the ceiling ran as one "
-                         "process of 1 thread beside another benchmark's, so its seconds are not timings")
+    threads_option(ap)
     args = ap.parse_args()
-    if args.threads:
-        import torch
-        torch.set_num_threads(args.threads)
+    apply_threads(args)
     ta, da, tb, db = halves(SPLIT_SEED)
     da, db = np.array(da), np.array(db)
     for target in args.targets:

@@ -37,7 +37,7 @@ import json
 import time
 
 import numpy as np
-from _common import RESULTS, ROOT, data_file, write_results
+from _common import apply_threads, threads_option, RESULTS, ROOT, data_file, write_results
 from negatives_pools import build_pool
 from selection import COMBOS, METHODS, member_label
 
@@ -196,12 +196,10 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=TARGETS)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     ap.add_argument("--recipes", nargs="+", default=RECIPES, choices=COLUMNS)
-    ap.add_argument("--threads", type=int, default=None, help="torch's (and ONNX Runtime's) threads")
+    threads_option(ap)
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
-    if args.threads:
-        import torch
-        torch.set_num_threads(args.threads)
+    apply_threads(args)
     if not args.report_only:
         bases = [BASE] + sorted({OTHER_BASE[r] for r in args.recipes if r in OTHER_BASE})
         for label in bases + [r for r in args.recipes if r not in bases]:  # the defaults first: recipes need them
