@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -246,6 +247,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fresh", action="store_true", help="discard finished runs and start over")
     ap.add_argument("--report-only", action="store_true", help="rewrite the tables from finished runs")
+    ap.add_argument("--redo", nargs="+", default=[], choices=list(METHODS), metavar="METHOD",
+                    help="run these methods again although a finished row exists (a row restored from the "
+                    "results file has no scores, which a combination or a self-training round needs)")
     args = ap.parse_args()
     if args.fresh:
         shutil.rmtree(WORK, ignore_errors=True)
@@ -264,6 +268,8 @@ def main() -> None:
             label = method_label if args.seed == 0 else f"{method_label}-seed-{args.seed}"
             run_dir = WORK / target / label
             done = run_dir / "bench.json"
+            if method_label in args.redo and done.exists() and not (run_dir / "scores.npy").exists():
+                done.unlink()  # a restored row (or a run whose scores were deleted): measured again
             if done.exists() and not stale_cascade(json.loads(done.read_text())):
                 print(f"{target:>14} {label:<26} done before: {json.loads(done.read_text())['precision']:.3f}")
                 continue
@@ -285,6 +291,8 @@ def main() -> None:
                 sig = json.loads((run_dir / "signature.json").read_text())
             else:
                 cascade = bool(params.get(CASCADE))
+                if method == "finetune-self-train":  # the same seed's finetune-default run is the first round
+                    params = dict(params, first_run=str(first_round(target, args.seed)))
                 sig = run_score(method, in_domain, pool, run_dir, {k: v for k, v in params.items() if k != CASCADE},
                                 seed=args.seed, cascade=cascade, share=N / len(pool) if cascade else None)
             t_score = time.time() - t0
@@ -301,6 +309,9 @@ def main() -> None:
                    "score_seconds": round(t_score, 1), "reselect_seconds": round(t_reselect, 2),
                    "resumed": resumed,
                    "classifier_holdout": sig.get("classifier_holdout"), "signature": sig.get("signature")}
+            if method == "finetune-self-train":  # its cost counts the first round, the run it started from
+                first = json.loads((Path(params["first_run"]) / "bench.json").read_text())
+                row.update(first_run=first["method"], seconds=round(row["seconds"] + first["seconds"], 1))
             from domainsift._atomic import save_json
             save_json(done, row)
             print(f"{target:>14} {label:<26} precision {row['precision']:.3f}  {row['seconds']:>7.1f} s",
@@ -390,14 +401,24 @@ def fill_positive(rows: list) -> None:
             save_json(run_dir / "bench.json", r)
 
 
+def first_round(target: str, seed: int) -> Path:
+    """The finished finetune-default run (same target and seed) that a self-training row starts from."""
+    run_dir = WORK / target / member_label("finetune-default", seed)
+    if not (run_dir / "scores.npy").exists():
+        sys.exit(f"{target}: self-training starts from finetune-default's scores at seed {seed}, which this "
+                 f"machine lacks: run --methods finetune-default --redo finetune-default first")
+    return run_dir
+
+
 def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> None:
     from domainsift._atomic import save_json
     from domainsift.select.combine import combine_runs
     members = [member_label(m, seed) for m in COMBOS[combo]]
     dirs = [WORK / target / m for m in members]
-    missing = [m for m, d in zip(members, dirs) if not (d / "bench.json").exists()]
-    if missing:
-        print(f"{target:>14} {label:<26} skipped: run {', '.join(missing)} first", flush=True)
+    missing = [m for m, d in zip(members, dirs) if not (d / "scores.npy").exists()]
+    if missing:  # never run here, or a row restored from the results file (no scores): --redo measures it again
+        print(f"{target:>14} {label:<26} skipped: no scores of {', '.join(missing)} on this machine "
+              f"(run it, or --redo it)", flush=True)
         return
     run_dir = WORK / target / label
     shutil.rmtree(run_dir, ignore_errors=True)
