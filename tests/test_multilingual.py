@@ -116,3 +116,26 @@ def test_cosine_runs_on_it_and_its_signature_says_so(tmp_path):
     assert scores[8:16].min() > max(scores[:8].max(), scores[16:].max())   # the medical lines on top
     sig = json.loads((out / "signature.json").read_text())
     assert sig["model"] == "universal-sentence-encoder-multilingual-3" and sig["backend"].startswith("numpy-fp32")
+
+
+def test_the_cascade_serves_it_with_a_student_distilled_from_minilm(tmp_path):
+    """USE-m has no token embeddings to distil: --cascade gives a cosine or crosslingual teacher on it a
+    student distilled from the default encoder, and the candidates keep the teacher's own scores."""
+    import json
+    (tmp_path / "in.de").write_text("\n".join(MED_DE) + "\n", encoding="utf-8")
+    (tmp_path / "pool.en").write_text("\n".join(IT_EN + MED_EN + LAW_EN) + "\n", encoding="utf-8")
+    common = ["--model", "multilingual", "--in-domain", str(tmp_path / "in.de"), "--pool", str(tmp_path / "pool.en"),
+              "--cache", str(tmp_path / "cache")]
+    assert main(["-q", "score", "--method", "cosine", *common, "--out", str(tmp_path / "full")]) == 0
+    assert main(["-q", "score", "--method", "cosine", *common, "--cascade", "--candidates", "12",
+                 "--out", str(tmp_path / "cas")]) == 0
+    full, cas = np.load(tmp_path / "full" / "scores.npy"), np.load(tmp_path / "cas" / "scores.npy")
+    cand = np.argsort(-cas, kind="stable")[:12]
+    np.testing.assert_allclose(cas[cand], full[cand], rtol=0, atol=1e-12)
+    assert (np.delete(cas, cand) < cas[cand].min() - 1).all()
+    sig = json.loads((tmp_path / "cas" / "signature.json").read_text())
+    assert sig["model"] == "universal-sentence-encoder-multilingual-3"
+    assert sig["cascade_student"]["model"] == "minilm" and sig["cascade_student"]["teacher"] == "cosine"
+    assert main(["-q", "score", "--method", "crosslingual", *common, "--cascade", "--candidates", "12",
+                 "--out", str(tmp_path / "xl")]) == 0
+    assert json.loads((tmp_path / "xl" / "signature.json").read_text())["cascade_student"]["model"] == "minilm"

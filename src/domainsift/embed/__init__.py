@@ -60,8 +60,9 @@ def model_path(name: str) -> str:
     if name in MULTILINGUAL_NAMES:
         from ..errors import DomainsiftError
         raise DomainsiftError(f"--model {name}: the multilingual encoder (USE-m) gives frozen vectors only: "
-                              "use it with cosine, crosslingual or cluster; a method that fine-tunes or distils "
-                              "an encoder (finetune, student, --cascade) needs a Hugging Face model, e.g. "
+                              "use it with cosine, crosslingual or cluster (with or without --cascade); a method "
+                              "that fine-tunes or distils an encoder (finetune, student) needs a Hugging Face "
+                              "model, e.g. "
                               "distilbert-base-multilingual-cased or LaBSE by name or path")
     if name in MINILM_NAMES:
         from .transformers import default_model_path

@@ -37,13 +37,18 @@ MIN_FACTOR = 2  # at least this many times the selection's lines are candidates
 def build_student(teacher, params: dict, share: float | None = None):
     """The student of a teacher selector: distilled from the teacher's own encoder where it names one
     (``model``), with the run's seed and cache; it learns the teacher's top ``share`` of its sample as
-    in-domain (the selection's share, or :data:`PLAN_SHARE`)."""
-    from ..embed import BASELINES
+    in-domain (the selection's share, or :data:`PLAN_SHARE`).
+
+    A teacher on the multilingual encoder (USE-m: sentence vectors only, no Hugging Face token embeddings
+    to distil) gets a student distilled from the default encoder. The student only ranks: the candidates
+    it must hand the teacher are planned from its measured recall of the teacher's top, so a student
+    farther from its teacher costs more candidates (time), not selection quality."""
+    from ..embed import BASELINES, MULTILINGUAL_NAMES
     from ..select.student import StudentSelector, learn_share
     kw = {"teacher": teacher.name, "seed": params.get("seed", 0), "cache_dir": params.get("cache_dir"),
           "progress": bool(params.get("progress")), "share": learn_share(PLAN_SHARE if share is None else share)}
     model = getattr(teacher, "model", None) or getattr(teacher, "embedder", None)
-    if isinstance(model, str) and model not in BASELINES:
+    if isinstance(model, str) and model not in BASELINES and model not in MULTILINGUAL_NAMES:
         kw["model"] = model
     return StudentSelector(**kw)
 

@@ -25,8 +25,8 @@ class CosineSelector(BaseSelector):
     frozen_vectors = True
     params = (
         Param("embedder", str, "minilm", "encoder: minilm (default), multilingual (USE-m, extra multilingual: "
-              "0.7656 against minilm's 0.7144 on the shared benchmark, no --cascade), tfidf, word2vec, lda, "
-              "random, or a Hugging Face name or local path", option="--model"),
+              "0.7656 against minilm's 0.7144 on the shared benchmark; --cascade distils its student from minilm), "
+              "tfidf, word2vec, lda, random, or a Hugging Face name or local path", option="--model"),
         Param("batch_size", int, 32, "sentences per encoding batch (batches are sorted by token count; the "
               "vectors do not depend on it)", check=at_least(1), signature=False),
         MAX_LENGTH, BACKEND, SEED, DEVICE, CACHE_DIR, PROGRESS,
