@@ -133,3 +133,21 @@ def test_self_training_stands_on_a_finished_finetune_run(bench_modules, tiny_mod
     with pytest.raises(DomainsiftError, match="scores for"):
         get_selector("finetune-self-train", **ft, seed=0, first_run=str(tmp_path / "first")).fit(
             ind, read_corpus([str(tmp_path / "in.txt")]))
+
+
+def test_a_run_without_scores_is_no_member_and_no_first_round(bench_modules, tmp_path, monkeypatch, capsys):
+    """A row restored from the results file has bench.json and no scores: a combination skips it by name,
+    and self-training refuses to start from it, both pointing at --redo."""
+    sel = bench_modules["selection"]
+    monkeypatch.setattr(sel, "WORK", tmp_path)
+    for m in ("finetune-default", "finetune-default-seed-1"):
+        (tmp_path / "KDE4" / m).mkdir(parents=True)
+        (tmp_path / "KDE4" / m / "bench.json").write_text("{}")
+    sel.combo_run("KDE4", "finetune-default+next-seed", "finetune-default+next-seed", 0, [])
+    out = capsys.readouterr().out
+    assert "skipped: no scores of finetune-default, finetune-default-seed-1" in out and "--redo" in out
+    assert not (tmp_path / "KDE4" / "finetune-default+next-seed").exists()
+    with pytest.raises(SystemExit, match="--redo finetune-default"):
+        sel.first_round("KDE4", 1)
+    np.save(tmp_path / "KDE4" / "finetune-default-seed-1" / "scores.npy", np.zeros(3))
+    assert sel.first_round("KDE4", 1) == tmp_path / "KDE4" / "finetune-default-seed-1"
