@@ -120,18 +120,11 @@ def shared_rows() -> list[dict]:
     """The shared pool's rows of the base and the recipes, from bench/selection.py's results."""
     path = RESULTS / "selection.json"
     out = []
-    rows = json.loads(path.read_text())["rows"] if path.exists() else []
-    by_run = {(r["target"], r["method"]): r for r in rows}
-    for r in rows:
+    for r in json.loads(path.read_text())["rows"] if path.exists() else []:
         label = r.get("base_method", r["method"])
-        if label in [BASE] + RECIPES + list(OTHER_BASE.values()):
-            seconds = r["seconds"]
-            members = [by_run.get((r["target"], m)) for m in r.get("members", [])]
-            if members and all(members):  # a combination costs its members' runs as they stand now (a member
-                # measured again, as finetune-default was for issue 32, must not leave an old time in the sum)
-                seconds = sum(m["seconds"] for m in members) + r.get("combine_seconds", 0)
+        if label in [BASE] + RECIPES + list(OTHER_BASE.values()):  # (a combination's seconds: its members' now)
             out.append({"pool": "shared", "target": r["target"], "label": label, "seed": r.get("seed", 0),
-                        "N": 5000, "n_pool": 35000, "precision": r["precision"], "seconds": seconds})
+                        "N": 5000, "n_pool": 35000, "precision": r["precision"], "seconds": r["seconds"]})
     return out
 
 

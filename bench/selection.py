@@ -251,8 +251,8 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="discard finished runs and start over")
     ap.add_argument("--report-only", action="store_true", help="rewrite the tables from finished runs")
     ap.add_argument("--redo", nargs="+", default=[], choices=list(METHODS), metavar="METHOD",
-                    help="run these methods again although a finished row exists (a row restored from the "
-                    "results file has no scores, which a combination or a self-training round needs)")
+                    help="run these methods again where their finished row has no scores on this machine (a row "
+                    "restored from the results file), which a combination or a self-training round needs")
     args = ap.parse_args()
     if args.fresh:
         shutil.rmtree(WORK, ignore_errors=True)
@@ -361,6 +361,11 @@ def current_rows() -> tuple[list, int]:
     Rows of 0.1.0-0.5.1, as they were measured then: bench/results/selection_archive_0.5.md."""
     rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
     keep = [r for r in rows if row_version(r) in SAME_SCORES and not stale_cascade(r)]
+    by_run = {(r["target"], r["method"]): r for r in keep}
+    for r in keep:  # a combination costs its members' runs as they stand now: a member measured again (--redo)
+        members = [by_run.get((r["target"], m)) for m in r.get("members", [])]
+        if members and all(members):
+            r["seconds"] = round(sum(m["seconds"] for m in members) + r.get("combine_seconds", 0), 1)
     return keep, len(rows) - len(keep)
 
 

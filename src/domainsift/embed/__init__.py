@@ -62,8 +62,7 @@ def model_path(name: str) -> str:
         raise DomainsiftError(f"--model {name}: the multilingual encoder (USE-m) gives frozen vectors only: "
                               "use it with cosine, crosslingual or cluster (with or without --cascade); a method "
                               "that fine-tunes or distils an encoder (finetune, student) needs a Hugging Face "
-                              "model, e.g. "
-                              "distilbert-base-multilingual-cased or LaBSE by name or path")
+                              "model, e.g. distilbert-base-multilingual-cased or LaBSE by name or path")
     if name in MINILM_NAMES:
         from .transformers import default_model_path
         return default_model_path()
