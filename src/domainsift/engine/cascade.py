@@ -98,9 +98,11 @@ def merge(state: Path, n_shards: int, shard_size: int, cand: np.ndarray, teacher
         if k in done:
             continue
         s_path, i_path, _ = shard_paths(state / "student", k)
-        student, ids = np.load(s_path), np.load(i_path)
+        student, ids = np.load(s_path).astype(np.float64), np.load(i_path)
         start = k * shard_size
-        out = floor + (np.arctan(student) / np.pi + 0.5)  # in (floor, floor + 1): below every candidate
+        # in (floor, floor + 1): below every candidate; float64 throughout (a float32 array would round
+        # close student scores into ties, differently on different CPUs)
+        out = np.float64(floor) + (np.arctan(student) / np.pi + 0.5)
         lo, hi = np.searchsorted(cand, [start, start + len(student)])
         out[cand[lo:hi] - start] = teacher_scores[lo:hi]
         _write_shard(final, k, out, ids[:, 0], ids[:, 1])

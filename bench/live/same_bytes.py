@@ -1,0 +1,145 @@
+"""Same bytes before and after a move: run one set of commands with the code of a git revision and with
+the working tree, and compare every output file except timings.
+
+    python bench/live/same_bytes.py --ref <rev>        # e.g. the commit before a re-layout
+
+The commands cover cosine, finetune (one epoch), moore-lewis, the student, ``--cascade``, crosslingual,
+``select --from-scores``, ``combine``, ``evaluate``, ``embed`` and ``cluster`` on a small slice of the
+shared pool (three domains, 240 lines each; 120 in-domain lines). Each side runs in its own folder
+with its own embedding cache, the reference from a ``git worktree`` of ``--ref`` put first on
+``PYTHONPATH``. Compared: every file under each output folder, byte for byte; JSON files after
+dropping timings (``run.json``'s ``timings``, ``*_seconds``) and the version; text after replacing
+each side's own folder with one placeholder. Exit 1 and the differing files when any differ. Also
+compares the defaults fingerprint of both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(os.environ.get("DOMAINSIFT_DATA", ROOT.parent / "shared" / "data" / "opus-multidomain" / "de-en"))
+DOMAINS = ["EMEA", "KDE4", "Tanzil"]
+PER_DOMAIN, N_IN = 240, 120
+
+
+def make_data(d: Path) -> dict:
+    d.mkdir(parents=True, exist_ok=True)
+    pool = []
+    for dom in DOMAINS:
+        lines = (DATA / f"{dom}.train.en").read_text(encoding="utf-8").splitlines()[:PER_DOMAIN]
+        (d / f"{dom}.pool.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        pool.append(str(d / f"{dom}.pool.en"))
+    for lang in ("en", "de"):
+        lines = (DATA / f"EMEA.test.{lang}").read_text(encoding="utf-8").splitlines()[:N_IN]
+        (d / f"in.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return {"pool": pool, "in": str(d / "in.en"), "in_de": str(d / "in.de"), "gold": pool[0]}
+
+
+def commands(data: dict) -> list[list[str]]:
+    base = ["--in-domain", data["in"], "--pool", *data["pool"], "--seed", "0"]
+    return [
+        ["select", "--method", "cosine", *base, "--top", "100", "--out", "cosine"],
+        ["select", "--method", "finetune", "--epochs", "1", *base, "--top", "100", "--out", "finetune"],
+        ["select", "--method", "moore-lewis", *base, "--top", "100", "--out", "ml"],
+        ["select", "--method", "student", *base, "--top", "100", "--out", "student"],
+        ["select", "--method", "cosine", "--cascade", *base, "--top", "60", "--out", "cascade"],
+        ["select", "--method", "crosslingual", "--in-domain", data["in_de"], "--pool", *data["pool"], "--seed", "0",
+         "--top", "100", "--out", "crosslingual"],
+        ["select", "--from-scores", "cosine", "--fraction", "0.2", "--out", "cosine-fraction"],
+        ["combine", "cosine", "ml", "--out", "combined", "--top", "100"],
+        ["evaluate", "combined", "--gold", data["gold"]],
+        ["embed", data["in"], "--out", "embed"],
+        ["cluster", *data["pool"], "--k", "3", "--seeds", "2", "--no-plots", "--out", "cluster"],
+    ]
+
+
+def run_side(name: str, src: Path, work: Path, data: dict) -> None:
+    out = work / name
+    out.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(src), "DOMAINSIFT_CACHE": str(work / f"cache-{name}"),
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    for cmd in commands(data):
+        print(f"[{name}] domainsift {' '.join(cmd)}", flush=True)
+        r = subprocess.run([sys.executable, "-m", "domainsift", "-q", *cmd], cwd=out, env=env,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"[{name}] failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-3000:]}")
+    fp = subprocess.run([sys.executable, "-c", "from domainsift.defaults import defaults_fingerprint as f; print(f())"],
+                        env=env, capture_output=True, text=True, check=True).stdout.strip()
+    (work / f"{name}.defaults").write_text(fp)
+
+
+def _strip(obj):
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items()
+                if k not in ("timings", "version", "date") and not k.endswith("_seconds")}
+    if isinstance(obj, list):
+        return [_strip(v) for v in obj]
+    if isinstance(obj, str) and "|v:" in obj:
+        return "|".join(p for p in obj.split("|") if not p.startswith("v:"))
+    return obj
+
+
+def normalised(path: Path, side_root: Path) -> bytes:
+    raw = path.read_bytes()
+    if path.suffix in (".json", ".tsv", ".txt", ".en", ".de", ".md") or path.name.endswith(".tsv"):
+        text = raw.decode("utf-8", "replace").replace(str(side_root), "<OUT>")
+        if path.suffix == ".json":
+            try:
+                return json.dumps(_strip(json.loads(text)), sort_keys=True).encode()
+            except ValueError:
+                pass
+        return text.encode()
+    return raw
+
+
+def compare(work: Path) -> list[str]:
+    a_root, b_root = work / "ref", work / "new"
+    files_a = {p.relative_to(a_root) for p in a_root.rglob("*") if p.is_file() and ".lock" not in p.name}
+    files_b = {p.relative_to(b_root) for p in b_root.rglob("*") if p.is_file() and ".lock" not in p.name}
+    diffs = [f"only in ref: {p}" for p in sorted(files_a - files_b)]
+    diffs += [f"only in new: {p}" for p in sorted(files_b - files_a)]
+    for p in sorted(files_a & files_b):
+        if normalised(a_root / p, a_root) != normalised(b_root / p, b_root):
+            diffs.append(f"differs: {p}")
+    if (work / "ref.defaults").read_text() != (work / "new.defaults").read_text():
+        diffs.append("the defaults fingerprint differs")
+    return diffs
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ref", required=True, help="the git revision to compare the working tree with")
+    ap.add_argument("--work", default=None, help="keep the outputs here (default: a temporary folder)")
+    args = ap.parse_args()
+    work = Path(args.work or tempfile.mkdtemp(prefix="same-bytes-"))
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    tree = work / "ref-tree"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), args.ref], check=True,
+                   capture_output=True)
+    try:
+        data = make_data(work / "data")
+        run_side("ref", tree / "src", work, data)
+        run_side("new", ROOT / "src", work, data)
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+    diffs = compare(work)
+    n = sum(1 for p in (work / "new").rglob("*") if p.is_file())
+    for d in diffs:
+        print(d)
+    print(f"{n} files compared under {work}: " + ("SAME" if not diffs else f"{len(diffs)} differ"))
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
