@@ -253,7 +253,7 @@ class StudentSelector(BaseSelector):
         with atomic_dir(path) as tmp:
             st = self.student_.state()
             meta = {"features": FEATURES, "intercept": st["intercept"], "teacher": self.teacher_signature_,
-                    "n_sample": getattr(self, "n_sample_", None), "slack": SLACK, "folds": FOLDS}
+                    "n_sample": getattr(self, "n_sample_", None), "folds": FOLDS}
             arrays = {"coef": st["coef"], "mu": st["mu"], "sd": st["sd"]}
             if getattr(self, "held_out_", None):
                 arrays.update(held_teacher=self.held_out_["teacher"], held_student=self.held_out_["student"])
