@@ -27,7 +27,7 @@ def data_file(domain: str, split: str, lang: str = "en") -> str:
 def clustering_set(per_domain: int = 2000):
     """The clustering set: the first ``per_domain`` distinct lines of <D>.train.en of the five classic
     domains (10,000 sentences by default), as a Corpus (its files give the gold labels)."""
-    from domainsift.corpus import read_corpus
+    from domainsift.io.corpus import read_corpus
     return read_corpus([data_file(d, "train") for d in CLASSIC], max_per_file=per_domain, distinct=True)
 
 
@@ -37,15 +37,15 @@ def command_line() -> str:
 
 def machine() -> str:
     """The machine a result was measured on: CPU model and instruction-set family, cores, Python."""
-    from domainsift.machine import cpu_isa, cpu_model
+    from domainsift._internal.machine import cpu_isa, cpu_model
     return f"{cpu_model()} ({cpu_isa()}), {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def write_results(name: str, payload: dict, markdown: str) -> None:
-    from domainsift._atomic import atomic_open, save_json
+    from domainsift._internal.atomic import atomic_open, save_json
     RESULTS.mkdir(parents=True, exist_ok=True)
     from domainsift._version import __version__
-    from domainsift.machine import library_versions
+    from domainsift._internal.machine import library_versions
     payload = {"command": command_line(), "machine": machine(), "version": __version__,
                "libraries": {k: v for k, v in library_versions().items() if v},
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **payload}

@@ -34,7 +34,7 @@ import os
 import numpy as np
 from _common import CLASSIC, ROOT, data_file, write_results
 
-from domainsift.corpus import read_corpus
+from domainsift.io.corpus import read_corpus
 from domainsift.rundir import load_scores
 from domainsift.select.student import StudentSelector, plan_share
 

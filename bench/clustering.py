@@ -14,7 +14,7 @@ import time
 
 from _common import CLASSIC, clustering_set, write_results
 
-from domainsift.cli import file_labels
+from domainsift.io.corpus import file_labels
 from domainsift.cluster import cluster_grid
 from domainsift.embed import EmbedConfig
 

@@ -33,7 +33,7 @@ import time
 import numpy as np
 from _common import CLASSIC, LANG, PAIR, RESULTS, ROOT, SEVEN, data_file, write_results
 
-from domainsift.corpus import read_corpus
+from domainsift.io.corpus import read_corpus
 
 WORK = ROOT / "bench" / "work" / "crosslingual" / PAIR
 N = 5000
@@ -71,7 +71,7 @@ def bitext(target: str) -> list:
 def lstsq_cosine(target: str, pool, seed: int) -> np.ndarray:
     """German in-domain vectors mapped into the English space by least squares on the bitext, then
     cosine to their centroid (the reference in the cross-lingual issue)."""
-    from domainsift.corpus import read_parallel
+    from domainsift.io.corpus import read_parallel
     from domainsift.embed import EmbedConfig
     emb = EmbedConfig(progress=False, seed=seed).build()
     parts = [read_parallel(a, b) for a, b in bitext(target)]
@@ -96,11 +96,11 @@ def variant_selector(label: str, **kw):
 
 
 def run(target: str, label: str, pool, seed: int) -> dict:
-    from domainsift._atomic import save_json
-    from domainsift.evaluate import evaluate_run
+    from domainsift._internal.atomic import save_json
+    from domainsift.jobs.evaluate import evaluate_run
     from domainsift.rundir import pool_manifest, write_scores
-    from domainsift.engine.job import run_score, run_select
-    from domainsift.signature import make_signature
+    from domainsift import run_score, run_select
+    from domainsift._internal.signature import make_signature
     run_dir = WORK / target / (label if seed == 0 else f"{label}-seed-{seed}")
     done = run_dir / "bench.json"
     if done.exists():
@@ -135,7 +135,7 @@ def restore_rows() -> None:
     path = RESULTS / ("crosslingual.json" if PAIR == "de-en" else f"crosslingual_{PAIR}.json")
     if not path.exists():
         return
-    from domainsift._atomic import save_json
+    from domainsift._internal.atomic import save_json
     for r in json.loads(path.read_text())["rows"]:
         done = WORK / r["target"] / (r["method"] if r["seed"] == 0 else f"{r['method']}-seed-{r['seed']}") / "bench.json"
         if not done.exists():

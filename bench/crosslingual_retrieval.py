@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from _common import CLASSIC, LANG, PAIR, SEVEN, data_file, write_results
 
-from domainsift.corpus import read_corpus
+from domainsift.io.corpus import read_corpus
 from domainsift.select.crosslingual import _unit as unit
 
 

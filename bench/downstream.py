@@ -21,7 +21,7 @@ from pathlib import Path
 
 from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
 
-from domainsift.downstream import cross_domain, format_matrix, run_downstream
+from domainsift.jobs.downstream import cross_domain, format_matrix, run_downstream
 from domainsift.embed import EmbedConfig
 
 SEL = ROOT / "bench" / "work" / "selection"

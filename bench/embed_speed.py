@@ -34,9 +34,9 @@ import time
 import numpy as np
 from _common import CLASSIC, ROOT, SEVEN, clustering_set, data_file, write_results
 
-from domainsift.cli import file_labels
+from domainsift.io.corpus import file_labels
 from domainsift.cluster import cluster_grid
-from domainsift.corpus import read_corpus
+from domainsift.io.corpus import read_corpus
 from domainsift.embed.transformers import TransformersEmbedder, default_model_path
 
 WORK = ROOT / "bench" / "work" / "embed_speed"

@@ -17,13 +17,13 @@ from typing import Sequence
 
 import numpy as np
 
-from domainsift.corpus import as_corpus
-from domainsift.errors import DomainsiftError
+from domainsift.io.corpus import as_corpus
+from domainsift._internal.errors import DomainsiftError
 from domainsift.select.base import BaseSelector, Param
 from domainsift.select.cosine import CosineSelector
 from domainsift.select.finetune import DEFAULT_CUT, FinetuneSelector, prf
 from domainsift.select.finetune import sample_negatives as product_sample_negatives  # noqa: F401
-from domainsift.train import batches
+from domainsift.select.train import batches
 
 log = logging.getLogger(__name__)
 

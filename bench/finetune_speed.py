@@ -36,7 +36,7 @@ from finetune_experimental import set_dropout
 
 from domainsift.embed.settings import set_attention
 from domainsift.embed.transformers import default_model_path
-from domainsift.train import EncoderClassifier, batches
+from domainsift.select.train import EncoderClassifier, batches
 
 VARIANTS = ["fp32", "bf16-autocast", "frozen-word-embeddings", "frozen-embeddings-and-3-layers",
             "frozen-word-embeddings+fused-adamw", "frozen-word-embeddings+fused-adamw+no-dropout",

@@ -18,9 +18,9 @@ import json
 import numpy as np
 from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
 
-from domainsift.corpus import read_corpus
-from domainsift.evaluate import evaluate_run
-from domainsift.engine.job import run_score, run_select
+from domainsift.io.corpus import read_corpus
+from domainsift.jobs.evaluate import evaluate_run
+from domainsift import run_score, run_select
 
 WORK = ROOT / "bench" / "work" / "formats"
 N = 5000

@@ -65,7 +65,7 @@ def main() -> None:
     from _common import write_results
     from int8_recipes import quantize_dynamic_0_5
 
-    from domainsift.demo import demo_files
+    from domainsift.jobs.demo import demo_files
     from domainsift.embed.onnx import build_model_file
     from domainsift.embed.transformers import TransformersEmbedder, default_model_path
     folder = Path(tempfile.mkdtemp(prefix="isa-check-"))
@@ -80,7 +80,7 @@ def main() -> None:
     subprocess.run([qemu, "-cpu", "Haswell", sys.executable, __file__, "--encode", str(folder),
                     str(folder / "avx2.npz")], check=True, stderr=subprocess.DEVNULL)
     host, avx2 = np.load(folder / "host.npz"), np.load(folder / "avx2.npz")
-    from domainsift.machine import cpu_isa
+    from domainsift._internal.machine import cpu_isa
     rows = []
     for name in RECIPES:
         rows.append({"recipe": name,

@@ -23,7 +23,7 @@ import unicodedata
 import numpy as np
 from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
 
-from domainsift.corpus import read_corpus
+from domainsift.io.corpus import read_corpus
 from domainsift.rundir import load_scores
 
 WORK = ROOT / "bench" / "work" / "selection"

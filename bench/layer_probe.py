@@ -28,7 +28,7 @@ SEEDS = (0, 1)
 def main() -> None:
     from sklearn.linear_model import LogisticRegression
 
-    from domainsift.corpus import read_corpus
+    from domainsift.io.corpus import read_corpus
     from domainsift.embed import get_embedder
     from domainsift.embed.cache import default_cache_dir
 

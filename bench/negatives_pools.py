@@ -64,16 +64,16 @@ def build_pool(name: str, target: str) -> tuple[list[str], str, int]:
         lines = Path(data_file(d, "train")).read_text(encoding="utf-8").splitlines()
         k = n_target if d == target else n_other
         keep = np.sort(np.random.default_rng(POOL_SEED).choice(len(lines), size=k, replace=False))
-        from domainsift.corpus import write_lines
+        from domainsift.io.corpus import write_lines
         write_lines(path, (lines[i] for i in keep))
     return files, target_file, n_target
 
 
 def run_one(pool_name: str, target: str, choice: str, seed: int) -> dict:
-    from domainsift._atomic import save_json
-    from domainsift.corpus import read_corpus
-    from domainsift.evaluate import evaluate_run
-    from domainsift.engine.job import run_score, run_select
+    from domainsift._internal.atomic import save_json
+    from domainsift.io.corpus import read_corpus
+    from domainsift.jobs.evaluate import evaluate_run
+    from domainsift import run_score, run_select
 
     run_dir = WORK / "runs" / pool_name / target / f"{choice}-seed-{seed}"
     done = run_dir / "bench.json"

@@ -66,10 +66,10 @@ def members(label: str, seed: int) -> list[str]:
 
 def run(pool_name: str, target: str, label: str, seed: int) -> dict | None:
     """One finished (pool, target, label, seed) row: made now unless it was made before."""
-    from domainsift._atomic import save_json
-    from domainsift.corpus import read_corpus
-    from domainsift.engine.job import run_score, run_select
-    from domainsift.evaluate import evaluate_run
+    from domainsift._internal.atomic import save_json
+    from domainsift.io.corpus import read_corpus
+    from domainsift import run_score, run_select
+    from domainsift.jobs.evaluate import evaluate_run
 
     tag = member_label(label, seed)
     run_dir = WORK / pool_name / target / tag
@@ -84,7 +84,7 @@ def run(pool_name: str, target: str, label: str, seed: int) -> dict | None:
     pool = read_corpus(files)
     t0 = time.time()
     if label in COMBOS:
-        from domainsift.select.combine import combine_runs
+        from domainsift.jobs.combine import combine_runs
         import shutil
         shutil.rmtree(run_dir, ignore_errors=True)
         sig = combine_runs([WORK / pool_name / target / m for m in need], run_dir)

@@ -17,11 +17,12 @@ import time
 import numpy as np
 from _common import ROOT, SEVEN, data_file, write_results
 
-from domainsift.corpus import read_corpus
+from domainsift.engine import Execution
+from domainsift.io.corpus import read_corpus
 from domainsift.rundir import load_scores
 from domainsift.select.base import choose
-from domainsift.engine.job import run_score
-from domainsift.source import PoolSource
+from domainsift import run_score
+from domainsift.io.source import PoolSource
 
 WORK = ROOT / "bench" / "work" / "reproducible"
 RUNS = [("text", 32, 16384), ("text", 7, 5000), ("parquet", 64, 3000)]
@@ -42,7 +43,7 @@ def main() -> None:
         t0 = time.time()
         sig = run_score("cosine", in_domain, pool, WORK / f"run{i}",
                         {"batch_size": batch, "cache_dir": str(WORK / f"cache{i}"), "progress": False},
-                        shard_size=shard)
+                        execution=Execution(shard_size=shard))
         scores = np.asarray(load_scores(WORK / f"run{i}").scores)
         top = choose(scores, top=5000)
         if first is None:

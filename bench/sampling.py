@@ -472,7 +472,7 @@ def main() -> None:
     grid = GRID
 
     import torch
-    from domainsift._atomic import save_json
+    from domainsift._internal.atomic import save_json
     from domainsift.sampling import history_record, plot_weights
     if args.threads:
         torch.set_num_threads(args.threads)

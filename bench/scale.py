@@ -46,15 +46,15 @@ kind, path = sys.argv[1], sys.argv[2]
 t0 = time.time()
 n = 0
 if kind == "text-stream":
-    from domainsift.corpus import iter_texts
+    from domainsift.io.corpus import iter_texts
     for _ in iter_texts(path):
         n += 1
 elif kind == "parquet-stream":
-    from domainsift.columnar import iter_rows
+    from domainsift.io.columnar import iter_rows
     for _ in iter_rows(path, "parquet", "text"):
         n += 1
 else:
-    from domainsift.corpus import read_corpus
+    from domainsift.io.corpus import read_corpus
     n = len(read_corpus([path]))
 # VmHWM: this process image's own peak (ru_maxrss would carry the parent's peak across fork and exec)
 hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))

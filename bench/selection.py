@@ -37,11 +37,11 @@ from pathlib import Path
 import numpy as np
 from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
 
-from domainsift.corpus import read_corpus
-from domainsift.evaluate import evaluate_run
+from domainsift.io.corpus import read_corpus
+from domainsift.jobs.evaluate import evaluate_run
 from domainsift.select.finetune import PAPER_CUT
 from domainsift.rundir import load_scores
-from domainsift.engine.job import run_score, run_select
+from domainsift import run_score, run_select
 from finetune_experimental import register
 from frozen_classifier import register as register_frozen
 from mpnet import TARGET as MPNET_DIR
@@ -154,7 +154,7 @@ METHODS = {
                                                               "st_confidence": 0.9}),
 }
 
-# combined runs (domainsift.select.combine): the sum of the members' z-scores (finetune via its logit),
+# combined runs (domainsift.jobs.combine): the sum of the members' z-scores (finetune via its logit),
 # built from the members' finished runs of the same seed; their time is the members' time plus combining
 COMBOS = {
     "finetune-default+moore-lewis": ["finetune-default", "moore-lewis"],
@@ -185,7 +185,7 @@ def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     from data_selection import HashedNgramDSIR
 
     from domainsift.rundir import pool_manifest, write_scores
-    from domainsift.signature import make_signature
+    from domainsift._internal.signature import make_signature
 
     t0 = time.time()
     cache = out_dir / "dsir-cache"
@@ -212,7 +212,7 @@ def fasttext_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     import fasttext
 
     from domainsift.rundir import pool_manifest, write_scores
-    from domainsift.signature import make_signature
+    from domainsift._internal.signature import make_signature
 
     t0 = time.time()
     clean = lambda t: " ".join(t.split())  # noqa: E731  (fastText reads one example a line)
@@ -315,7 +315,7 @@ def main() -> None:
             if method == "finetune-self-train":  # its cost counts the first round, the run it started from
                 first = json.loads((Path(params["first_run"]) / "bench.json").read_text())
                 row.update(first_run=first["method"], seconds=round(row["seconds"] + first["seconds"], 1))
-            from domainsift._atomic import save_json
+            from domainsift._internal.atomic import save_json
             save_json(done, row)
             print(f"{target:>14} {label:<26} precision {row['precision']:.3f}  {row['seconds']:>7.1f} s",
                   flush=True)
@@ -339,7 +339,7 @@ def restore_rows() -> int:
     than a table of those methods alone. Run directories are not restored: what needs them (the cascade's
     recall of the full method's top N) is computed only where this machine made both runs, and kept in
     the row from then on."""
-    from domainsift._atomic import save_json
+    from domainsift._internal.atomic import save_json
     path = RESULTS / "selection.json"
     if not path.exists():
         return 0
@@ -399,7 +399,7 @@ def positive_eval(run_dir: Path, gold: list) -> dict:
 def fill_positive(rows: list) -> None:
     """Add the positive-rule evaluation to every finished probabilistic run that lacks it, once (the
     report calls this; the scores are read back, nothing is re-scored)."""
-    from domainsift._atomic import save_json
+    from domainsift._internal.atomic import save_json
     for r in rows:
         run_dir = WORK / r["target"] / r["method"]
         if "positive" in r or not (run_dir / "signature.json").exists():
@@ -419,8 +419,8 @@ def first_round(target: str, seed: int) -> Path:
 
 
 def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> None:
-    from domainsift._atomic import save_json
-    from domainsift.select.combine import combine_runs
+    from domainsift._internal.atomic import save_json
+    from domainsift.jobs.combine import combine_runs
     members = [member_label(m, seed) for m in COMBOS[combo]]
     dirs = [WORK / target / m for m in members]
     missing = [m for m, d in zip(members, dirs) if not (d / "scores.npy").exists()]
@@ -525,7 +525,7 @@ CASCADE_OF = {"cascade-cosine": "cosine-default", "cascade-finetune": "finetune-
 def cascade_table(rows: list, targets: list) -> list:
     """Lines of the cascade table: per cascade row (every seed run), the candidates the method scored
     and the share of the full method's top N (same seed) among them, per target."""
-    from domainsift._atomic import save_json
+    from domainsift._internal.atomic import save_json
     out = []
     for r0 in sorted({(r["base_method"], r["seed"]) for r in rows if r["base_method"] in CASCADE_OF}):
         label, seed = r0

@@ -25,7 +25,7 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-    from domainsift.corpus import read_corpus
+    from domainsift.io.corpus import read_corpus
     from domainsift.embed import get_embedder
     from domainsift.embed.cache import default_cache_dir
 

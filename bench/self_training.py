@@ -50,7 +50,7 @@ class SelfTrainFinetuneSelector(FinetuneSelector):
 
     def _first_scores(self, pool) -> np.ndarray:
         """The first round's scores, read from ``first_run``; its pool must be this one, line for line."""
-        from domainsift.errors import DomainsiftError
+        from domainsift._internal.errors import DomainsiftError
         from domainsift.rundir import load_scores
         run = load_scores(self.first_run)
         sig = run.signature

@@ -31,7 +31,7 @@ import time
 import numpy as np
 from _common import CLASSIC, ROOT, data_file, write_results
 
-from domainsift.corpus import read_corpus
+from domainsift.io.corpus import read_corpus
 
 WORK = ROOT / "bench" / "work" / "selection"
 N = 5000

@@ -11,6 +11,17 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# a cache directory of this test run's own: nothing is written to ~/.cache (a test that passes its own
+# --cache is unaffected); child processes inherit it
+if "DOMAINSIFT_CACHE" not in os.environ or os.environ.get("DOMAINSIFT_TEST_OWN_CACHE"):
+    import tempfile
+    os.environ["DOMAINSIFT_CACHE"] = tempfile.mkdtemp(prefix="domainsift-test-cache-")
+    os.environ["DOMAINSIFT_TEST_OWN_CACHE"] = "1"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes more than a few seconds (CI runs every test; "
+                                       "deselect locally with -m 'not slow')")
 
 # Three easy synthetic "domains" with disjoint vocabularies.
 WORDS = {
@@ -55,6 +66,44 @@ def run_cli(argv, capsys) -> tuple[int, str, str]:
         rc = exc.code
     out = capsys.readouterr()
     return rc, out.err.strip(), out.out
+
+
+# the kill/resume harness: the command runs in a child process that SIGKILLs itself at the k-th call of
+# a chosen function (after it returns, or before it runs), as a crash or an OOM kill would
+KILL_AT = r"""
+import importlib, os, signal, sys
+module, attr, k, when = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+mod = importlib.import_module(module)
+real = getattr(mod, attr)
+count = {"n": 0}
+def hit():
+    count["n"] += 1
+    if count["n"] == k:
+        os.kill(os.getpid(), signal.SIGKILL)
+def wrapped(*a, **kw):
+    if when == "before":
+        hit()
+    out = real(*a, **kw)
+    if when == "after":
+        hit()
+    return out
+setattr(mod, attr, wrapped)
+from domainsift.cli import main
+sys.exit(main(["-q"] + sys.argv[5:]))
+"""
+
+
+def run_killed(argv, target: str, k: int, cwd, when: str = "after"):
+    """Run ``domainsift -q ARGV`` in a child process killed (SIGKILL) at the ``k``-th call of ``target``
+    (``module:function``); returns the finished process, whose return code says it was killed."""
+    import signal
+    import subprocess
+    import sys
+    module, attr = target.split(":")
+    proc = subprocess.run([sys.executable, "-c", KILL_AT, module, attr, str(k), when, *map(str, argv)], cwd=cwd,
+                          capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    return proc
 
 
 def cli_data(tmp_path: Path, monkeypatch) -> dict:

@@ -104,9 +104,9 @@ def test_self_training_stands_on_a_finished_finetune_run(bench_modules, tiny_mod
     """``first_run``: a finished finetune run's scores are the first round (pseudo-positives from its top);
     a run of other parameters or another pool is refused."""
     from conftest import make_sentences
-    from domainsift.corpus import read_corpus
-    from domainsift.engine.job import run_score
-    from domainsift.errors import DomainsiftError
+    from domainsift.io.corpus import read_corpus
+    from domainsift import run_score
+    from domainsift._internal.errors import DomainsiftError
     from domainsift.select import get_selector
 
     (tmp_path / "in.txt").write_text("\n".join(make_sentences("med", 16, seed=1)) + "\n")

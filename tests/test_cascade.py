@@ -4,18 +4,17 @@ the cascade (--cascade: the student scores every line, the method only the stude
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
+
+from domainsift.engine import Cascade, Execution
 import pytest
 
-from conftest import make_sentences, run_cli, write_lines
-from domainsift.corpus import read_corpus
-from domainsift.engine.job import run_score
-from domainsift.source import PoolSource
+from conftest import make_sentences, run_cli, run_killed, write_lines
+from domainsift.io.corpus import read_corpus
+from domainsift import run_score
+from domainsift.io.source import PoolSource
 
 
 @pytest.fixture
@@ -64,7 +63,7 @@ def test_static_vectors_are_the_same_in_chunks_as_all_at_once(tiny_models, monke
 
 
 def test_the_plan_holds_n_of_the_teachers_top_with_slack():
-    from domainsift.select.student import plan_share
+    from domainsift.engine.cascade import plan_share
     rng = np.random.default_rng(0)
     teacher = rng.normal(size=1000)
     student = teacher + rng.normal(scale=0.5, size=1000)
@@ -92,7 +91,8 @@ def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(p
     assert (np.argsort(-s, kind="stable")[:60] < 60).mean() >= 0.9  # the med lines first
     st = sel.student_
     np.testing.assert_allclose(s, st.score_features(st.featurize(texts)), rtol=1e-9, atol=1e-9)
-    est = sel.candidates_for(0.25)  # planned on out-of-fold scores of all 120 sample lines
+    from domainsift.engine.cascade import candidates_for
+    est = candidates_for(sel, 0.25)  # planned on out-of-fold scores of all 120 sample lines
     assert est["held_out"] == 120 and 0 < est["share"] <= 1 and est["slack"] == 0.25
     p = sel.signature_params()
     assert p["teacher_signature"]["method"] == "cosine" and p["features"] == "static" and p["n_sample"] == 120
@@ -165,6 +165,7 @@ def test_cascade_ranks_every_candidate_above_every_other_line(pool, tiny_models,
     assert "student_fit_seconds" not in full["run"]["timings"] and full["run"]["timings"]["fit_seconds"] >= 0
 
 
+@pytest.mark.slow
 def test_cascade_candidates_flag_and_refusals(pool, capsys):
     common = ["--method", "cosine", "--model", "tfidf", "--in-domain", pool["in"], "--pool", pool["pool"]]
     rc, err, _ = run_cli(["score", *common, "--cascade", "--candidates", "7", "--out", "c"], capsys)
@@ -180,23 +181,6 @@ def test_cascade_candidates_flag_and_refusals(pool, capsys):
     assert rc == 2 and "--cascade needs a method" in err and err.count("\n") == 0
 
 
-KILLER = r"""
-import os, signal, sys
-import domainsift.engine.shards as engine
-k = int(sys.argv[1])
-count = {"n": 0}
-real = engine._write_shard
-def write(*a, **kw):
-    real(*a, **kw)
-    count["n"] += 1
-    if count["n"] == k:
-        os.kill(os.getpid(), signal.SIGKILL)
-engine._write_shard = write
-from domainsift.cli import main
-sys.exit(main(["-q"] + sys.argv[2:]))
-"""
-
-
 @pytest.mark.parametrize("k", [2, 5, 7])  # in the student's shards, the teacher's, the final ones
 def test_a_killed_cascade_resumes_to_the_same_bytes(k, pool):
     from domainsift.cli import main
@@ -205,14 +189,13 @@ def test_a_killed_cascade_resumes_to_the_same_bytes(k, pool):
     assert main(["-q", *map(str, argv)]) == 0
     reference = {p.name: p.read_bytes() for p in (pool["tmp"] / "run").iterdir() if p.is_file() and p.name != "run.json"}
     (pool["tmp"] / "run").rename(pool["tmp"] / "uninterrupted")
-    proc = subprocess.run([sys.executable, "-c", KILLER, str(k), *map(str, argv)], cwd=pool["tmp"],
-                          capture_output=True, text=True)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    run_killed(argv, "domainsift.engine.shards:write_shard", k, pool["tmp"])
     assert main(["-q", *map(str, argv)]) == 0
     got = {p.name: p.read_bytes() for p in (pool["tmp"] / "run").iterdir() if p.is_file() and p.name != "run.json"}
     assert got == reference
 
 
+@pytest.mark.slow
 def test_ray_scores_a_cascade_as_the_local_engine(tiny_models, tmp_path):
     import ray  # the test extra installs it
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
@@ -223,7 +206,7 @@ def test_ray_scores_a_cascade_as_the_local_engine(tiny_models, tmp_path):
         for engine in ("local", "ray"):
             run_score("cosine", ind, PoolSource.open([pool_file]), tmp_path / engine,
                       {"embedder": tiny_models["bert"], "cache_dir": str(tmp_path / f"cache-{engine}")},
-                      shard_size=16, engine=engine, workers=2, cascade=True, share=0.1)
+                      execution=Execution(shard_size=16, engine=engine, workers=2), cascade=Cascade(share=0.1))
             out[engine] = {n: (tmp_path / engine / n).read_bytes() for n in ("scores.npy", "ids.npy", "scores.tsv")}
         assert out["ray"] == out["local"]
     finally:

@@ -17,6 +17,7 @@ def test_embed_cli(domain_files, tiny_models, tmp_path, capsys):
     assert "version" in sig and sig["signature"].startswith("embed|")
 
 
+@pytest.mark.slow
 def test_cluster_cli_end_to_end(domain_files, tmp_path, capsys):
     out = tmp_path / "cl"
     rc = main(["-q", "cluster", *map(str, domain_files), "--embedder", "tfidf", "--k", "3", "4",
@@ -62,6 +63,7 @@ def test_cli_rejects_nonpositive_k(domain_files, tmp_path):
         main(["cluster", str(domain_files[0]), "--k", "0", "--out", str(tmp_path)])
 
 
+@pytest.mark.slow
 def test_demo_runs_offline(tmp_path, capsys):
     assert main(["-q", "demo", "--out", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out

@@ -55,6 +55,6 @@ def test_grid_runs_and_determinism():
 
 def test_bad_k():
     x, _ = _blobs()
-    from domainsift.errors import DomainsiftError
+    from domainsift._internal.errors import DomainsiftError
     with pytest.raises(DomainsiftError, match="k=0"):
         fit_clusters(x, 0)

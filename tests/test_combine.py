@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from domainsift.cli import main
-from domainsift.errors import DomainsiftError
-from domainsift.select.combine import combine_runs, standardise
+from domainsift._internal.errors import DomainsiftError
+from domainsift.jobs.combine import combine_runs, standardise
 from domainsift.rundir import file_fingerprint, write_scores
-from domainsift.engine.job import run_select
+from domainsift import run_select
 
 
 def _run(path, scores, ids, probabilistic=False, method="m"):

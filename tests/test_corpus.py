@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from domainsift.corpus import (read_corpus, read_labels, read_parallel, write_selected_lines)
-from domainsift.errors import InputError
+from domainsift.io.corpus import (read_corpus, read_labels, read_parallel, write_selected_lines)
+from domainsift._internal.errors import InputError
 
 
 def test_text_ids_and_empty_lines(tmp_path):

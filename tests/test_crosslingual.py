@@ -11,7 +11,7 @@ import pytest
 
 from conftest import WORDS, make_sentences
 from domainsift.cli import main
-from domainsift.errors import DomainsiftError
+from domainsift._internal.errors import DomainsiftError
 from domainsift.select import get_selector
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import make_sentences
 from domainsift.cli import main
-from domainsift.downstream import cross_domain, pearson, run_names
+from domainsift.jobs.downstream import cross_domain, pearson, run_names
 from domainsift.lm import NgramLM, tokenize
 
 HAND_ARPA = """\\data\\
@@ -116,7 +116,7 @@ def test_cross_domain_matrix_and_correlation(tmp_path):
     ppl = np.array(res["perplexity"])
     assert ppl.shape == (3, 3)
     # rows are the LM's domain, columns the test's: recompute two cells independently
-    from domainsift.corpus import read_corpus
+    from domainsift.io.corpus import read_corpus
     law_lm = NgramLM(order=2).fit(read_corpus(train[1][1]).texts)
     assert ppl[1, 1] == pytest.approx(law_lm.perplexity(read_corpus(test[1][1]).texts)["perplexity"])
     assert ppl[1, 2] == pytest.approx(law_lm.perplexity(read_corpus(test[2][1]).texts)["perplexity"])
@@ -137,6 +137,6 @@ def test_pearson_hand_computed():
 
 
 def test_run_names_need_signature(tmp_path):
-    from domainsift.errors import DomainsiftError
+    from domainsift._internal.errors import DomainsiftError
     with pytest.raises(DomainsiftError, match="not a domainsift run directory"):
         run_names([str(tmp_path)])

@@ -4,7 +4,7 @@ import pytest
 from conftest import FAMILIES, make_sentences
 from domainsift.embed import CachedEmbedder, Embedder, get_embedder
 from domainsift.embed.transformers import TransformersEmbedder
-from domainsift.errors import DomainsiftError
+from domainsift._internal.errors import DomainsiftError
 
 TEXTS = ["dose tablet patient", "click file", "article regulation member state commission directive",
          "the a"]
@@ -64,12 +64,13 @@ def test_int8_graph_cannot_saturate_and_quantises_activations_per_row(tiny_model
     assert 2 * 255 * WEIGHT_MAX < 2 ** 15
 
 
+@pytest.mark.slow
 def test_default_encoder_vectors_depend_on_the_sentence_alone(tmp_path):
     """300 lines in two orders and two batch sizes, default backend, empty caches: the same vectors;
     and the int8 vectors stay close to fp32 PyTorch (an error in the graph's scales shows here)."""
     from pathlib import Path
 
-    from domainsift.demo import demo_files
+    from domainsift.jobs.demo import demo_files
     lines = [t for f in demo_files() for t in Path(f).read_text().splitlines() if t.strip()]
     texts = (lines + [f"{t} ({i % 7})" for i, t in enumerate(lines)])[:300]
     assert len(texts) == 300

@@ -2,21 +2,19 @@
 (SIGKILL) resumed to byte-identical outputs, and Ray actors scoring as the local engine does."""
 
 from __future__ import annotations
+from domainsift.engine import Execution
 
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import make_sentences
+from conftest import make_sentences, run_killed
 from domainsift.cli import main
-from domainsift.corpus import read_corpus, read_parallel
+from domainsift.io.corpus import read_corpus, read_parallel
 from domainsift.engine import finished_shards
-from domainsift.engine.job import run_score
-from domainsift.source import MemorySource, PoolSource
+from domainsift import run_score
+from domainsift.io.source import MemorySource, PoolSource
 
 
 def _write(path: Path, lines) -> str:
@@ -64,11 +62,11 @@ def test_a_stream_and_a_corpus_in_memory_score_alike(data):
     files = [data["med"], data["law"]]
     ind = read_corpus([data["in"]])
     run_score("cosine", ind, PoolSource.open(files), data["tmp"] / "stream", {"embedder": "tfidf", "progress": False},
-              shard_size=5)
+              execution=Execution(shard_size=5))
     run_score("cosine", ind, read_corpus(files), data["tmp"] / "memory", {"embedder": "tfidf", "progress": False},
-              shard_size=5)
+              execution=Execution(shard_size=5))
     run_score("cosine", ind, PoolSource.open(files), data["tmp"] / "one", {"embedder": "tfidf", "progress": False},
-              shard_size=1000)
+              execution=Execution(shard_size=1000))
     for name in ("scores.npy", "ids.npy", "scores.tsv", "pool.json"):
         assert (data["tmp"] / "stream" / name).read_bytes() == (data["tmp"] / "memory" / name).read_bytes(), name
     # other shard sizes: the same scores up to the last bits of a matrix product
@@ -80,8 +78,8 @@ def test_a_stream_and_a_corpus_in_memory_score_alike(data):
 
 def test_random_scores_do_not_depend_on_the_shards(data):
     ind, files = read_corpus([data["in"]]), [data["med"], data["law"]]
-    run_score("random", ind, PoolSource.open(files), data["tmp"] / "a", {"seed": 4}, shard_size=3)
-    run_score("random", ind, PoolSource.open(files), data["tmp"] / "b", {"seed": 4}, shard_size=100)
+    run_score("random", ind, PoolSource.open(files), data["tmp"] / "a", {"seed": 4}, execution=Execution(shard_size=3))
+    run_score("random", ind, PoolSource.open(files), data["tmp"] / "b", {"seed": 4}, execution=Execution(shard_size=100))
     a, b = np.load(data["tmp"] / "a" / "scores.npy"), np.load(data["tmp"] / "b" / "scores.npy")
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, np.random.default_rng(4).random(42))
@@ -100,7 +98,7 @@ def test_a_large_pool_is_fitted_on_a_seeded_sample(data):
     MooreLewisSelector.fit = spy
     try:
         sig = run_score("moore-lewis", read_corpus([data["in"]]), PoolSource.open([data["med"], data["law"]]),
-                        data["tmp"] / "r", {"order": 1}, fit_sample=10, shard_size=8)
+                        data["tmp"] / "r", {"order": 1}, execution=Execution(fit_sample=10, shard_size=8))
     finally:
         MooreLewisSelector.fit = real_fit
     assert len(seen[0]) == 10 and len(set(seen[0])) == 10 and sig["fit_sample"] == 10
@@ -108,33 +106,6 @@ def test_a_large_pool_is_fitted_on_a_seeded_sample(data):
 
 
 # ------------------------------------------------------------------ kills
-
-KILLER = r"""
-import os, signal, sys
-import domainsift.engine.shards as engine
-import domainsift.rundir as rundir
-where, k = sys.argv[1], int(sys.argv[2])
-count = {"n": 0}
-def hit():
-    count["n"] += 1
-    if count["n"] == k:
-        os.kill(os.getpid(), signal.SIGKILL)
-if where == "shard":
-    real = engine._write_shard
-    def write(*a, **kw):
-        real(*a, **kw)
-        hit()
-    engine._write_shard = write
-else:  # while the run directory is being assembled
-    real = rundir._stream_npy
-    def stream(*a, **kw):
-        hit()
-        return real(*a, **kw)
-    rundir._stream_npy = stream
-from domainsift.cli import main
-sys.exit(main(["-q"] + sys.argv[3:]))
-"""
-
 
 @pytest.mark.parametrize("where,k", [("shard", 1), ("shard", 4), ("assemble", 1), ("assemble", 2)])
 def test_a_killed_run_resumes_to_the_same_bytes(where, k, data, monkeypatch):
@@ -145,17 +116,18 @@ def test_a_killed_run_resumes_to_the_same_bytes(where, k, data, monkeypatch):
     reference = _outputs(data["tmp"] / "run")
     (data["tmp"] / "run").rename(data["tmp"] / "uninterrupted")
 
-    proc = subprocess.run([sys.executable, "-c", KILLER, where, str(k), *argv], cwd=data["tmp"],
-                          capture_output=True, text=True)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    if where == "shard":
+        run_killed(argv, "domainsift.engine.shards:write_shard", k, data["tmp"])
+    else:  # while the run directory is being assembled
+        run_killed(argv, "domainsift.rundir.scores:_stream_npy", k, data["tmp"], when="before")
     assert not (data["tmp"] / "run" / "signature.json").exists()
     state = next((data["tmp"] / "run" / ".resume").iterdir())
     done = finished_shards(state)
     assert len(done) == (k if where == "shard" else 7)  # 42 records in shards of 6
 
     scored = []
-    real = engine._write_shard
-    monkeypatch.setattr(engine, "_write_shard", lambda st, shard, *a: (scored.append(shard), real(st, shard, *a)))
+    real = engine.write_shard
+    monkeypatch.setattr(engine, "write_shard", lambda st, shard, *a: (scored.append(shard), real(st, shard, *a)))
     assert main(["-q", *argv]) == 0
     assert sorted(scored) == sorted(set(range(7)) - done)  # only the unfinished shards
     assert _outputs(data["tmp"] / "run") == reference
@@ -171,6 +143,7 @@ def ray_cluster():
     ray.shutdown()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["cosine", "finetune", "random"])
 def test_ray_actors_score_as_the_local_engine(method, ray_cluster, tiny_models, tmp_path):
     """A local Ray cluster with two workers: the same scores, byte for byte, as the local engine.
@@ -182,8 +155,8 @@ def test_ray_actors_score_as_the_local_engine(method, ray_cluster, tiny_models, 
     out = {}
     for engine in ("local", "ray"):
         p = {**params, **({"cache_dir": str(tmp_path / f"cache-{engine}")} if method != "random" else {})}
-        run_score(method, ind, PoolSource.open([pool_file]), tmp_path / engine, p, shard_size=16, engine=engine,
-                  workers=2)
+        run_score(method, ind, PoolSource.open([pool_file]), tmp_path / engine, p,
+                  execution=Execution(shard_size=16, engine=engine, workers=2))
         out[engine] = _outputs(tmp_path / engine)
     assert out["ray"].keys() == out["local"].keys()
     for name in ("scores.npy", "ids.npy", "scores.tsv"):
@@ -198,7 +171,7 @@ def test_ray_refuses_a_method_it_cannot_ship(ray_cluster, data, capsys):
 
 
 def test_memory_source_keeps_ids_of_their_own_files():
-    from domainsift.corpus import Corpus
+    from domainsift.io.corpus import Corpus
     c = Corpus(["a", "b", "c"], [("x", 3), ("y", 1), ("x", 9)], ["x", "y"])
     src = MemorySource(c)
     (_, part, fidx, lines), = list(src.shards(10))

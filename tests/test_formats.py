@@ -106,7 +106,7 @@ def test_out_format_and_field_target(stores, tmp_path):
 
 
 def test_directories_and_globs_are_sorted_and_keep_their_own_ids(tmp_path):
-    from domainsift.corpus import read_corpus
+    from domainsift.io.corpus import read_corpus
     d = tmp_path / "d"
     d.mkdir()
     (d / "b.txt").write_text("two\n")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from domainsift.cli import main
-from domainsift.errors import DomainsiftError
+from domainsift._internal.errors import DomainsiftError
 
 MED_DE = ["Nehmen Sie zweimal täglich eine Tablette mit Wasser ein.",
           "Bei Nebenwirkungen wenden Sie sich an Ihren Arzt oder Apotheker.",
@@ -118,6 +118,7 @@ def test_cosine_runs_on_it_and_its_signature_says_so(tmp_path):
     assert sig["model"] == "universal-sentence-encoder-multilingual-3" and sig["backend"].startswith("numpy-fp32")
 
 
+@pytest.mark.slow
 def test_the_cascade_serves_it_with_a_student_distilled_from_minilm(tmp_path):
     """USE-m has no token embeddings to distil: --cascade gives a cosine or crosslingual teacher on it a
     student distilled from the default encoder, and the candidates keep the teacher's own scores."""

@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from domainsift.engine import Execution
+
 from conftest import cli_data, make_sentences, run_cli, write_lines
 from domainsift import rundir
 from domainsift.cli import main
-from domainsift.errors import DomainsiftError, InputError
+from domainsift._internal.errors import DomainsiftError, InputError
 
 
 _write, _run = write_lines, run_cli
@@ -56,8 +58,8 @@ def test_a_pool_that_mixes_text_and_parquet_is_refused_up_front(parquet_first, d
 
 
 def test_a_pool_in_memory_with_mixed_formats_is_refused_before_scoring(data):
-    from domainsift.corpus import Corpus
-    from domainsift.engine import run_score
+    from domainsift.io.corpus import Corpus
+    from domainsift import run_score
     pq = _parquet(data["tmp"] / "b.parquet", ["x y"])
     pool = Corpus(["a b", "x y"], [(str(data["med"]), 1), (str(pq), 1)], [str(data["med"]), str(pq)])
     with pytest.raises(InputError, match="mixes formats"):
@@ -82,7 +84,7 @@ def test_a_truncated_zstd_file_is_a_one_line_error_not_a_short_read(data, capsys
     small.write_bytes(zstandard.ZstdCompressor().compress(b"hello\nworld\n")[:-3])
     two = data["tmp"] / "two.txt.zst"
     two.write_bytes(zstandard.ZstdCompressor().compress(b"a\n") + zstandard.ZstdCompressor().compress(b"b\n"))
-    from domainsift.corpus import read_corpus
+    from domainsift.io.corpus import read_corpus
     assert len(read_corpus(full)) == 5000
     assert read_corpus(two).texts == ["a", "b"]  # several whole frames are one stream
     for bad in (cut, tail, small):
@@ -181,7 +183,7 @@ def test_a_damaged_shard_is_scored_again(damage, data, capsys):
     (data["tmp"] / "run").rename(data["tmp"] / "done")
 
     import domainsift.engine.shards as shards
-    real = shards._write_shard
+    real = shards.write_shard
 
     class Stop(Exception):
         pass
@@ -190,12 +192,12 @@ def test_a_damaged_shard_is_scored_again(damage, data, capsys):
         real(state, shard, *a)
         if shard == 2:
             raise Stop()
-    shards._write_shard = stop_after_three
+    shards.write_shard = stop_after_three
     try:
         with pytest.raises(Stop):
             main(["-q", *map(str, argv)])
     finally:
-        shards._write_shard = real
+        shards.write_shard = real
     state = next((data["tmp"] / "run" / ".resume").iterdir())
     s_path, i_path, done = shard_paths(state, 1)
     if damage == "truncate":
@@ -317,8 +319,8 @@ def test_max_length_beyond_the_model_is_capped_with_a_warning(tiny_models, caplo
 
 def test_ray_options_fail_before_any_work(data, monkeypatch, caplog):
     pytest.importorskip("ray")
-    from domainsift.corpus import read_corpus
-    from domainsift.engine import run_score
+    from domainsift.io.corpus import read_corpus
+    from domainsift import run_score
     from domainsift.engine.ray import plan
     from domainsift.select import get_selector
     from domainsift.select.moore_lewis import MooreLewisSelector
@@ -337,7 +339,7 @@ def test_ray_options_fail_before_any_work(data, monkeypatch, caplog):
     monkeypatch.setattr(MooreLewisSelector, "fit", lambda self, *a: fits.append(1) or self)
     with pytest.raises(DomainsiftError, match="cannot be shipped"):
         run_score("moore-lewis", read_corpus(data["in"]), read_corpus([data["med"]]), data["tmp"] / "r",
-                  engine="ray")
+                  execution=Execution(engine="ray"))
     assert fits == []
 
 

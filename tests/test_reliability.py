@@ -97,7 +97,7 @@ def test_a_run_killed_while_rewriting_leaves_nothing_that_from_scores_trusts(dat
     assert _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], data["law"],
                  "--top", "5", "--out", "run"], capsys)[0] == 0
     assert _run(["evaluate", "run", "--gold", data["med"]], capsys)[0] == 0
-    import domainsift.rundir as rundir
+    import domainsift.rundir.scores as rundir  # the score directory's writer
     real = rundir.save_json
 
     def dying(path, obj):
@@ -288,9 +288,10 @@ def _outputs(d: Path) -> dict:
             if p.is_file() and p.name != "run.json"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["embed", "score", "select"])
 def test_kills_at_random_moments_resume_to_the_same_bytes(command, data, capsys, monkeypatch):
-    import domainsift._atomic as atomic
+    import domainsift._internal.atomic as atomic
     argv = {"embed": ["embed", data["med"], data["law"], "--model", "random", "--out", "run"],
             "score": ["score", "--method", "moore-lewis", "--order", "1", "--in-domain", data["in"], "--pool",
                       data["med"], data["law"], "--out", "run"],

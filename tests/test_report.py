@@ -44,7 +44,7 @@ def test_report_cli_and_errors(demo, tmp_path, capsys):
 
 def test_large_maps_show_a_seeded_sample():
     import numpy as np
-    from domainsift.pipeline import sentence_map
+    from domainsift.jobs.cluster import sentence_map
     x = np.random.default_rng(0).standard_normal((5000, 8))
     m = sentence_map(x, [f"s{i}" for i in range(5000)], ["a"] * 5000, [0] * 5000, max_points=300)
     assert m["n_shown"] == 300 == len(m["x"]) and m["n_total"] == 5000
@@ -105,8 +105,8 @@ def test_the_report_works_in_chromium(demo, tmp_path):
 
 
 def test_report_renders_downstream_and_crossdomain(demo, tmp_path):
-    from domainsift.demo import demo_files
-    from domainsift.downstream import cross_domain, run_downstream
+    from domainsift.jobs.demo import demo_files
+    from domainsift.jobs.downstream import cross_domain, run_downstream
     files = demo_files()
     run_downstream([str(demo / "select" / "cosine")], files[0], [("all", files[1])], order=2, out_dir=tmp_path / "ds")
     cross_domain([("medical", files[0]), ("legal", files[1])], [("medical", files[0]), ("legal", files[1])],

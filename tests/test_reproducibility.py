@@ -3,6 +3,7 @@ taken from what actually ran; and every default that moves a number is in the de
 fingerprint (issue: same inputs, same numbers, on any machine)."""
 
 from __future__ import annotations
+from domainsift.engine import Execution
 
 import json
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import make_sentences
-from domainsift.corpus import as_corpus
+from domainsift.io.corpus import as_corpus
 from domainsift.embed.transformers import TransformersEmbedder
 
 
@@ -50,7 +51,7 @@ def test_signatures_record_how_the_encoder_ran(tiny_models, monkeypatch):
     """cosine, finetune and crosslingual name the encoder's files (fingerprint), the backend that ran,
     the int8 recipe, the libraries' versions and the CPU family."""
     from domainsift.embed.onnx import INT8_RECIPE
-    from domainsift.machine import cpu_isa
+    from domainsift._internal.machine import cpu_isa
     from domainsift.select import get_selector
     model = tiny_models["bert"]
     fp = TransformersEmbedder(model, progress=False).fingerprint
@@ -68,7 +69,7 @@ def test_signatures_record_how_the_encoder_ran(tiny_models, monkeypatch):
 def test_signature_values_do_not_break_the_signature_line():
     """The line is ``key:value`` parts joined by '|': no recorded value may hold a '|'."""
     from domainsift.embed.onnx import EXPORT_ATTENTION, INT8_RECIPE
-    from domainsift.machine import cpu_isa
+    from domainsift._internal.machine import cpu_isa
     for value in (INT8_RECIPE, EXPORT_ATTENTION, cpu_isa()):
         assert "|" not in value
 
@@ -85,7 +86,7 @@ def test_embed_signature_records_the_effective_backend(tiny_models, monkeypatch)
 def test_resume_fingerprint_holds_the_version_and_how_it_computes(monkeypatch):
     """A run killed under one version (or encoder build) and resumed under another starts over."""
     import domainsift._version as version
-    from domainsift.engine.job import _fingerprint
+    from domainsift.engine.run import fingerprint as _fingerprint
     ind = as_corpus(make_sentences("med", 5, 0))
     manifest = {"files": ["p.txt"], "target_files": [], "n": 10, "reader": {}, "fingerprints": []}
     args = ("cosine", {"seed": 0}, ind, manifest, {"shard_size": 4})
@@ -99,8 +100,8 @@ def test_the_run_records_the_pool_sources_own_reader(tmp_path):
     """PoolSource.open(..., column=2) is recorded as column 2, so the selection writer, downstream and
     the report read the same records later (before 0.6.0 only the reader= argument was recorded)."""
     from domainsift.rundir import load_scores
-    from domainsift.engine.job import run_score, run_select
-    from domainsift.source import PoolSource
+    from domainsift import run_score, run_select
+    from domainsift.io.source import PoolSource
     pool = tmp_path / "pool.tsv"
     pool.write_text("".join(f"{i}\tid{i}\tline number {i} of the pool\n" for i in range(12)))
     ind = as_corpus(["line number 3 of the pool"])
@@ -113,9 +114,9 @@ def test_the_run_records_the_pool_sources_own_reader(tmp_path):
 
 
 def test_reader_argument_that_contradicts_the_source_is_an_error(tmp_path):
-    from domainsift.errors import DomainsiftError
-    from domainsift.engine.job import run_score
-    from domainsift.source import PoolSource
+    from domainsift._internal.errors import DomainsiftError
+    from domainsift import run_score
+    from domainsift.io.source import PoolSource
     pool = tmp_path / "pool.tsv"
     pool.write_text("a\tb\n" * 3)
     with pytest.raises(DomainsiftError, match="column"):
@@ -130,12 +131,12 @@ def test_every_default_that_moves_a_number_is_in_the_defaults_fingerprint(change
     import dataclasses
 
     import domainsift.embed.onnx as onnx_mod
-    import domainsift.engine.shards as engine
+    import domainsift.engine.config as engine
     import domainsift.lm as lm
     import domainsift.select.crosslingual as xl
-    import domainsift.engine.job as run
-    import domainsift.train as train
-    from domainsift.defaults import defaults_fingerprint
+    import domainsift.engine.config as run
+    import domainsift.select.train as train
+    from domainsift.cli import defaults_fingerprint
     before = defaults_fingerprint()
     if change == "export_attention":
         monkeypatch.setattr(onnx_mod, "EXPORT_ATTENTION", "sdpa")
@@ -170,8 +171,8 @@ def test_int8_scores_do_not_depend_on_shard_or_batch_size(tiny_models, tmp_path)
     """cosine over a pool: the same scores with any shard size and batch size (vectors depend on their
     sentence alone), as text, JSONL or Parquet."""
     from domainsift.rundir import load_scores
-    from domainsift.engine.job import run_score
-    from domainsift.source import PoolSource
+    from domainsift import run_score
+    from domainsift.io.source import PoolSource
     lines = make_sentences("med", 20, 1) + make_sentences("law", 20, 2) + make_sentences("it", 20, 3)
     (tmp_path / "pool.txt").write_text("\n".join(lines) + "\n")
     (tmp_path / "pool.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in lines))
@@ -183,7 +184,8 @@ def test_int8_scores_do_not_depend_on_shard_or_batch_size(tiny_models, tmp_path)
     for i, (name, shard, batch) in enumerate([("pool.txt", 64, 32), ("pool.txt", 7, 3), ("pool.jsonl", 13, 5),
                                               ("pool.parquet", 5, 64)]):
         params = {"embedder": tiny_models["bert"], "batch_size": batch, "cache_dir": "", "progress": False}
-        run_score("cosine", ind, PoolSource.open([tmp_path / name]), tmp_path / f"r{i}", params, shard_size=shard)
+        run_score("cosine", ind, PoolSource.open([tmp_path / name]), tmp_path / f"r{i}", params,
+                  execution=Execution(shard_size=shard))
         got.append(np.asarray(load_scores(tmp_path / f"r{i}").scores))
     np.testing.assert_allclose(got[1], got[0], atol=1e-6, rtol=0)
     for other in got[1:]:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from domainsift.errors import DomainsiftError, InputError
+from domainsift._internal.errors import DomainsiftError, InputError
 from domainsift.sampling import (DDS, MDAC, DomainSampler, Learner, MixedAlpha, mixture_loss,
                                  plot_weights, read_domains, save_history)
 
@@ -230,8 +230,8 @@ def test_history_is_saved_and_plotted(tmp_path):
 
 # ---- domains from domainsift cluster ------------------------------------------------------
 def test_domains_come_from_a_cluster_directory(tmp_path, domain_files):
-    from domainsift.corpus import read_corpus
-    from domainsift.pipeline import run_cluster
+    from domainsift.io.corpus import read_corpus
+    from domainsift.jobs.cluster import run_cluster
     corpus = read_corpus([str(p) for p in domain_files])
     gold = corpus.labels
     rng = np.random.default_rng(0)

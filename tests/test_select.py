@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from conftest import make_sentences
-from domainsift.errors import DomainsiftError
-from domainsift.evaluate import precision_recall
+from domainsift._internal.errors import DomainsiftError
+from domainsift.jobs.evaluate import precision_recall
 from domainsift.select import SELECTORS, Selector, choose, get_selector
 
 
@@ -39,6 +39,7 @@ def _params(name, tiny_models, tmp_path_factory):
     return {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cosine", "finetune"])
 def test_int8_backend_ranks_as_fp32(name, easy_case, tiny_models, tmp_path_factory):
     """The default backend (ONNX Runtime, int8 weights) against PyTorch fp32: the same ranking on
@@ -135,7 +136,7 @@ def test_finetune_negative_cut_sets_how_much_of_the_top_is_never_drawn():
 
 
 def test_finetune_bucketed_batches_cover_every_example_once():
-    from domainsift.train import batches
+    from domainsift.select.train import batches
     texts = ["x" * k for k in np.random.default_rng(1).integers(1, 90, size=103)]
     for bucket in (0, 4):
         bs = batches(texts, 8, np.random.default_rng(0), bucket)

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from domainsift.cli import main
-from domainsift.errors import InputError
-from domainsift.split import (MultiDomainCorpus, clean_split, make_normaliser, read_directory, read_tsv,
+from domainsift._internal.errors import InputError
+from domainsift.jobs.split import (MultiDomainCorpus, clean_split, make_normaliser, read_directory, read_tsv,
                               run_split, split_stats)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "opus-multidomain" / "de-en"

@@ -72,7 +72,8 @@ def run_side(name: str, src: Path, work: Path, data: dict) -> None:
                            capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"[{name}] failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-3000:]}")
-    fp = subprocess.run([sys.executable, "-c", "from domainsift.defaults import defaults_fingerprint as f; print(f())"],
+    fp = subprocess.run([sys.executable, "-c", "try:\n from domainsift.cli import defaults_fingerprint as f\nexcept ImportError:\n"
+                         " from domainsift.defaults import defaults_fingerprint as f\nprint(f())"],
                         env=env, capture_output=True, text=True, check=True).stdout.strip()
     (work / f"{name}.defaults").write_text(fp)
 

@@ -13,9 +13,9 @@ The public surface:
 
 from ._version import __version__  # noqa: E402
 
-from .errors import DomainsiftError, InputError  # noqa: E402
-from .corpus import Corpus, read_corpus, read_parallel  # noqa: E402
-from .source import PoolSource  # noqa: E402
+from ._internal.errors import DomainsiftError, InputError  # noqa: E402
+from .io.corpus import Corpus, read_corpus, read_parallel  # noqa: E402
+from .io.source import PoolSource  # noqa: E402
 from .embed import CachedEmbedder, EmbedConfig, Embedder, get_embedder  # noqa: E402
 from .cluster import cluster_grid, purity  # noqa: E402
 
@@ -29,13 +29,19 @@ def __getattr__(name):  # lazy: selection pulls no heavy dependency until used
     if name in ("get_selector", "choose", "SELECTORS"):
         from . import select
         return getattr(select, name)
-    if name in ("run_score", "run_select"):
+    if name == "run_score":
+        from .jobs.score import run_score
+        return run_score
+    if name == "run_select":
+        from .jobs.select import run_select
+        return run_select
+    if name in ("Execution", "Cascade"):
         from . import engine
         return getattr(engine, name)
     if name == "combine_runs":
-        from .select.combine import combine_runs
+        from .jobs.combine import combine_runs
         return combine_runs
     if name == "evaluate_run":
-        from .evaluate import evaluate_run
+        from .jobs.evaluate import evaluate_run
         return evaluate_run
     raise AttributeError(name)

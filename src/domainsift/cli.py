@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ._version import __version__
 from . import rundir
-from .errors import DomainsiftError
+from ._internal.errors import DomainsiftError
 
 log = logging.getLogger("domainsift")
 
@@ -51,19 +51,6 @@ def _number(convert, ok, expect: str):
 positive_int = _number(int, lambda v: v > 0, "a positive integer")
 fraction = _number(float, lambda v: 0 < v <= 1, "in (0, 1]")
 finite = _number(float, lambda v: v == v and abs(v) != float("inf"), "a finite number")
-
-
-def domain_name(path: str) -> str:
-    """The gold domain of a file: its name up to the first dot (``EMEA.train.en`` -> ``EMEA``)."""
-    name = Path(path).name
-    return name.split(".")[0] or name
-
-
-def file_labels(ids, files) -> list[str]:
-    names = {f: domain_name(f) for f in files}
-    if len(set(names.values())) < len(names):  # two files share a stem: use full paths
-        names = {f: f for f in files}
-    return [names[f] for f, _ in ids]
 
 
 def add_reader_opts(p) -> None:
@@ -115,8 +102,8 @@ def embed_config(args, seed: int = 0):
 # ================================================================ vectors and domains
 
 def cmd_embed(args) -> int:
-    from .corpus import read_corpus
-    from .pipeline import run_embed
+    from .io.corpus import read_corpus
+    from .jobs.cluster import run_embed
     corpus = read_corpus(args.files, **reader_kwargs(args))
     sig = run_embed(corpus, args.out, embed_config(args))
     print(f"embedded {sig['n_sentences']} sentences ({sig['dim']} dims; {corpus.n_empty} empty lines "
@@ -126,16 +113,14 @@ def cmd_embed(args) -> int:
 
 
 def cmd_cluster(args) -> int:
-    from .corpus import read_corpus, read_labels
-    from .pipeline import format_summary_table, run_cluster
+    from .io.corpus import file_labels, read_corpus, read_labels
+    from .jobs.cluster import check_pcas, format_summary_table, run_cluster
+    check_pcas(args.pca)  # before reading
     corpus = read_corpus(args.files, max_per_file=args.max_per_file, distinct=args.distinct, **reader_kwargs(args))
     gold = read_labels(args.labels, len(corpus)) if args.labels else file_labels(corpus.ids, corpus.files)
     if args.no_gold:
         gold = None
-    if any(p < 0 for p in args.pca):
-        raise DomainsiftError(f"--pca takes dimensions >= 0 (0 = no PCA), got {min(args.pca)}")
-    pcas = [None if p == 0 else p for p in args.pca]
-    result = run_cluster(corpus, gold, args.out, ks=args.k, pcas=pcas, seeds=list(range(args.seeds)),
+    result = run_cluster(corpus, gold, args.out, ks=args.k, pcas=args.pca, seeds=list(range(args.seeds)),
                          algorithm=args.algorithm, n_init=args.n_init, config=embed_config(args),
                          plots=not args.no_plots)
     print(f"{len(corpus)} sentences, {len(set(gold)) if gold else '?'} gold domains, "
@@ -150,7 +135,8 @@ def cmd_cluster(args) -> int:
 
 
 def cmd_split(args) -> int:
-    from .split import read_directory, read_tsv, run_split
+    from .io.split import read_directory, read_tsv
+    from .jobs.split import run_split
     norms = [x for x in (args.normalize or "").split(",") if x]
     corpus = read_directory(args.corpus, args.src, args.tgt) if Path(args.corpus).is_dir() else read_tsv(args.corpus)
     report = run_split(corpus, args.out, args.src, args.tgt, normalise=norms, across_domains=args.across_domains,
@@ -162,17 +148,6 @@ def cmd_split(args) -> int:
 
 
 # ================================================================ selection
-
-def method_params() -> dict:
-    """Every CLI-visible parameter of every registered selector, by flag: (param, {method: param})."""
-    from .select import SELECTORS, selector_class
-    flags: dict = {}
-    for method in SELECTORS:
-        for p in selector_class(method).params:
-            if p.cli and p.name != "seed":
-                flags.setdefault(p.flag, {})[method] = p
-    return flags
-
 
 def add_method_opts(p) -> None:
     from .select import SELECTORS
@@ -187,7 +162,8 @@ def add_method_opts(p) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default=None, help="embedding cache directory ('' disables)")
     g = p.add_argument_group("method parameters (each applies to the methods it names)")
-    for flag, by_method in method_params().items():
+    from .select import method_flags
+    for flag, by_method in method_flags().items():
         first = next(iter(by_method.values()))
         if any(q.type is not first.type for q in by_method.values()):
             raise TypeError(f"{flag}: methods declare it with different types")
@@ -240,27 +216,11 @@ def _cli_type(param):
 
 def selector_kwargs(args) -> dict:
     """The chosen method's parameters from the flags given (the selector's own defaults otherwise)."""
-    from .select import selector_class
-    declared = {p.name: p for p in selector_class(args.method).params}
-    kw, teacher_kw = {}, {}
-    teacher = getattr(args, "teacher", None) or "cosine"
-    for flag, by_method in method_params().items():
-        value = getattr(args, next(iter(by_method.values())).dest)
-        if value is None:
-            continue
-        p = by_method.get(args.method)
-        if p is None and args.method == "student" and teacher in by_method:
-            teacher_kw[by_method[teacher].name] = value  # the student's teacher takes its own flags
-            continue
-        if p is None:
-            log.warning("%s does not apply to method %s; ignored", flag, args.method)
-            continue
-        kw[p.name] = value
-    if args.method == "student":
-        if "model" in kw and teacher in method_params().get("--model", {}):
-            teacher_kw[method_params()["--model"][teacher].name] = kw["model"]  # one encoder for both
-        if teacher_kw:
-            kw["teacher_params"] = teacher_kw
+    from .select import method_flags, params_from_flags, selector_class
+    declared = {p.name for p in selector_class(args.method).params}
+    given = {flag: getattr(args, next(iter(by_method.values())).dest) for flag, by_method in method_flags().items()}
+    kw = params_from_flags(args.method, {f: v for f, v in given.items() if v is not None},
+                           warn=lambda flag: log.warning("%s does not apply to method %s; ignored", flag, args.method))
     if "cache_dir" in declared:
         kw["cache_dir"] = args.cache
     if "progress" in declared:
@@ -269,39 +229,33 @@ def selector_kwargs(args) -> dict:
 
 
 def read_inputs(args):
-    """The in-domain set (in memory) and the pool (a stream, read shard by shard)."""
-    from .corpus import read_corpus
-    from .source import PoolSource
-    if not args.method:
-        raise DomainsiftError("--method is required (or --from-scores DIR)")
+    """The in-domain set (in memory) and the pool (a stream: the job reads it)."""
+    from .io.corpus import read_corpus
+    from .io.source import PoolSource
     if not args.in_domain or not args.pool:
         raise DomainsiftError("--in-domain and --pool are required")
     kw = reader_kwargs(args)
-    in_domain = read_corpus(args.in_domain, **kw)
-    pool = PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw)
-    len(pool)  # one pass: counts the records and finds bad input before any work
-    return in_domain, pool
+    return read_corpus(args.in_domain, **kw), PoolSource.open(args.pool, args.pool_target,
+                                                               field_target=args.field_target, **kw)
 
 
-def _score(args, check=None, share=None) -> dict:
-    """Build the selector (bad parameters fail before any reading), read, check, score."""
-    from .select import get_selector
-    from .engine import run_score
+def job_options(args) -> dict:
+    """What a score job takes from the flags: parameters, seed, reader, execution, cascade."""
+    from .engine import Cascade, Execution
     if not args.method:
         raise DomainsiftError("--method is required (or --from-scores DIR)")
-    params = dict(selector_kwargs(args), seed=args.seed)
-    get_selector(args.method, **params)
-    in_domain, pool = read_inputs(args)
-    if check:
-        check(pool)
-    t0 = time.time()
-    sig = run_score(args.method, in_domain, pool, args.out, params, seed=args.seed,
-                    reader={"format": args.format, "column": args.column, "field": args.field,
-                            **({"field_target": args.field_target} if args.field_target else {})},
-                    shard_size=args.shard_size, engine=args.engine, workers=args.workers, address=args.address,
-                    overwrite=args.overwrite, cascade=args.cascade, candidates=args.candidates,
-                    share=share(len(pool)) if share else None)
-    print(f"scored {sig['n_pool']} pool lines with {sig['method']} in {time.time() - t0:.1f} s -> {args.out}")
+    if not args.cascade and args.candidates is not None:
+        raise DomainsiftError("--candidates applies to --cascade runs only")
+    return dict(params=dict(selector_kwargs(args), seed=args.seed), seed=args.seed,
+                reader={"format": args.format, "column": args.column, "field": args.field,
+                        **({"field_target": args.field_target} if args.field_target else {})},
+                execution=Execution(engine=args.engine, workers=args.workers, address=args.address,
+                                    shard_size=args.shard_size, progress=not args.quiet),
+                cascade=Cascade(candidates=args.candidates) if args.cascade else None, overwrite=args.overwrite)
+
+
+def _print_score(sig: dict, t0: float, out) -> None:
+    print(f"scored {sig['n_pool']} pool lines with {sig['method']} in {time.time() - t0:.1f} s -> {out}")
     if sig.get("cascade"):
         m = sig["cascade"].rsplit("candidates=", 1)[-1]
         print(f"cascade: the student scored every line, {sig['method']} the student's top {m}")
@@ -310,11 +264,14 @@ def _score(args, check=None, share=None) -> dict:
         print(f"classifier on held-out data: precision {m['precision']:.3f}  recall {m['recall']:.3f}  "
               f"F1 {m['f1']:.3f}  (n={m['n']})")
     print(f"signature: {sig['signature']}")
-    return sig
 
 
 def cmd_score(args) -> int:
-    _score(args)
+    from .jobs.score import run_score
+    opts = job_options(args)
+    in_domain, pool = read_inputs(args)
+    t0 = time.time()
+    _print_score(run_score(args.method, in_domain, pool, args.out, **opts), t0, args.out)
     return 0
 
 
@@ -329,50 +286,43 @@ def _print_selection(sel, t0) -> None:
 
 
 def cmd_select(args) -> int:
-    from .select import selector_class
-    from .select.base import check_n_against_pool
-    from .engine import run_select
+    from .jobs.select import run_select, score_and_select
     if _rules(args) != 1:
         raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")
     t0 = time.time()
+    rule = dict(top=args.top, fraction=args.fraction, threshold=args.threshold, positive=args.positive,
+                out_format=args.out_format)
     if args.from_scores:
-        score_dir, out = args.from_scores, args.out or args.from_scores
-    else:
-        if not args.out:
-            raise DomainsiftError("--out is required")
-        if args.positive and args.method and not selector_class(args.method).probabilistic:
-            raise DomainsiftError("--positive needs probability scores (method finetune)")
-        _score(args, check=lambda pool: check_n_against_pool(len(pool), args.top, args.fraction),
-               share=lambda n: args.top / n if args.top else args.fraction)
-        score_dir = out = args.out
-    _print_selection(run_select(score_dir, out, top=args.top, fraction=args.fraction,
-                                threshold=args.threshold, positive=args.positive, out_format=args.out_format,
-                                overwrite=args.overwrite), t0)
+        _print_selection(run_select(args.from_scores, args.out or args.from_scores, overwrite=args.overwrite,
+                                    **rule), t0)
+        return 0
+    if not args.out:
+        raise DomainsiftError("--out is required")
+    opts = job_options(args)
+    in_domain, pool = read_inputs(args)
+    sig, sel = score_and_select(args.method, in_domain, pool, args.out, **opts, **rule)
+    _print_score(sig, t0, args.out)
+    _print_selection(sel, t0)
     return 0
 
 
 def cmd_combine(args) -> int:
-    from .select.base import check_n_against_pool
-    from .select.combine import combine_scores
-    from .engine import run_select
+    from .jobs.combine import combine
     if _rules(args, positive=False) > 1:
         raise DomainsiftError("give at most one of --top, --fraction, --threshold")
     t0 = time.time()
-    scores, ids, pool, sig = combine_scores(args.score_dirs, weights=args.weights, how=args.how, out_dir=args.out)
-    check_n_against_pool(len(scores), args.top, args.fraction)  # before anything is written
-    with rundir.claim(args.out, "score", overwrite=args.overwrite):
-        rundir.write_scores(args.out, scores, ids, pool, sig)
+    sig, sel = combine(args.score_dirs, args.out, weights=args.weights, how=args.how, overwrite=args.overwrite,
+                       top=args.top, fraction=args.fraction, threshold=args.threshold)
     print(f"combined {len(args.score_dirs)} runs ({sig['combined']}, {args.how}) over {sig['n_pool']} pool lines "
           f"-> {args.out}")
     print(f"signature: {sig['signature']}")
-    if _rules(args, positive=False):
-        _print_selection(run_select(args.out, args.out, top=args.top, fraction=args.fraction,
-                                    threshold=args.threshold), t0)
+    if sel is not None:
+        _print_selection(sel, t0)
     return 0
 
 
 def cmd_evaluate(args) -> int:
-    from .evaluate import evaluate_run
+    from .jobs.evaluate import evaluate_run
     r = evaluate_run(args.run_dir, args.gold)
     print(f"precision {r['precision']:.4f}  recall {r['recall']:.4f}  F1 {r['f1']:.4f}  "
           f"({r['n_correct']} of {r['n_selected']} selected are in the {r['n_gold']} gold records)")
@@ -383,7 +333,7 @@ def cmd_evaluate(args) -> int:
 # ================================================================ checks
 
 def cmd_downstream(args) -> int:
-    from .downstream import format_rows, parse_named, run_downstream
+    from .jobs.downstream import format_rows, parse_named, run_downstream
     refs = parse_named(args.reference, "--reference")
     if not args.run_dirs and not refs:
         raise DomainsiftError("give at least one run directory or --reference NAME=FILE")
@@ -395,7 +345,7 @@ def cmd_downstream(args) -> int:
 
 
 def cmd_crossdomain(args) -> int:
-    from .downstream import cross_domain, format_matrix, parse_named
+    from .jobs.downstream import cross_domain, format_matrix, parse_named
     from .embed import EmbedConfig
     emb = None if args.no_similarity else EmbedConfig(embedder=args.model, cache_dir=args.cache,
                                                       progress=not args.quiet).build()
@@ -407,19 +357,14 @@ def cmd_crossdomain(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report.html import build_report
-    from .safety import refuse_overwriting_inputs
-    if not args.out.endswith((".html", ".htm")):
-        raise DomainsiftError(f"--out {args.out}: the report is one HTML file; name it *.html")
-    refuse_overwriting_inputs([p for d in args.run_dirs if Path(d).is_dir() for p in Path(d).iterdir()],
-                              Path(args.out).parent or ".", (Path(args.out).name,))
-    r = build_report(args.run_dirs, args.out, title=args.title)
+    from .jobs.report import run_report
+    r = run_report(args.run_dirs, args.out, title=args.title)
     print(f"report over {len(r['runs'])} run(s) ({r['bytes'] / 1e6:.1f} MB) -> {r['path']}")
     return 0
 
 
 def cmd_demo(args) -> int:
-    from .demo import run_demo
+    from .jobs.demo import run_demo
     run_demo(args.out, progress=not args.quiet)
     return 0
 
@@ -552,6 +497,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default="demo-out", help="output directory (default: demo-out)")
     s.set_defaults(func=cmd_demo)
     return p
+
+
+def cli_defaults() -> dict:
+    """Every command's option defaults, as the command line has them."""
+    out = {}
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out[name] = {a.dest: a.default for a in sub._actions
+                             if a.dest != "help" and a.default is not argparse.SUPPRESS}
+    return out
+
+
+def defaults_fingerprint() -> str:
+    """Every default that shapes a result, the library's (:mod:`domainsift.defaults`) and the command
+    line's, in one fingerprint; the test suite holds it for each version."""
+    from .defaults import fingerprint, library_defaults
+    return fingerprint({**library_defaults(), "cli": cli_defaults()})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import DomainsiftError
+from ._internal.errors import DomainsiftError
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,8 @@ recipe, the engine's shard size and fit sample, training's weight decay and
 clipping, the cross-lingual head's batch and ridge penalties, the n-gram LM's
 unknown-word floor) and every command-line default; the test suite holds the
 fingerprint of each version, so changing a default without a new version fails
-a test.
+a test. The command line's own defaults join the table in :func:`domainsift.cli.defaults_fingerprint`
+(the library never imports the command line).
 """
 
 from __future__ import annotations
@@ -19,31 +20,16 @@ import hashlib
 import json
 
 
-def cli_defaults() -> dict:
-    """Every command's option defaults, as the command line has them."""
-    import argparse
-
-    from .cli import build_parser
-    out = {}
-    for action in build_parser()._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                out[name] = {a.dest: a.default for a in sub._actions
-                             if a.dest != "help" and a.default is not argparse.SUPPRESS}
-    return out
-
-
 def constants() -> dict:
     """The module constants that move numbers without being anyone's parameter."""
     from .embed import onnx
-    from .engine.shards import DEFAULT_SHARD_SIZE
+    from .engine.config import DEFAULT_SHARD_SIZE, FIT_SAMPLE
     from .lm import UNK_FLOOR
     from .select import crosslingual
     from .embed import static
     from .engine import cascade
-    from .engine.job import FIT_SAMPLE
     from .select import student
-    from .train import TrainConfig
+    from .select.train import TrainConfig
     return {"export_attention": onnx.EXPORT_ATTENTION, "int8_recipe": onnx.INT8_RECIPE,
             "int8_weight_max": onnx.WEIGHT_MAX, "int8_act_max": onnx.ACT_MAX,
             "shard_size": DEFAULT_SHARD_SIZE, "fit_sample": FIT_SAMPLE,
@@ -52,20 +38,22 @@ def constants() -> dict:
             "ridge_alphas": list(crosslingual.LinearAlignment.ALPHAS),
             "contrastive": crosslingual.CONTRASTIVE,
             "static": static.RECIPE, "student": {"neg_share": student.NEG_SHARE, "folds": student.FOLDS,
-                                                 "slack": student.SLACK},
+                                                 "slack": cascade.SLACK},
             "cascade": {"plan_share": cascade.PLAN_SHARE, "min_factor": cascade.MIN_FACTOR}, "lm_unk_floor": UNK_FLOOR}
 
 
-def current_defaults() -> dict:
+def library_defaults() -> dict:
+    """Every selector's declared defaults, the embedding configuration's, the encoders' and the
+    constants; the command line adds its own (:func:`domainsift.cli.defaults_fingerprint`)."""
     from .embed import EMBEDDERS, EmbedConfig
     from .select import SELECTORS, selector_class
     out = {"embed": {f.name: f.default for f in dataclasses.fields(EmbedConfig)},
-           "embedders": {k: v[1:] for k, v in EMBEDDERS.items()},
-           "constants": constants(), "cli": cli_defaults()}
+           "embedders": {k: v[1:] for k, v in EMBEDDERS.items()}, "constants": constants()}
     for name in sorted(SELECTORS):
         out[name] = {p.name: p.default for p in selector_class(name).params}
     return out
 
 
-def defaults_fingerprint() -> str:
-    return hashlib.sha256(json.dumps(current_defaults(), sort_keys=True, default=repr).encode()).hexdigest()[:16]
+def fingerprint(defaults: dict) -> str:
+    """The 16-hex-digit hash of a defaults table."""
+    return hashlib.sha256(json.dumps(defaults, sort_keys=True, default=repr).encode()).hexdigest()[:16]

@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import DomainsiftError, missing_extra
+from ._internal.errors import DomainsiftError, missing_extra
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 UNK = "<UNK>"
@@ -155,7 +155,7 @@ class NgramLM:
         return self
 
     def save(self, path: str | os.PathLike) -> None:
-        from ._atomic import atomic_path
+        from ._internal.atomic import atomic_path
         with atomic_path(path) as tmp:
             shutil.copyfile(self.arpa_path, tmp)
 

@@ -45,6 +45,37 @@ EMBEDDERS = {
 BASELINES = tuple(EMBEDDERS)
 
 
+@dataclass(frozen=True)
+class Abilities:
+    """What an encoder named ``model`` can do, so that nothing outside ``embed/`` checks a name:
+
+    - ``kind``: ``baseline`` (tfidf, word2vec, lda, random: fitted on the texts, no transformer),
+      ``sentence`` (USE-m: a network of its own that gives sentence vectors only), or ``transformers``
+      (a Hugging Face encoder);
+    - ``trainable``: it can be fine-tuned (a Hugging Face encoder);
+    - ``distils``: it has token embeddings to distil static vectors from (a Hugging Face encoder);
+    - ``shared_space``: it puts several languages in one space (USE-m);
+    - ``monolingual``: known to hold one language only (MiniLM and the baselines);
+    - ``has_max_length``: it truncates at a token length that a model's config caps.
+    """
+
+    kind: str
+    trainable: bool
+    distils: bool
+    shared_space: bool
+    monolingual: bool
+    has_max_length: bool
+
+
+def abilities(model: str) -> Abilities:
+    """The :class:`Abilities` of the encoder a method's ``model`` (or ``embedder``) parameter names."""
+    if model in BASELINES:
+        return Abilities("baseline", False, False, False, True, False)
+    if model in MULTILINGUAL_NAMES:
+        return Abilities("sentence", False, False, True, False, False)
+    return Abilities("transformers", True, True, False, model in MINILM_NAMES, True)
+
+
 @runtime_checkable
 class Embedder(Protocol):
     """Turns sentences into vectors."""
@@ -58,7 +89,7 @@ class Embedder(Protocol):
 def model_path(name: str) -> str:
     """A transformers model's path: the packaged default for ``minilm``, else the name itself."""
     if name in MULTILINGUAL_NAMES:
-        from ..errors import DomainsiftError
+        from .._internal.errors import DomainsiftError
         raise DomainsiftError(f"--model {name}: the multilingual encoder (USE-m) gives frozen vectors only: "
                               "use it with cosine, crosslingual or cluster (with or without --cascade); a method "
                               "that fine-tunes or distils an encoder (finetune, student) needs a Hugging Face "
@@ -121,7 +152,7 @@ class EmbedConfig:
                            export_dir=str(Path(cache) / "onnx") if cache else None)
         if getattr(emb, "needs_fit", False):
             if fit_on is None:
-                from ..errors import DomainsiftError
+                from .._internal.errors import DomainsiftError
                 raise DomainsiftError(f"embedder '{self.embedder}' learns its space from text: give the texts "
                                       "to fit it on")
             texts = list(fit_on)
@@ -137,7 +168,7 @@ class EmbedConfig:
         """What made the vectors: the model (and its files' fingerprint), layer, pooling, length,
         normalisation, and how they were computed (:meth:`TransformersEmbedder.numerics`: the
         backend that ran, graph, int8 recipe, library versions) on which CPU family."""
-        from ..machine import cpu_isa
+        from .._internal.machine import cpu_isa
         params = {"model": embedder.name}
         inner = getattr(embedder, "embedder", embedder)   # inside the cache
         if hasattr(inner, "signature_params"):   # an encoder with nothing to choose (multilingual)
@@ -151,5 +182,5 @@ class EmbedConfig:
         return params
 
 
-__all__ = ["Embedder", "CachedEmbedder", "MULTILINGUAL_NAMES", "EmbedConfig", "get_embedder", "model_path", "EMBEDDERS",
+__all__ = ["Abilities", "abilities", "Embedder", "CachedEmbedder", "MULTILINGUAL_NAMES", "EmbedConfig", "get_embedder", "model_path", "EMBEDDERS",
            "BASELINES", "DEFAULT_EMBEDDER"]

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import DomainsiftError
+from .._internal.errors import DomainsiftError
 
 
 class FittedEmbedder:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._atomic import save_npy
+from .._internal.atomic import save_npy
 
 log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from ..errors import DomainsiftError, missing_extra
+from .._internal.errors import DomainsiftError, missing_extra
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._atomic import atomic_dir, save_json, save_npy
+from .._internal.atomic import atomic_dir, save_json, save_npy
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ class TfidfSvdEmbedder(FittedEmbedder):
         except ValueError:  # sklearn: empty vocabulary
             x = None
         if x is None or x.shape[0] < 2 or x.shape[1] < 2:
-            from ..errors import DomainsiftError
+            from .._internal.errors import DomainsiftError
             raise DomainsiftError(f"{self.name} needs at least two lines and two distinct words to fit on")
         k = max(1, min(self.n_components, x.shape[1] - 1, x.shape[0] - 1))
         self._svd = TruncatedSVD(n_components=k, random_state=self.seed).fit(x)

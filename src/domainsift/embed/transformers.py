@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import DomainsiftError, missing_extra
+from .._internal.errors import DomainsiftError, missing_extra
 from .settings import quiet_transformers
 
 log = logging.getLogger(__name__)

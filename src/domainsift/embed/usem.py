@@ -34,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import DomainsiftError
+from .._internal.errors import DomainsiftError
 
 DISPLAY_NAME = "universal-sentence-encoder-multilingual-3"
 PIECE_ROWS = 480        # piece rows per matrix product (a multiple of 4, 6, 8, 12, 16, 24, 32, 48)

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from ..errors import missing_extra
+from .._internal.errors import missing_extra
 from .base import FittedEmbedder
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)

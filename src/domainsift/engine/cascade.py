@@ -7,11 +7,12 @@
 4. The candidates: the student's top M lines. M is ``--candidates``, or planned on the
    teacher-scored sample (out-of-fold student scores): enough lines to hold N of the teacher's top
    1.25 N, so that the cascade's selection is one the teacher itself makes at a threshold at most 25%
-   looser (:func:`domainsift.select.student.plan_share`). N is the selection's share of the pool
+   looser (:func:`plan_share`). N is the selection's share of the pool
    (``select --top N``: N over the pool; ``--fraction``) or, when the run does not know it
    (``score``, ``--threshold``), :data:`PLAN_SHARE`. M is at least twice the selection, and
    recorded in ``run.json`` with the estimate it came from.
-5. The teacher scores the candidates only, in shards (resumable).
+5. The teacher scores the candidates only, in shards (resumable); the candidates are read in one pass
+   that keeps their bytes, so the selection among them is written without reading the pool again.
 6. Every line gets a score: a candidate its teacher score, a non-candidate
    ``min(candidate scores) - 2 + q`` with ``q`` in (0, 1) rising with its student score. Every
    candidate ranks above every non-candidate, and the non-candidates keep the student's order;
@@ -21,46 +22,90 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import numpy as np
 
-from .._atomic import save_json, save_npy
-from ..errors import DomainsiftError
+from .._internal.atomic import save_json
+from .._internal.errors import DomainsiftError
+from .config import Cascade, Execution
+from . import shards
+from .executor import score_shards
+from .shards import assemble, finished_shards, shard_paths
 
 log = logging.getLogger(__name__)
 
 PLAN_SHARE = 0.1  # the selection share a cascade plans for when the run does not say
 MIN_FACTOR = 2  # at least this many times the selection's lines are candidates
+SLACK = 0.25  # the cascade's selection lies within the teacher's own top (1 + SLACK) N (see plan_share)
+
+
+def learn_share(selection_share: float) -> float:
+    """The teacher's top share the student learns as in-domain for a selection of ``selection_share``
+    of the pool: the same share, kept within [0.001, 0.5] (a selection of most of the pool still learns
+    the teacher's top half against its bottom third)."""
+    return float(min(0.5, max(0.001, selection_share)))
+
+
+def plan_share(student_scores: np.ndarray, teacher_scores: np.ndarray, share: float,
+               slack: float = SLACK) -> float:
+    """The share of the lines, best first by ``student_scores``, that holds N of the teacher's top
+    ``(1 + slack) N`` (N: ``share`` of the lines).
+
+    Candidates chosen so make the cascade's selection (the teacher's top N among the candidates) one
+    the teacher itself would make at a threshold at most ``slack`` looser: every selected line is in
+    its own top (1 + slack) N, and at least (1 - slack) N of its top N are kept. Holding the teacher's
+    exact top N instead (99% of it) asks the student to reproduce the teacher's order inside the
+    domain, where a selection much smaller than the domain is a near-arbitrary part of it: 33% of a
+    1M-line pool for 1% against 6% (docs/scale.md)."""
+    n = len(teacher_scores)
+    n_top = max(1, int(round(share * n)))
+    wide = min(n, int(np.ceil((1 + slack) * n_top)))
+    top = np.argsort(-np.asarray(teacher_scores), kind="stable")[:wide]
+    pos = np.empty(n, np.int64)
+    pos[np.argsort(-np.asarray(student_scores), kind="stable")] = np.arange(n)
+    return float((np.sort(pos[top])[n_top - 1] + 1) / n)
+
+
+def candidates_for(student, share: float) -> dict:
+    """How many of the pool's lines (as a share) the teacher must score for a selection of ``share``
+    of the pool (:func:`plan_share`), estimated on the student's out-of-fold scores of its sample; with
+    none, all."""
+    held = getattr(student, "held_out_", None)
+    if not held:
+        return {"share": 1.0, "slack": SLACK, "held_out": 0}
+    need = plan_share(held["student"], held["teacher"], share)
+    return {"share": need, "slack": SLACK, "held_out": int(len(held["teacher"])), "selection_share": share}
 
 
 def build_student(teacher, params: dict, share: float | None = None):
-    """The student of a teacher selector: distilled from the teacher's own encoder where it names one
-    (``model``), with the run's seed and cache; it learns the teacher's top ``share`` of its sample as
-    in-domain (the selection's share, or :data:`PLAN_SHARE`).
+    """The student of a teacher selector: distilled from the teacher's own encoder where the encoder has
+    token embeddings to distil (otherwise from the default encoder), with the run's seed and cache; it
+    learns the teacher's top ``share`` of its sample as in-domain (the selection's share, or
+    :data:`PLAN_SHARE`).
 
-    A teacher on the multilingual encoder (USE-m: sentence vectors only, no Hugging Face token embeddings
-    to distil) gets a student distilled from the default encoder. The student only ranks: the candidates
-    it must hand the teacher are planned from its measured recall of the teacher's top, so a student
-    farther from its teacher costs more candidates (time), not selection quality."""
-    from ..embed import BASELINES, MULTILINGUAL_NAMES
-    from ..select.student import StudentSelector, learn_share
+    The student only ranks: the candidates it must hand the teacher are planned from its measured
+    recall of the teacher's top, so a student farther from its teacher costs more candidates (time),
+    not selection quality."""
+    from ..embed import abilities
+    from ..select.student import StudentSelector
     kw = {"teacher": teacher.name, "seed": params.get("seed", 0), "cache_dir": params.get("cache_dir"),
           "progress": bool(params.get("progress")), "share": learn_share(PLAN_SHARE if share is None else share)}
     model = getattr(teacher, "model", None) or getattr(teacher, "embedder", None)
-    if isinstance(model, str) and model not in BASELINES and model not in MULTILINGUAL_NAMES:
+    if isinstance(model, str) and abilities(model).distils:
         kw["model"] = model
     return StudentSelector(**kw)
 
 
 def plan(student, n_pool: int, share: float | None, candidates: int | None) -> dict:
     """How many candidates the teacher scores, and why (recorded in ``run.json``)."""
-    if candidates is not None:  # checked by run_score
+    if candidates is not None:  # checked by Cascade.check
         m = min(candidates, n_pool)
         return {"candidates": int(m), "rule": "--candidates", "asked": int(candidates)}
     asked = share is not None
     share = PLAN_SHARE if share is None else share
-    est = student.candidates_for(share)
+    est = candidates_for(student, share)
     m = int(np.ceil(est["share"] * n_pool))
     floor = int(np.ceil(MIN_FACTOR * share * n_pool))
     m = int(min(n_pool, max(m, floor, 1)))
@@ -73,8 +118,8 @@ def plan(student, n_pool: int, share: float | None, candidates: int | None) -> d
 def top_candidates(state: Path, n_shards: int, m: int) -> np.ndarray:
     """Pool positions of the student's top ``m`` (ties by position), sorted by position; kept in the
     state folder so a resumed run takes the same candidates."""
+    from .._internal.atomic import save_npy
     from ..select.base import choose
-    from .shards import shard_paths
     path = state / f"candidates-{m}.npy"
     if path.exists():
         try:
@@ -89,7 +134,6 @@ def top_candidates(state: Path, n_shards: int, m: int) -> np.ndarray:
 
 def merge(state: Path, n_shards: int, shard_size: int, cand: np.ndarray, teacher_scores: np.ndarray) -> None:
     """The final per-shard scores (see the module docstring), written as the shards of ``state/final``."""
-    from .shards import _write_shard, finished_shards, shard_paths
     final = state / "final"
     final.mkdir(parents=True, exist_ok=True)
     done = finished_shards(final)
@@ -105,19 +149,17 @@ def merge(state: Path, n_shards: int, shard_size: int, cand: np.ndarray, teacher
         out = np.float64(floor) + (np.arctan(student) / np.pi + 0.5)
         lo, hi = np.searchsorted(cand, [start, start + len(student)])
         out[cand[lo:hi] - start] = teacher_scores[lo:hi]
-        _write_shard(final, k, out, ids[:, 0], ids[:, 1])
+        shards.write_shard(final, k, out, ids[:, 0], ids[:, 1])
 
 
-def run_cascade(teacher, params: dict, in_domain, source, state: Path, fit_pool, shard_size: int,
-                score_shards, engine_kw: dict, share: float | None, candidates: int | None) -> dict:
+def run_cascade(teacher, student, in_domain, source, state: Path, student_sample, execution: Execution,
+                cascade: Cascade) -> dict:
     """Steps 2 to 6 of the module docstring (the teacher is fitted); returns what ``run.json`` and the
-    signature record. ``score_shards`` is the engine's shard scorer; ``fit_pool`` gives the pool sample
-    the student learns from (a callable: read only when the student is not saved yet)."""
-    import time
-
-    from ..source import MemorySource
+    signature record, and the candidates' bytes by ``(file, line)``. ``student_sample()`` gives the pool
+    sample the student learns from (called only when the student is not saved yet)."""
+    from .._internal.machine import release_memory
+    from ..io.source import MemorySource
     seconds, t = {}, time.time()
-    student = build_student(teacher, params, share)
     student_dir = state / "student-model"
     loaded = False
     if student_dir.exists():
@@ -127,23 +169,21 @@ def run_cascade(teacher, params: dict, in_domain, source, state: Path, fit_pool,
         except DomainsiftError as exc:
             log.warning("the saved student in %s cannot be loaded (%s); fitting it again", student_dir, exc)
     if not loaded:
-        student.fit(in_domain, fit_pool(student.sample), teacher=teacher)
+        student.fit(in_domain, student_sample(), teacher=teacher)
         student.save_state(student_dir)
-    from ..machine import release_memory
     release_memory()
     seconds["student_fit_seconds"], t = round(time.time() - t, 1), time.time()
     n = len(source)
-    n_shards = score_shards(student, source, state / "student", shard_size, model_dir=student_dir, **engine_kw)
+    n_shards = score_shards(student, source, state / "student", execution, model_dir=student_dir)
     seconds["student_score_seconds"], t = round(time.time() - t, 1), time.time()
-    how = plan(student, n, share, candidates)
+    how = plan(student, n, cascade.share, cascade.candidates)
     cand = top_candidates(state, n_shards, how["candidates"])
     teacher_state = state / f"teacher-{len(cand)}"
-    sub = MemorySource(source.take(cand))
-    score_shards(teacher, sub, teacher_state, shard_size, model_dir=state / "model", **engine_kw)
+    records, kept = source.take(cand, raw=True)
+    score_shards(teacher, MemorySource(records), teacher_state, execution, model_dir=state / "model")
     seconds["teacher_score_seconds"] = round(time.time() - t, 1)  # with the candidates' reading
-    from .shards import assemble
-    t_scores, _ = assemble(teacher_state, max(1, -(-len(cand) // shard_size)))
+    t_scores, _ = assemble(teacher_state, max(1, -(-len(cand) // execution.shard_size)))
     teacher_scores = np.concatenate([np.load(p) for p in t_scores]) if len(cand) else np.zeros(0)
-    merge(state, n_shards, shard_size, cand, teacher_scores)
+    merge(state, n_shards, execution.shard_size, cand, teacher_scores)
     save_json(state / "plan.json", how)
-    return {"student": student, "plan": how, "n_shards": n_shards, "seconds": seconds}
+    return {"student": student, "plan": how, "n_shards": n_shards, "seconds": seconds, "kept": kept}

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DomainsiftError
-from .shards import _write_shard, score_one
+from .._internal.errors import DomainsiftError
+from . import shards
+from .shards import score_one
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class _Scorer:
             self.selector.set_fitted(fitted)
 
     def score(self, shard: int, texts: list, targets: list | None, start: int) -> tuple[int, np.ndarray]:
-        from ..corpus import Corpus
+        from ..io.corpus import Corpus
         records = Corpus(texts=texts, ids=[("<shard>", i) for i in range(len(texts))], files=["<shard>"],
                          targets=targets)
         return shard, score_one(self.selector, records, start)
@@ -54,7 +55,7 @@ def _ray():
     try:
         import ray
     except ImportError:
-        from ..errors import missing_extra
+        from .._internal.errors import missing_extra
         raise missing_extra("ray", "ray") from None
     return ray
 
@@ -144,7 +145,7 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
             shard, scores = ray.get(ready[0])
             del pending[ready[0]]
             fidx, lines = meta.pop(shard)
-            _write_shard(state, shard, scores, fidx, lines)
+            shards.write_shard(state, shard, scores, fidx, lines)
             bar.update(len(scores))
             if on_shard:
                 on_shard(shard)

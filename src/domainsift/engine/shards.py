@@ -1,6 +1,6 @@
 """Shards: a fitted selector scores the pool shard by shard, each shard's result kept on disk.
 
-The pool (a :class:`~domainsift.source.PoolSource`) is read as a stream and cut
+The pool (a :class:`~domainsift.io.source.PoolSource`) is read as a stream and cut
 into shards of ``shard_size`` records. Each finished shard leaves, in the job's
 state folder, its scores (``shard-NNNNNN.scores.npy``), its ids
 (``shard-NNNNNN.ids.npy``: file index and line) and, written last, a completion
@@ -31,13 +31,11 @@ from typing import Callable
 
 import numpy as np
 
-from .._atomic import save_json, save_npy
-from ..errors import DomainsiftError
+from .._internal.atomic import save_json, save_npy
+from .._internal.errors import DomainsiftError
+
 
 log = logging.getLogger(__name__)
-
-ENGINES = ("local", "ray")
-DEFAULT_SHARD_SIZE = 16384  # a multiple of the vector cache's 1,024-line chunks
 
 
 def shard_paths(state: Path, shard: int) -> tuple[Path, Path, Path]:
@@ -82,7 +80,7 @@ def finished_shards(state: Path, check: bool = True) -> set[int]:
     return done
 
 
-def _write_shard(state: Path, shard: int, scores: np.ndarray, fidx: np.ndarray, lines: np.ndarray) -> None:
+def write_shard(state: Path, shard: int, scores: np.ndarray, fidx: np.ndarray, lines: np.ndarray) -> None:
     s_path, i_path, done = shard_paths(state, shard)
     save_npy(s_path, np.asarray(scores, dtype=np.float64))
     save_npy(i_path, np.stack([fidx.astype(np.int64), lines.astype(np.int64)], axis=1))
@@ -102,7 +100,7 @@ def score_local(selector, source, state: Path, shard_size: int, done: set, bar,
                 on_shard: Callable[[int], None] | None = None) -> None:
     """The local engine: the shards without a marker, one after another in this process."""
     for shard, records, fidx, lines in source.shards(shard_size, done):
-        _write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
+        write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
         bar.update(len(records))
         if on_shard:
             on_shard(shard)

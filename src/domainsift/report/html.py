@@ -22,9 +22,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .._atomic import atomic_open
+from .._internal.atomic import atomic_open
 from .._version import __version__
-from ..errors import DomainsiftError, missing_extra
+from .._internal.errors import DomainsiftError, missing_extra
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",

@@ -7,8 +7,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .._atomic import atomic_path
-from ..errors import missing_extra
+from .._internal.atomic import atomic_path
+from .._internal.errors import missing_extra
 
 
 def _plt():

@@ -8,7 +8,7 @@ import zlib
 
 import numpy as np
 
-from ..errors import DomainsiftError
+from .._internal.errors import DomainsiftError
 from .policy import Learner, Policy, as_list, check_policy_state, finite_number, mixed_weights, reinforce_step
 
 

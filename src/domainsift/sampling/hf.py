@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..errors import DomainsiftError, missing_extra
+from .._internal.errors import DomainsiftError, missing_extra
 from .history import save_history
 from .policy import Learner, mixture_loss
 
@@ -55,7 +55,7 @@ class _SessionCallback(TrainerCallback):
     def on_save(self, args, state, control, **kw):
         folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if folder.is_dir():
-            from .._atomic import save_json
+            from .._internal.atomic import save_json
             save_json(folder / STATE_FILE, self.trainer.domain_sampler.state_dict())
         return control
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .._atomic import save_json
+from .._internal.atomic import save_json
 
 
 def history_record(sampler) -> dict:

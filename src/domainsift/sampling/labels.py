@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import InputError
+from .._internal.errors import InputError
 
 
 def read_domains(path: str | os.PathLike) -> list[str]:
@@ -21,13 +21,5 @@ def read_domains(path: str | os.PathLike) -> list[str]:
         return rundir.read_clusters(p)
     if not p.exists():
         raise InputError(f"{p}: no such file or directory")
-    from ..corpus import iter_raw_lines
-    labels = []
-    for n, line in iter_raw_lines(p):  # strict UTF-8: a bad byte is a one-line error naming file:line
-        label = line.strip()
-        if not label:
-            raise InputError(f"{p}:{n}: empty domain label")
-        labels.append(label)
-    if not labels:
-        raise InputError(f"{p}: empty file")
-    return labels
+    from ..io.corpus import read_label_lines
+    return read_label_lines(p)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DomainsiftError
+from .._internal.errors import DomainsiftError
 from ._learned import LearnedPolicy
 from .policy import Learner, clone_for_simulation, finite_number, spherical
 

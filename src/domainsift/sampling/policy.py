@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DomainsiftError
+from .._internal.errors import DomainsiftError
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import DomainsiftError, missing_extra
+from .._internal.errors import DomainsiftError, missing_extra
 
 try:
     from torch.utils.data import Sampler
@@ -201,7 +201,7 @@ class DomainSampler(Sampler):
         self.history = [dict(h) for h in history]
 
     def signature(self) -> dict:
-        from ..signature import make_signature
+        from .._internal.signature import make_signature
         return make_signature(f"sampling-{self.policy.name}", seed=self.seed, batch_size=self.batch_size,
                               domains=list(self.names), sizes=[int(s) for s in self.sizes],
                               **self.policy.params())

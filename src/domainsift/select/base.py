@@ -22,8 +22,8 @@ from typing import Any, Callable, ClassVar, Protocol, Sequence, runtime_checkabl
 
 import numpy as np
 
-from ..corpus import Corpus, as_corpus
-from ..errors import DomainsiftError
+from ..io.corpus import Corpus, as_corpus
+from .._internal.errors import DomainsiftError
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class BaseSelector:
     """What every selector shares: declared parameters, their checks, signature reporting.
 
     Subclasses set ``name``, ``params`` and implement ``fit`` and ``score``; records reach them
-    as :class:`~domainsift.corpus.Corpus` objects (``.texts``, ``.ids``, ``.targets``).
+    as :class:`~domainsift.io.corpus.Corpus` objects (``.texts``, ``.ids``, ``.targets``).
     """
 
     name: ClassVar[str] = "base"
@@ -157,11 +157,12 @@ class BaseSelector:
         length = getattr(self, "max_length", None)
         if not isinstance(model, str) or not isinstance(length, int) or length < 1:
             return
-        from ..embed import BASELINES, MULTILINGUAL_NAMES, model_path
-        if model in BASELINES:
+        from ..embed import abilities, model_path
+        can = abilities(model)
+        if can.kind == "baseline":
             return
-        if model in MULTILINGUAL_NAMES:
-            if not self.frozen_vectors:
+        if not can.has_max_length:
+            if not self.frozen_vectors and not can.trainable:
                 model_path(model)   # the one-line refusal: this method needs a Hugging Face encoder
             return              # USE-m has no length to cap
         from ..embed.transformers import clamp_max_length
@@ -237,10 +238,10 @@ def encoder_numerics(model: str, backend: str, device: str | None, max_length: i
     """What an encoder contributes to a signature, as it will run: its files' fingerprint, the
     backend that runs (a GPU runs PyTorch), the graph and int8 recipe, the libraries' versions
     and the CPU's instruction-set family."""
-    from ..embed import MULTILINGUAL_NAMES, model_path
+    from ..embed import abilities, model_path
     from ..embed.transformers import TransformersEmbedder
-    from ..machine import cpu_isa
-    if model in MULTILINGUAL_NAMES:
+    from .._internal.machine import cpu_isa
+    if abilities(model).kind == "sentence":
         from ..embed.usem import MultilingualEncoder
         p = MultilingualEncoder(progress=False).signature_params()
         p.pop("model")
@@ -257,9 +258,9 @@ class EncoderSelector(BaseSelector):
 
     @property
     def model_name(self) -> str:
-        from ..embed import MULTILINGUAL_NAMES, model_path
+        from ..embed import abilities, model_path
         from ..embed.transformers import model_display_name
-        if self.model in MULTILINGUAL_NAMES:
+        if abilities(self.model).kind == "sentence":
             from ..embed.usem import DISPLAY_NAME
             return DISPLAY_NAME
         return model_display_name(model_path(self.model))
@@ -268,8 +269,8 @@ class EncoderSelector(BaseSelector):
         p = super().signature_params()
         p["model"] = self.model_name
         p.update(encoder_numerics(self.model, self.backend, self.device, self.max_length))
-        from ..embed import MULTILINGUAL_NAMES
-        if self.model in MULTILINGUAL_NAMES:
+        from ..embed import abilities
+        if not abilities(self.model).has_max_length:
             p.pop("max_length", None)   # USE-m reads every piece of a sentence
         return p
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..corpus import as_corpus
+from ..io.corpus import as_corpus
 from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, BaseSelector, Param, at_least
 
 
@@ -63,8 +63,8 @@ class CosineSelector(BaseSelector):
     @property
     def fit_uses_pool(self) -> bool:
         """A corpus-fitted embedder (tf-idf, word2vec, LDA) learns its space from the pool."""
-        from ..embed import EMBEDDERS
-        if not isinstance(self.embedder, str) or self.embedder not in EMBEDDERS:
+        from ..embed import abilities
+        if not isinstance(self.embedder, str) or abilities(self.embedder).kind != "baseline":
             return False
         from ..embed import get_embedder
         return bool(getattr(get_embedder(self.embedder), "needs_fit", False))
@@ -96,8 +96,8 @@ class CosineSelector(BaseSelector):
         fingerprint and how it ran (backend, graph, int8 recipe, versions, CPU family)."""
         p = super().signature_params()
         p["embedder"] = self.model_name
-        from ..embed import BASELINES
-        if isinstance(self.embedder, str) and self.embedder not in BASELINES:
+        from ..embed import abilities
+        if isinstance(self.embedder, str) and abilities(self.embedder).kind != "baseline":
             from .base import encoder_numerics
             p.update(encoder_numerics(self.embedder, self.backend, self.device, self.max_length))
         return p

@@ -13,7 +13,7 @@ teaches an adaptive layer over the frozen encoder that carries A's vectors into 
    encoder it measured worse than no alignment at all (it learns to tell the bitext's domains apart
    and loses the translations of a domain it never saw: retrieval of unseen-domain translations fell
    from 0.27 to 0.10; rows in bench/results/crosslingual.md), so the ridge map is the default;
-3. a domain classifier (2-layer feed-forward, :func:`domainsift.train.train_classifier`) on the
+3. a domain classifier (2-layer feed-forward, :func:`domainsift.select.train.train_classifier`) on the
    adapted in-domain vectors against negatives in the *same* language A: the bitext's A side least
    similar to the in-domain mean (the bottom two thirds, paper 000's rule);
 4. ``refine`` (default on): the classifier scores the pool; its top ``len(in_domain)`` lines join the
@@ -33,8 +33,8 @@ import os
 
 import numpy as np
 
-from ..corpus import as_corpus, read_parallel
-from ..errors import DomainsiftError
+from ..io.corpus import as_corpus, read_parallel
+from .._internal.errors import DomainsiftError
 from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
 
 
@@ -270,7 +270,7 @@ class CrosslingualSelector(EncoderSelector):
 
     def _classifier(self, pos: np.ndarray, neg: np.ndarray, rng: np.random.Generator, desc: str) -> VectorClassifier:
         """A 2-layer feed-forward classifier; every epoch sees the positives and as many fresh negatives."""
-        from ..train import TrainConfig, train_classifier
+        from .train import TrainConfig, train_classifier
         n_pos = len(pos)
 
         def epoch_data(epoch: int):
@@ -341,8 +341,8 @@ class CrosslingualSelector(EncoderSelector):
 
     def _check_shared_space(self) -> None:
         """Without a bitext the encoder must put both languages in one space: a monolingual one stops here."""
-        from ..embed import BASELINES, MINILM_NAMES
-        if self.model in MINILM_NAMES or self.model in BASELINES:
+        from ..embed import abilities
+        if abilities(self.model).monolingual:
             raise DomainsiftError(f"crosslingual without --bitext needs an encoder that puts both languages in one "
                                   f"space, and '{self.model}' is monolingual: add --model multilingual (pip install "
                                   "'domainsift[multilingual]'), or give --bitext IN_LANG_FILE POOL_LANG_FILE (bitext "

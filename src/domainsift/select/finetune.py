@@ -9,7 +9,7 @@ ranking, as the paper does (its bottom two thirds is ``neg_cut=PAPER_CUT``).
 Random negatives measured better on two of three pools (the target 2% and 14%
 of the lines: +0.043 and +0.013) and level on the third (29%: -0.001)
 (bench/results/negatives_pools.md), and need no cosine pass over the pool. Every epoch draws fresh negatives. The whole encoder is fine-tuned with a linear head
-on the mean-pooled hidden states (:mod:`domainsift.train`). A held-out share of
+on the mean-pooled hidden states (:mod:`domainsift.select.train`). A held-out share of
 the positives and negatives gives the classifier's precision, recall and F1
 (the paper's Table 5). Scores are probabilities of being in-domain, so
 ``--positive`` (p > 0.5) is Domain-Finetune-Positive. What each default
@@ -23,8 +23,8 @@ import logging
 import numpy as np
 
 from ..embed import model_path
-from ..errors import DomainsiftError
-from ..evaluate import f1_score
+from .._internal.errors import DomainsiftError
+from ..metrics import f1_score
 from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ class FinetuneSelector(EncoderSelector):
         """A hook on the classifier before training (the benchmark's variants change it here)."""
 
     def fit(self, in_domain, pool=None) -> "FinetuneSelector":
-        from ..train import EncoderClassifier, TrainConfig, train_classifier
+        from .train import EncoderClassifier, TrainConfig, train_classifier
         in_domain, pool = self._fit_input(in_domain, pool)
         positives, texts = list(in_domain.texts), pool.texts
         rng = np.random.default_rng(self.seed)
@@ -194,7 +194,7 @@ class FinetuneSelector(EncoderSelector):
 
     def load_state(self, path) -> "FinetuneSelector":
         """Load a model saved by :meth:`save_state` instead of fitting."""
-        from ..train import EncoderClassifier
+        from .train import EncoderClassifier
         self.reset()
         self.classifier_, state = EncoderClassifier.load(path, self.max_length, self.device, self._score_batch(),
                                                          self.backend)
@@ -205,5 +205,5 @@ class FinetuneSelector(EncoderSelector):
     def score(self, records) -> np.ndarray:
         """Probability of being in-domain, (n,) float64 in [0, 1]."""
         self.require_fitted()
-        from ..corpus import as_corpus
+        from ..io.corpus import as_corpus
         return self.classifier_.predict(as_corpus(records).texts, progress=self.progress)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..corpus import as_corpus
+from ..io.corpus import as_corpus
 from .base import PROGRESS, SEED, BaseSelector, Param, at_least
 
 

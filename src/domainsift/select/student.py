@@ -19,8 +19,8 @@ top in the fewest candidates.
 Two uses: ``--method student --teacher METHOD`` (the student alone, the fastest first cut), and
 ``--cascade`` on any method (:mod:`domainsift.engine.cascade`): the student scores the whole pool and
 the teacher only the student's top candidates. How many candidates the teacher needs is estimated on
-the teacher-scored sample, each quarter of it scored by a student fitted on the other three
-(:meth:`StudentSelector.candidates_for`). A fitted
+the teacher-scored sample, each quarter of it scored by a student fitted on the other three (the
+student keeps those out-of-fold scores; :func:`domainsift.engine.cascade.candidates_for` plans with them). A fitted
 student is saved with the run (``student/`` in the run directory) and reused on another pool with
 ``--student-from DIR``.
 """
@@ -33,23 +33,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DomainsiftError
+from .._internal.errors import DomainsiftError
 from .base import CACHE_DIR, PROGRESS, SEED, BaseSelector, Param, at_least
 
 log = logging.getLogger(__name__)
 
 NEG_SHARE = 2 / 3  # the teacher's bottom two thirds of the sample are the negatives (paper 000's rule)
 FOLDS = 4  # the sample's folds: each is scored by a student fitted on the others, to plan the candidates
-SLACK = 0.25  # the cascade's selection lies within the teacher's own top (1 + SLACK) N (see plan_share)
 NO_TEACHER = ("student", "random")
 FEATURES = "static"  # what the signature records (hashed n-grams measured worse: bench/student_choices.py)
-
-
-def learn_share(selection_share: float) -> float:
-    """The teacher's top share the student learns as in-domain for a selection of ``selection_share``
-    of the pool: the same share, kept within [0.001, 0.5] (a selection of most of the pool still learns
-    the teacher's top half against its bottom third)."""
-    return float(min(0.5, max(0.001, selection_share)))
 
 
 class Student:
@@ -112,26 +104,6 @@ class Student:
         st.coef_, st.intercept_ = np.asarray(state["coef"], dtype=np.float64), float(state["intercept"])
         st.scale_ = (np.asarray(state["mu"], dtype=np.float64), np.asarray(state["sd"], dtype=np.float64))
         return st
-
-
-def plan_share(student_scores: np.ndarray, teacher_scores: np.ndarray, share: float,
-               slack: float = SLACK) -> float:
-    """The share of the lines, best first by ``student_scores``, that holds N of the teacher's top
-    ``(1 + slack) N`` (N: ``share`` of the lines).
-
-    Candidates chosen so make the cascade's selection (the teacher's top N among the candidates) one
-    the teacher itself would make at a threshold at most ``slack`` looser: every selected line is in
-    its own top (1 + slack) N, and at least (1 - slack) N of its top N are kept. Holding the teacher's
-    exact top N instead (99% of it) asks the student to reproduce the teacher's order inside the
-    domain, where a selection much smaller than the domain is a near-arbitrary part of it: 33% of a
-    1M-line pool for 1% against 6% (docs/scale.md)."""
-    n = len(teacher_scores)
-    n_top = max(1, int(round(share * n)))
-    wide = min(n, int(np.ceil((1 + slack) * n_top)))
-    top = np.argsort(-np.asarray(teacher_scores), kind="stable")[:wide]
-    pos = np.empty(n, np.int64)
-    pos[np.argsort(-np.asarray(student_scores), kind="stable")] = np.arange(n)
-    return float((np.sort(pos[top])[n_top - 1] + 1) / n)
 
 
 class StudentSelector(BaseSelector):
@@ -206,7 +178,7 @@ class StudentSelector(BaseSelector):
         st = Student(self._static())
         x_in, x_s = st.featurize(in_domain.texts), st.featurize(sample.texts)
         # out-of-fold scores: each quarter of the sample scored by a student fitted on the other three;
-        # they plan the cascade (candidates_for)
+        # they plan the cascade (domainsift.engine.cascade.candidates_for)
         folds = np.array_split(rng.permutation(len(pick)), FOLDS)
         if len(pick) >= 20 * FOLDS:
             oof = np.empty(len(pick))
@@ -221,18 +193,9 @@ class StudentSelector(BaseSelector):
         self.n_sample_ = int(len(pick))
         return self
 
-    def candidates_for(self, share: float) -> dict:
-        """How many of the pool's lines (as a share) the teacher must score for a selection of ``share``
-        of the pool (:func:`plan_share`), estimated on the sample's out-of-fold scores; with none, all."""
-        if not getattr(self, "held_out_", None):
-            return {"share": 1.0, "slack": SLACK, "held_out": 0}
-        h = self.held_out_
-        need = plan_share(h["student"], h["teacher"], share)
-        return {"share": need, "slack": SLACK, "held_out": int(len(h["teacher"])), "selection_share": share}
-
     # ------------------------------------------------------------------ score
     def score(self, records) -> np.ndarray:
-        from ..corpus import as_corpus
+        from ..io.corpus import as_corpus
         self.require_fitted()
         return self.student_.score(as_corpus(records).texts)
 
@@ -249,7 +212,7 @@ class StudentSelector(BaseSelector):
     def save_state(self, path) -> None:
         """The student as a folder: its head (``student.json``) and static vectors (``static/``); the
         sample's out-of-fold scores (what plans a cascade) travel with it."""
-        from .._atomic import atomic_dir
+        from .._internal.atomic import atomic_dir
         with atomic_dir(path) as tmp:
             st = self.student_.state()
             meta = {"features": FEATURES, "intercept": st["intercept"], "teacher": self.teacher_signature_,

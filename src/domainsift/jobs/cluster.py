@@ -13,13 +13,13 @@ from typing import Sequence
 
 import numpy as np
 
-from . import rundir
-from .cluster import cluster_grid, outliers
-from .corpus import Corpus
-from .embed import EmbedConfig
-from .errors import DomainsiftError
-from .safety import refuse_overwriting_inputs
-from .signature import make_signature
+from .. import rundir
+from ..cluster import cluster_grid, outliers
+from ..io.corpus import Corpus
+from ..embed import EmbedConfig
+from .._internal.errors import DomainsiftError
+from .._internal.safety import refuse_overwriting_inputs
+from .._internal.signature import make_signature
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,13 @@ def run_embed(corpus: Corpus, out_dir: str | os.PathLike, config: EmbedConfig = 
     return sig
 
 
+def check_pcas(pcas: Sequence[int | None]) -> None:
+    """PCA dimensions are >= 0 (0 or None: no PCA); otherwise a one-line error."""
+    bad = [p for p in pcas if p is not None and p < 0]
+    if bad:
+        raise DomainsiftError(f"--pca takes dimensions >= 0 (0 = no PCA), got {min(bad)}")
+
+
 def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.PathLike,
                 ks: Sequence[int] = (5,), pcas: Sequence[int | None] = (50,),
                 seeds: Sequence[int] = (0, 1, 2, 3, 4), algorithm: str = "gmm", n_init: int = 3,
@@ -56,6 +63,8 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     sentence for the first k, PCA and seed: ``file``, ``line``, ``cluster``) and PNG plots for
     the first seed of each (k, PCA).
     """
+    check_pcas(pcas)
+    pcas = [None if not p else p for p in pcas]
     too_big = [k for k in ks if k > len(corpus)]
     if too_big:
         raise DomainsiftError(f"--k {too_big[0]} is more clusters than the {len(corpus)} sentences")
@@ -91,7 +100,7 @@ def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, c
         outl = outliers(corpus.texts, gold, first)
         result["outliers"] = {"k": k0, "pca": p0, "seed": s0, "count": len(outl), "examples": outl[:200]}
     if plots:
-        from .report.plots import confusion_plot, pca_map
+        from ..report.plots import confusion_plot, pca_map
         seed0 = seeds[0]
         for p in pcas:
             for k in ks:

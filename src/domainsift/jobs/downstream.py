@@ -19,10 +19,10 @@ from typing import Sequence
 
 import numpy as np
 
-from . import rundir
-from .corpus import read_corpus
-from .errors import DomainsiftError
-from .lm import NgramLM
+from .. import rundir
+from ..io.corpus import read_corpus
+from .._internal.errors import DomainsiftError
+from ..lm import NgramLM
 
 
 def selection_texts(run_dir: str | os.PathLike) -> list[str]:
@@ -66,7 +66,7 @@ def run_downstream(run_dirs: Sequence[str], test_file: str, references: Sequence
         rows.append({**lm_row(name, texts, test, order), "run_dir": str(d)})
     for name, path in references:
         rows.append({**lm_row(name, read_corpus(path).texts, test, order), "file": str(path)})
-    from .signature import make_signature
+    from .._internal.signature import make_signature
     result = {"test": str(test_file), "order": order, "rows": rows,
               "signature": make_signature("downstream", model="n-gram (VariKN)", order=order)}
     if out_dir:
@@ -129,7 +129,7 @@ def cross_domain(train: Sequence[tuple[str, str]], test: Sequence[tuple[str, str
     if out_dir:
         out = Path(out_dir)
         if plot and sim is not None:
-            from .report.plots import scatter_plot
+            from ..report.plots import scatter_plot
             off = ~np.eye(len(domains), dtype=bool)
             labels = [f"{domains[i]}→{domains[j]}" for i in range(len(domains)) for j in range(len(domains)) if i != j]
             result["plot"] = scatter_plot(sim[off], np.log(ppl[off]), labels, rundir.path(out, rundir.CROSSDOMAIN_PNG),

@@ -26,8 +26,8 @@ from typing import Sequence
 import numpy as np
 
 from .. import rundir
-from ..errors import DomainsiftError
-from ..signature import make_signature
+from .._internal.errors import DomainsiftError
+from .._internal.signature import make_signature
 
 HOW = ("zscore", "rank")
 _EPS = 1e-12
@@ -64,6 +64,24 @@ def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.Path
     with rundir.claim(out_dir, "score", overwrite=overwrite):
         rundir.write_scores(Path(out_dir), scores, ids, pool, sig)
     return sig
+
+
+def combine(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
+            weights: Sequence[float] | None = None, how: str = "zscore", overwrite: bool = False,
+            top: int | None = None, fraction: float | None = None, threshold: float | None = None
+            ) -> tuple[dict, dict | None]:
+    """``domainsift combine``: :func:`combine_runs`, then a selection from the combined scores when a rule
+    is given (a ``top`` larger than the pool is refused before anything is written). Returns the
+    signature and the selection (or None)."""
+    from ..select.base import check_n_against_pool
+    from .select import run_select
+    scores, ids, pool, sig = combine_scores(score_dirs, weights, how, out_dir=out_dir)
+    check_n_against_pool(len(scores), top, fraction)  # before anything is written
+    with rundir.claim(out_dir, "score", overwrite=overwrite):
+        rundir.write_scores(Path(out_dir), scores, ids, pool, sig)
+    if top is None and fraction is None and threshold is None:
+        return sig, None
+    return sig, run_select(out_dir, out_dir, top=top, fraction=fraction, threshold=threshold)
 
 
 def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[float] | None = None,

@@ -16,24 +16,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import DomainsiftError
-from .rundir import read_ids, read_pool, read_selected_ids, resolve, verify_inputs, write_eval
-
-
-def f1_score(precision: float, recall: float) -> float:
-    """The harmonic mean of precision and recall (0 when both are 0)."""
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-
-
-def precision_recall(selected: Iterable[tuple[str, int]], gold: Iterable[tuple[str, int]]) -> dict:
-    """Precision, recall and F1 of selected ids against gold ids (paths compared resolved)."""
-    sel = {(resolve(f), int(n)) for f, n in selected}
-    gold_set = {(resolve(f), int(n)) for f, n in gold}
-    hit = len(sel & gold_set)
-    p = hit / len(sel) if sel else 0.0
-    r = hit / len(gold_set) if gold_set else 0.0
-    return {"precision": p, "recall": r, "f1": f1_score(p, r),
-            "n_selected": len(sel), "n_gold": len(gold_set), "n_correct": hit}
+from .._internal.errors import DomainsiftError
+from ..metrics import f1_score, precision_recall  # noqa: F401 (re-exported)
+from ..rundir import read_ids, read_pool, read_selected_ids, resolve, verify_inputs, write_eval
 
 
 def gold_ids(pool: dict, gold_files: Sequence[str | os.PathLike], ids) -> list[tuple[str, int]]:
@@ -42,7 +27,7 @@ def gold_ids(pool: dict, gold_files: Sequence[str | os.PathLike], ids) -> list[t
     files = [resolve(f) for f in pool["files"]]
     by_target = {resolve(t): f for f, t in zip(files, [resolve(t) for t in pool.get("target_files") or []])}
     wanted = set()
-    from .corpus import expand_paths
+    from ..io.corpus import expand_paths
     for g in expand_paths(gold_files):
         real = resolve(g)
         if real in files:

@@ -10,7 +10,7 @@ Formats (chosen from the file name, ``.gz`` allowed on any of them, or forced):
 - ``tsv``: tab-separated, one chosen column (0-based index);
 - ``jsonl``: one JSON object per line, one chosen field.
 
-Bad input raises :class:`~domainsift.errors.InputError` with one line naming the
+Bad input raises :class:`~domainsift._internal.errors.InputError` with one line naming the
 file and line: invalid UTF-8, a missing column or field, invalid JSON, an empty
 file, or aligned files of different lengths.
 """
@@ -18,6 +18,7 @@ file, or aligned files of different lengths.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import os
@@ -25,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from ._atomic import atomic_open
-from .errors import InputError, missing_extra
+from .._internal.atomic import atomic_open
+from .._internal.errors import InputError, missing_extra
 
 FORMATS = ("text", "tsv", "jsonl", "parquet", "arrow")
 COMPRESSED = (".gz", ".zst", ".zstd")
@@ -161,21 +162,95 @@ def file_suffix(path: str | os.PathLike) -> str:
     return suffix + comp
 
 
-def _open_bytes(path: str | os.PathLike):
+def open_file(path: str | os.PathLike):
+    """The one place a data file's bytes are opened (binary, unbuffered reads by the callers' own
+    buffers); tests count the passes over a pool by wrapping it."""
+    return open(path, "rb")
+
+
+class Digest:
+    """Size and SHA-256 of the bytes read through it: a file hashed in the pass that reads its records
+    (:func:`iter_texts` with ``tap=``), so a pool is read once to be counted and fingerprinted."""
+
+    def __init__(self):
+        self.sha = hashlib.sha256()
+        self.size = 0
+        self.finished: dict | None = None  # a file hashed in a read of its own (columnar)
+
+    def update(self, block) -> None:
+        self.sha.update(block)
+        self.size += len(block)
+
+    def result(self) -> dict:
+        return self.finished or {"size": self.size, "sha256": self.sha.hexdigest()}
+
+
+class _Tapped(io.RawIOBase):
+    """A raw file whose every byte read feeds a :class:`Digest`; closing it reads what was left
+    unread, so the digest covers the whole file."""
+
+    def __init__(self, fh, tap: Digest):
+        self.fh, self.tap = fh, tap
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        n = self.fh.readinto(buf)
+        if n:
+            self.tap.update(memoryview(buf)[:n])
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            for block in iter(lambda: self.fh.read(1 << 20), b""):
+                self.tap.update(block)
+            self.fh.close()
+        super().close()
+
+
+class _GzipReader(gzip.GzipFile):
+    """gzip over a file object that it closes with itself."""
+
+    def __init__(self, under):
+        super().__init__(fileobj=under, mode="rb")
+        self._under = under
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._under.close()
+
+
+def file_digest(path: str | os.PathLike) -> dict:
+    """Size and SHA-256 of a file's bytes (one read of it)."""
+    tap = Digest()
+    with open_file(path) as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            tap.update(block)
+    return tap.result()
+
+
+def _open_bytes(path: str | os.PathLike, tap: Digest | None = None):
     path = str(path)
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, expected a file")
+    raw = open_file(path)
+    if tap is not None:
+        raw = _Tapped(raw, tap)
     if path.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return _GzipReader(io.BufferedReader(raw, 1 << 16) if tap is not None else raw)
     if path.endswith((".zst", ".zstd")):
         try:
             import zstandard
         except ImportError:
+            raw.close()
             raise missing_extra("zstandard", "io") from None
-        return io.BufferedReader(_ZstdFrames(path, zstandard), buffer_size=1 << 16)
-    return open(path, "rb")
+        return io.BufferedReader(_ZstdFrames(raw, zstandard), buffer_size=1 << 16)
+    return io.BufferedReader(raw, 1 << 16) if tap is not None else raw
 
 
 class _ZstdFrames(io.RawIOBase):
@@ -184,9 +259,9 @@ class _ZstdFrames(io.RawIOBase):
     ``zstandard.open`` returns what it decoded and stops silently at a truncated frame (a file cut
     at 90% read as 72% of its lines); this reader raises :class:`EOFError` there, as ``gzip`` does."""
 
-    def __init__(self, path, zstandard):
+    def __init__(self, fh, zstandard):
         self.zstd = zstandard
-        self.fh = open(path, "rb")
+        self.fh = fh
         self.dctx = zstandard.ZstdDecompressor()
         self.dobj = None      # the frame being decoded; None between frames
         self.pending = b""    # decoded bytes, handed out from ``self.at``
@@ -242,18 +317,19 @@ def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
             yield item
 
 
-def iter_raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, decoded line without newline)``; strict UTF-8."""
-    with _open_bytes(path) as fh:
+def iter_raw_lines(path: str | os.PathLike, tap: Digest | None = None, raw: bool = False):
+    """Yield ``(line_number, decoded line without newline)``, or with ``raw`` ``(line_number, line,
+    its bytes as read)``; strict UTF-8. ``tap``: a :class:`Digest` of the file's bytes."""
+    with _open_bytes(path, tap) as fh:
         try:
-            for lineno, raw in enumerate(fh, start=1):
+            for lineno, data in enumerate(fh, start=1):
                 try:
-                    line = raw.decode("utf-8")
+                    line = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise InputError(
-                        f"{path}:{lineno}: invalid UTF-8 (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})"
+                        f"{path}:{lineno}: invalid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r})"
                     ) from None
-                yield lineno, line.rstrip("\r\n")
+                yield (lineno, line.rstrip("\r\n"), data) if raw else (lineno, line.rstrip("\r\n"))
         except (OSError, EOFError, ValueError) as exc:  # corrupt gzip or zstd
             raise InputError(f"{path}: cannot read: {exc}") from None
 
@@ -282,9 +358,11 @@ def _extract(path, lineno: int, line: str, fmt: str, column: int, field_name: st
     raise InputError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
 
 
-def iter_texts(path, fmt: str | None = None, column: int = 0,
-               field: str = "text") -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` for every line, empty ones included (as '')."""
+def iter_texts(path, fmt: str | None = None, column: int = 0, field: str = "text",
+               tap: Digest | None = None, raw: bool = False):
+    """Yield ``(line_number, text)`` for every line, empty ones included (as ''); with ``raw``,
+    ``(line_number, text, the line's bytes)`` (None for a columnar row). ``tap``: a :class:`Digest`
+    fed with the file's bytes as they are read (a columnar file is hashed in a read of its own)."""
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise InputError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
@@ -292,17 +370,20 @@ def iter_texts(path, fmt: str | None = None, column: int = 0,
         from .columnar import iter_rows
         if not os.path.isfile(str(path)):
             raise InputError(f"{path}: no such file")
+        if tap is not None:
+            tap.finished = file_digest(path)
         any_row = False
         for row, text in iter_rows(str(path), fmt, field):
             any_row = True
-            yield row, text
+            yield (row, text, None) if raw else (row, text)
         if not any_row:
             raise InputError(f"{path}: empty file")
         return
     any_line = False
-    for lineno, line in iter_raw_lines(path):
+    for item in iter_raw_lines(path, tap, raw):
         any_line = True
-        yield lineno, _extract(path, lineno, line, fmt, column, field).strip()
+        text = _extract(path, item[0], item[1], fmt, column, field).strip()
+        yield (item[0], text, item[2]) if raw else (item[0], text)
     if not any_line:
         raise InputError(f"{path}: empty file")
 
@@ -410,6 +491,35 @@ def read_columns_parallel(paths: Sequence[str | os.PathLike], field: str, field_
     return Corpus(texts=texts, ids=ids, files=files, n_empty=n_empty, targets=targets)
 
 
+def domain_name(path: str | os.PathLike) -> str:
+    """The gold domain of a file: its name up to the first dot (``EMEA.train.en`` -> ``EMEA``)."""
+    name = Path(path).name
+    return name.split(".")[0] or name
+
+
+def file_labels(ids, files) -> list[str]:
+    """Each record's gold domain from its file's name (:func:`domain_name`); full paths when two
+    files share a name's stem."""
+    names = {f: domain_name(f) for f in files}
+    if len(set(names.values())) < len(names):  # two files share a stem: use full paths
+        names = {f: f for f in files}
+    return [names[f] for f, _ in ids]
+
+
+def read_label_lines(path: str | os.PathLike) -> list[str]:
+    """One label per line, none empty (strict UTF-8: a bad byte or an empty label is a one-line error
+    naming file:line)."""
+    labels = []
+    for n, line in iter_raw_lines(path):
+        label = line.strip()
+        if not label:
+            raise InputError(f"{path}:{n}: empty domain label")
+        labels.append(label)
+    if not labels:
+        raise InputError(f"{path}: empty file")
+    return labels
+
+
 def read_labels(path: str | os.PathLike, n: int) -> list[str]:
     """One gold label per non-empty input line, in order."""
     labels = [text for _, text in iter_texts(path, "text") if text]
@@ -438,13 +548,22 @@ def _open_out(tmp, name: str):
 
 
 def write_selected_lines(out_path: str | os.PathLike, files: Sequence[str],
-                         selected: set[tuple[str, int]]) -> int:
+                         selected: set[tuple[str, int]], kept: dict | None = None) -> int:
     """Copy the selected lines, by id, from the original files, byte for byte (a TSV row or JSON
-    object stays whole, CRLF stays CRLF), in input order; gzip when ``out_path`` ends in .gz."""
-    from ._atomic import atomic_path
+    object stays whole, CRLF stays CRLF), in input order; gzip when ``out_path`` ends in .gz.
+    ``kept``: ``{(file, line): bytes}`` holding every selected line already (read in an earlier pass
+    of the same run): the files are not read again."""
+    from .._internal.atomic import atomic_path
     n = 0
     with atomic_path(out_path) as tmp:
         with _open_out(tmp, str(out_path)) as out:
+            if kept is not None:
+                index = {f: k for k, f in enumerate(files)}
+                for i in sorted(selected, key=lambda i: (index[i[0]], i[1])):
+                    raw = kept[i]
+                    out.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                    n += 1
+                return n
             for path in files:
                 for lineno, raw in _raw_lines(path):
                     if (path, lineno) in selected:

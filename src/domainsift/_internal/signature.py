@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ._version import __version__
+from .._version import __version__
 
 
 def make_signature(method: str, *, model: str | None = None, seed: int | None = None,

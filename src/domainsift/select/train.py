@@ -66,7 +66,7 @@ class EncoderClassifier:
 
     def __init__(self, model_path: str, max_length: int = 128, device: str | None = None,
                  score_batch_size: int = 128, backend: str = "torch"):
-        from .embed.transformers import _torch, load_tokenizer_and_model, resolve_device
+        from ..embed.transformers import _torch, load_tokenizer_and_model, resolve_device
         self.torch = _torch()
         self.device = resolve_device(device)
         self.tokenizer, self.encoder = load_tokenizer_and_model(model_path)
@@ -92,7 +92,7 @@ class EncoderClassifier:
         n = getattr(self.encoder.config, "num_hidden_layers", None) or getattr(self.encoder.config, "n_layer", None)
         stacks = [m for m in self.encoder.modules() if isinstance(m, self.torch.nn.ModuleList) and len(m) == n]
         if not stacks:
-            from .errors import DomainsiftError
+            from .._internal.errors import DomainsiftError
             raise DomainsiftError(f"cannot find the layers of {type(self.encoder).__name__} to freeze")
         embeddings = getattr(self.encoder, "embeddings", None) or self.encoder.get_input_embeddings()
         for module in [embeddings, *stacks[0][:layers - 1]]:
@@ -109,7 +109,7 @@ class EncoderClassifier:
             self._scorer = None  # the weights will change: a scorer exported before is stale
 
     def embedder(self, batch_size: int | None = None, progress: bool = False, backend: str = "torch"):
-        from .embed.transformers import TransformersEmbedder
+        from ..embed.transformers import TransformersEmbedder
         return TransformersEmbedder.from_loaded(self.tokenizer, self.encoder, self.device,
                                                 batch_size=batch_size or self.score_batch_size,
                                                 max_length=self.max_length, progress=progress, backend=backend)
@@ -129,7 +129,7 @@ class EncoderClassifier:
     # ------------------------------------------------------------------ checkpoint
     def save(self, path: str | os.PathLike, state: dict) -> None:
         """Save encoder, tokenizer, head and ``state`` atomically (a temporary folder, renamed)."""
-        from ._atomic import atomic_dir
+        from .._internal.atomic import atomic_dir
         with atomic_dir(path) as tmp:
             self.encoder.save_pretrained(tmp)
             self.tokenizer.save_pretrained(tmp)

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .errors import InputError, missing_extra
+from .._internal.errors import InputError, missing_extra
 
 BATCH_ROWS = 8192
 COLUMNAR = ("parquet", "arrow")
@@ -99,7 +99,7 @@ def write_selected_rows(out_path: str | os.PathLike, files: Sequence[str], fmt: 
     """Write the selected rows of columnar ``files`` (every column, input order) to one Parquet file
     with a ``score`` column; ``selected`` maps (file, row) to its score. Returns the row count."""
     pa = _pa()
-    from ._atomic import atomic_path
+    from .._internal.atomic import atomic_path
     n = 0
     writer = None
     with atomic_path(out_path) as tmp:

@@ -2,8 +2,8 @@
 
 A :class:`PoolSource` names the pool's files and how to read them (format, column or
 field, the other side of a parallel pool); :meth:`PoolSource.records` yields its
-records in the same order and with the same ids as :func:`~domainsift.corpus.read_corpus`,
-:func:`~domainsift.corpus.read_parallel` or :func:`~domainsift.corpus.read_columns_parallel`
+records in the same order and with the same ids as :func:`~domainsift.io.corpus.read_corpus`,
+:func:`~domainsift.io.corpus.read_parallel` or :func:`~domainsift.io.corpus.read_columns_parallel`
 would hold them, and :meth:`PoolSource.shards` cuts that stream into :class:`Corpus`
 pieces of a fixed size. A pool already in memory (a Python user's ``Corpus``) is a
 :class:`MemorySource` with the same interface, so the scoring engine has one path.
@@ -21,7 +21,50 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .corpus import Corpus, InputError, check_one_format, expand_paths, iter_aligned, iter_texts
+from .corpus import Corpus, Digest, InputError, check_one_format, expand_paths, file_digest, iter_aligned, iter_texts
+
+
+class Reservoir:
+    """A seeded uniform sample of ``k`` items of a stream of unknown length (Li's Algorithm L: a few
+    random draws per replacement, none per item), returned in stream order. A stream of at most ``k``
+    items is kept whole."""
+
+    def __init__(self, k: int, seed):
+        self.k = int(k)
+        self.rng = np.random.default_rng(seed)
+        self.items: list = []
+        self.pos: list[int] = []
+        self._w = float(np.exp(np.log(self.rng.random()) / self.k)) if self.k > 0 else 0.0
+        self._next = self.k + self._skip()
+
+    def _skip(self) -> int:
+        return int(np.floor(np.log(self.rng.random()) / np.log1p(-self._w))) if 0 < self._w < 1 else 0
+
+    def offer(self, position: int, item) -> None:
+        if position < self.k:
+            self.items.append(item)
+            self.pos.append(position)
+        elif position == self._next:
+            slot = int(self.rng.integers(self.k))
+            self.items[slot], self.pos[slot] = item, position
+            self._w *= float(np.exp(np.log(self.rng.random()) / self.k))
+            self._next += 1 + self._skip()
+
+    def result(self) -> list:
+        order = np.argsort(np.asarray(self.pos, dtype=np.int64), kind="stable")
+        return [self.items[i] for i in order]
+
+
+@dataclass
+class Scan:
+    """What one pass over the pool found: its number of records, each file's size and SHA-256 (by the
+    path as given), each file's size and modification time then (a later stat tells a changed file
+    without reading it again), and the seeded samples asked for (:class:`Corpus`, pool order)."""
+
+    n: int
+    fingerprints: dict
+    stats: dict
+    samples: dict
 
 
 @dataclass
@@ -63,7 +106,15 @@ class PoolSource:
     # ------------------------------------------------------------------ the stream
     def file_records(self, k: int) -> Iterator[tuple[int, str, str | None]]:
         """``(line, text, other side or None)`` for the records of file ``k`` alone."""
+        for line, text, target, _, _ in self._file_items(k):
+            yield line, text, target
+
+    def _file_items(self, k: int, taps: dict | None = None, raw: bool = False):
+        """``(line, text, other side or None, raw, other side's raw)`` for the records of file ``k``:
+        the raw bytes of each line (None for columnar rows, and without ``raw``); ``taps``: a
+        :class:`Digest` per path, fed as the files are read."""
         path = self.files[k]
+        taps = taps or {}
         if self.field_target:
             from .columnar import iter_rows
             from .corpus import detect_format
@@ -71,30 +122,58 @@ class PoolSource:
             if f not in ("parquet", "arrow"):
                 raise InputError(f"{path}: --field-target needs a Parquet file or a save_to_disk folder "
                                  "(for text files, give the other side with --pool-target)")
+            if path in taps:  # a columnar file is hashed in a read of its own
+                taps[path].finished = file_digest(path)
             for row, s, t in iter_rows(path, f, self.field, self.field_target):
                 if s and t:
-                    yield row, s, t
+                    yield row, s, t, None, None
             return
+        src = iter_texts(path, self.fmt, self.column, self.field, tap=taps.get(path), raw=True)
         if self.target_files:
             target = self.target_files[k]
-            for line, s, t in iter_aligned(iter_texts(path, self.fmt, self.column, self.field),
-                                           iter_texts(target, self.fmt, self.column, self.field), path, target):
+            tgt = iter_texts(target, self.fmt, self.column, self.field, tap=taps.get(target), raw=True)
+            pairs = iter_aligned(((a, (b, c)) for a, b, c in src), ((a, (b, c)) for a, b, c in tgt), path, target)
+            for line, (s, s_raw), (t, t_raw) in pairs:
                 if s and t:
-                    yield line, s, t
+                    yield line, s, t, (s_raw if raw else None), (t_raw if raw else None)
             return
-        for lineno, text in iter_texts(path, self.fmt, self.column, self.field):
+        for lineno, text, data in src:
             if text:
-                yield lineno, text, None
+                yield lineno, text, None, (data if raw else None), None
+
+    def _items(self, taps: dict | None = None, raw: bool = False):
+        for k, path in enumerate(self.files):
+            any_record = False
+            for item in self._file_items(k, taps, raw):
+                any_record = True
+                yield (k, *item)
+            if not any_record:
+                raise InputError(f"{path}: no non-empty {'pairs' if self.paired else 'lines'}")
 
     def records(self) -> Iterator[tuple[int, int, str, str | None]]:
         """``(file index, line, text, other side or None)`` for every record, in pool order."""
-        for k, path in enumerate(self.files):
-            any_record = False
-            for line, text, target in self.file_records(k):
-                any_record = True
-                yield k, line, text, target
-            if not any_record:
-                raise InputError(f"{path}: no non-empty {'pairs' if self.paired else 'lines'}")
+        for k, line, text, target, _, _ in self._items():
+            yield k, line, text, target
+
+    def scan(self, samples: dict | None = None) -> Scan:
+        """One pass over the pool: count its records, hash every file as it is read, and draw the seeded
+        samples asked for (``{name: (size, seed)}``, each a :class:`Reservoir`)."""
+        import os
+        taps = {f: Digest() for f in list(self.files) + list(self.target_files)}
+        boxes = {name: Reservoir(k, seed) for name, (k, seed) in (samples or {}).items()}
+        n = 0
+        for pos, (k, line, text, target, _, _) in enumerate(self._items(taps)):
+            for box in boxes.values():
+                box.offer(pos, (k, line, text, target))
+            n = pos + 1
+        self._n = n
+        stats = {}
+        for f in taps:
+            st = os.stat(f)
+            stats[f] = (st.st_size, st.st_mtime_ns)
+        return Scan(n, {f: t.result() for f, t in taps.items()}, stats,
+                    {name: self._sample_corpus(box.result())
+                     for name, box in boxes.items()})
 
     @property
     def paired(self) -> bool:
@@ -126,16 +205,22 @@ class PoolSource:
         if texts:
             yield shard, self._corpus(texts, targets, fidx, lines), np.array(fidx, np.int32), np.array(lines, np.int64)
 
+    def _sample_corpus(self, items: list) -> Corpus:
+        return self._corpus([t for _, _, t, _ in items], [g for _, _, _, g in items], [k for k, _, _, _ in items],
+                            [n for _, n, _, _ in items])
+
     def _corpus(self, texts, targets, fidx, lines) -> Corpus:
         return Corpus(texts=list(texts), ids=[(self.files[k], n) for k, n in zip(fidx, lines)], files=self.files,
                       targets=list(targets) if self.paired else None, target_files=self.target_files)
 
-    def take(self, positions: np.ndarray) -> Corpus:
-        """The records at sorted ``positions`` (pool order), read in one pass."""
+    def take(self, positions: np.ndarray, raw: bool = False):
+        """The records at sorted ``positions`` (pool order), read in one pass; with ``raw`` also
+        ``{(file, line): (the line's bytes, the other side's or None)}`` for them (None for columnar
+        rows), so that the selection among them is written without reading the pool again."""
         positions = np.asarray(positions, dtype=np.int64)
-        texts, targets, fidx, lines = [], [], [], []
+        texts, targets, fidx, lines, kept = [], [], [], [], {}
         j = 0
-        for pos, (k, line, text, target) in enumerate(self.records()):
+        for pos, (k, line, text, target, s_raw, t_raw) in enumerate(self._items(raw=raw)):
             if j == len(positions):
                 break
             if pos == positions[j]:
@@ -143,8 +228,11 @@ class PoolSource:
                 targets.append(target)
                 fidx.append(k)
                 lines.append(line)
+                if raw:
+                    kept[(self.files[k], line)] = (s_raw, t_raw)
                 j += 1
-        return self._corpus(texts, targets, fidx, lines)
+        corpus = self._corpus(texts, targets, fidx, lines)
+        return (corpus, kept) if raw else corpus
 
     def corpus(self) -> Corpus:
         """The whole pool in memory (what read_corpus would give)."""
@@ -180,8 +268,24 @@ class MemorySource(PoolSource):
             lines = np.fromiter((n for _, n in part.ids), dtype=np.int64, count=len(part))
             yield shard, part, self._fidx[start:start + size], lines
 
-    def take(self, positions: np.ndarray) -> Corpus:
-        return self.pool[[int(p) for p in positions]]
+    def scan(self, samples: dict | None = None) -> Scan:
+        """As :meth:`PoolSource.scan`; the files the records name are hashed where they exist."""
+        import os
+        boxes = {name: Reservoir(k, seed) for name, (k, seed) in (samples or {}).items()}
+        for pos in range(len(self.pool)):
+            for box in boxes.values():
+                box.offer(pos, pos)
+        real = [f for f in list(self.files) + list(self.target_files) if os.path.isfile(f)]
+        stats = {f: (os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in real}
+        return Scan(len(self.pool), {f: file_digest(f) for f in real}, stats,
+                    {name: self._sample(box.result()) for name, box in boxes.items()})
+
+    def _sample(self, positions: list) -> Corpus:
+        return self.pool if len(positions) == len(self.pool) else self.pool[[int(p) for p in positions]]
+
+    def take(self, positions: np.ndarray, raw: bool = False):
+        corpus = self.pool[[int(p) for p in positions]]
+        return (corpus, None) if raw else corpus
 
     def corpus(self) -> Corpus:
         return self.pool

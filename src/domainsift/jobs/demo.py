@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from . import rundir
+from .. import rundir
 
 DEMO_DOMAINS = ("medical", "legal", "software", "dialogue", "cooking")
 
@@ -18,9 +18,9 @@ def demo_files() -> list[str]:
 
 def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
     """Cluster the sample with the default encoder and print a short summary."""
-    from .corpus import read_corpus
-    from .embed import EmbedConfig
-    from .pipeline import format_summary_table, run_cluster
+    from ..io.corpus import read_corpus
+    from ..embed import EmbedConfig
+    from .cluster import format_summary_table, run_cluster
 
     out = Path(out_dir)
     files = demo_files()
@@ -48,7 +48,7 @@ def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
     for p in result["pictures"]:
         print(f"  {p}")
     summary = {"cluster": result, "select": demo_selection(corpus, gold, out, config)}
-    from .report.html import build_report
+    from ..report.html import build_report
     runs = [out / "cluster"] + [out / "select" / m for m in ("cosine", "moore-lewis", "cosine+moore-lewis")]
     report = build_report(runs, rundir.path(out, rundir.REPORT), title="domainsift demo")
     print()
@@ -59,11 +59,12 @@ def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
 
 def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_in: int = 8) -> dict:
     """Use the first ``n_in`` sentences of ``target`` as the in-domain set and the rest as the pool."""
-    from .corpus import Corpus
+    from ..io.corpus import Corpus
     from .evaluate import precision_recall
-    from .rundir import read_selected_ids
-    from .select.combine import combine_runs
-    from .engine import run_score, run_select
+    from ..rundir import read_selected_ids
+    from .combine import combine_runs
+    from .score import run_score
+    from .select import run_select
 
     in_idx = [i for i, g in enumerate(gold) if g == target][:n_in]
     in_set = set(in_idx)

@@ -1,0 +1,49 @@
+"""How a scoring job runs, as frozen configurations: :class:`Execution` (engine, workers, shard size,
+fit sample) and :class:`Cascade` (``--cascade``'s candidates or selection share)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .._internal.errors import DomainsiftError
+
+ENGINES = ("local", "ray")
+DEFAULT_SHARD_SIZE = 16384  # a multiple of the vector cache's 1,024-line chunks
+FIT_SAMPLE = 200_000  # a selector that fits on the pool sees at most this many records (a seeded sample)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a scoring job runs: ``engine`` (``local`` or ``ray``, with ``workers`` and ``address``),
+    records per shard, the fit sample's size, progress bars; ``on_shard`` is called after each shard
+    is written (tests stop a run there)."""
+
+    engine: str = "local"
+    workers: int | None = None
+    address: str | None = None
+    shard_size: int = DEFAULT_SHARD_SIZE
+    fit_sample: int = FIT_SAMPLE
+    progress: bool = False
+    on_shard: Callable[[int], None] | None = field(default=None, compare=False)
+
+    def check(self) -> None:
+        if self.engine not in ENGINES:
+            raise DomainsiftError(f"unknown engine '{self.engine}' (choose from {', '.join(ENGINES)})")
+        if self.shard_size < 1:
+            raise DomainsiftError(f"the shard size must be at least 1, got {self.shard_size}")
+
+
+@dataclass(frozen=True)
+class Cascade:
+    """``--cascade``: the student scores every line, the method ``candidates`` of them, or as many as the
+    student's measured recall says a selection of ``share`` of the pool needs."""
+
+    candidates: int | None = None
+    share: float | None = None
+
+    def check(self) -> None:
+        if self.candidates is not None and self.candidates < 1:
+            raise DomainsiftError(f"--candidates must be at least 1, got {self.candidates}")
+
+

@@ -1,0 +1,41 @@
+"""The executors: every shard of a pool without a completion marker scored here (``local``) or by Ray
+actors (``ray``, imported only then)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from .config import Execution
+from .shards import finished_shards, score_local
+
+log = logging.getLogger(__name__)
+
+
+def score_shards(selector, source, state: Path, execution: Execution, model_dir: Path | None = None) -> int:
+    """Score every shard of ``source`` that has no completion marker in ``state``; return the
+    number of shards."""
+    execution.check()
+    state.mkdir(parents=True, exist_ok=True)
+    n = len(source)
+    shard_size = execution.shard_size
+    n_shards = max(1, -(-n // shard_size))
+    done = finished_shards(state)
+    todo = n_shards - len(done & set(range(n_shards)))
+    if todo == 0:
+        return n_shards
+    if done:
+        log.info("resuming: %d of %d shards already scored", n_shards - todo, n_shards)
+    from tqdm.auto import tqdm
+    bar = tqdm(total=n, initial=min(n, len(done) * shard_size), desc=f"score {selector.name}", unit="line",
+               disable=not execution.progress, smoothing=0.1, dynamic_ncols=True)
+    try:
+        if execution.engine == "local":
+            score_local(selector, source, state, shard_size, done, bar, execution.on_shard)
+        else:
+            from .ray import score_on_ray
+            score_on_ray(selector, source, state, shard_size, done, bar, execution.workers, execution.address,
+                         model_dir, execution.on_shard)
+    finally:
+        bar.close()
+    return n_shards

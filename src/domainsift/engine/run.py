@@ -1,0 +1,129 @@
+"""Execution: fit a selector, score a pool shard by shard, resume a killed run; the cascade's stages.
+
+The engine owns how a scoring job runs; :mod:`domainsift.jobs.score` owns what it writes. The pool is
+read at most three times by a ``select``, with or without ``--cascade``:
+
+1. one pass counts the records, hashes every file (each file's SHA-256 once per run) and draws the
+   seeded samples the fits need (the teacher's fit sample when it fits on the pool, the student's
+   sample under ``--cascade``), as :class:`~domainsift.io.source.Reservoir` samples;
+2. the scoring pass (the method's, or under ``--cascade`` the student's);
+3. the selection's lines (``select``) or, under ``--cascade``, the candidates, read once: the teacher
+   scores them and their bytes are kept, so that the selection among them is written without a
+   fourth read.
+
+Scoring is resumable: chunks kept under ``DIR/.resume/<fingerprint>/`` (with the fitted model, for
+selectors that can save one), so a killed run started again with the same inputs and parameters
+neither refits nor rescores what it had finished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+
+from .._internal.machine import release_memory
+from ..io.corpus import Corpus
+from .config import Cascade, Execution
+from .executor import score_shards
+from .shards import assemble
+
+log = logging.getLogger(__name__)
+
+FIT, STUDENT_SAMPLE = "fit", "student"  # the samples the counting pass draws
+SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2}  # each sample's own random stream: seed, stream
+
+
+def fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, extra: dict,
+                numerics: dict | None = None) -> str:
+    """Identifies a scoring job: the package version, method, parameters, how the selector computes
+    (``numerics``: its signature parameters, with the encoder's files, effective backend, int8 recipe,
+    library versions and CPU family), in-domain texts, the pool's files (paths, reader, sizes and
+    SHA-256) and how it is sharded. A run killed under one version or machine and started again
+    under another starts over instead of mixing shards."""
+    from .._version import __version__
+    h = hashlib.sha256()
+    keep = {k: repr(v) for k, v in sorted(params.items()) if k not in ("progress", "cache_dir")}
+    h.update(json.dumps([__version__, method, keep, extra, numerics or {},
+                         {k: manifest[k] for k in ("files", "target_files", "n", "reader", "fingerprints")}],
+                        sort_keys=True, default=repr).encode())
+    for t in in_domain.texts:  # length-prefixed: texts may hold NUL
+        b = t.encode("utf-8")
+        h.update(len(b).to_bytes(8, "little") + b)
+    return h.hexdigest()[:24]
+
+
+def fit(selector, in_domain: Corpus, fit_pool: Callable[[], Corpus | None], model_dir: Path) -> None:
+    """Fit (or load the fit a killed run saved); ``fit_pool()`` gives the pool, or its seeded sample, for
+    a selector that fits on it (called only when the fit is not saved)."""
+    if selector.saves_state and model_dir.exists():  # save_state renames a finished folder
+        log.info("resuming: loading the fitted %s model from %s", selector.name, model_dir)
+        try:
+            selector.load_state(model_dir)
+            return
+        except Exception as exc:  # a damaged saved fit: fit again rather than fail on every rerun
+            log.warning("the saved %s model in %s cannot be loaded (%s); fitting again", selector.name,
+                        model_dir, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            shutil.rmtree(model_dir, ignore_errors=True)
+    pool = fit_pool() if selector.fit_uses_pool else None
+    selector.fit(in_domain, pool)
+    del pool
+    release_memory()
+    if selector.saves_state:
+        selector.save_state(model_dir)
+
+
+@dataclass
+class Scored:
+    """What a scoring job produced: per-shard score and id files, the number of shards, the seconds of
+    each stage, what the fit adds to the signature, the cascade's plan and student, and the bytes of
+    the lines read after scoring (a cascade's candidates) by ``(file, line)``."""
+
+    scores: list
+    ids: list
+    n_shards: int
+    seconds: dict
+    fit_note: dict
+    plan: dict | None = None
+    student: object = None
+    kept: dict | None = None
+
+
+def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample: int | None, seed: int) -> dict:
+    """The samples the counting pass must draw: ``{name: (size, seed)}``."""
+    out = {}
+    if selector.fit_uses_pool:
+        out[FIT] = (n_fit, [seed, SAMPLE_STREAMS[FIT]])
+    if cascade is not None and student_sample:
+        out[STUDENT_SAMPLE] = (student_sample, [seed, SAMPLE_STREAMS[STUDENT_SAMPLE]])
+    return out
+
+
+def execute(selector, in_domain: Corpus, source, samples: dict, state: Path, execution: Execution,
+            params: dict, cascade: Cascade | None = None, student=None) -> Scored:
+    """Fit ``selector`` and score ``source`` into ``state`` (resumable); under ``cascade``, the student
+    (built by :func:`domainsift.engine.cascade.build_student`) scores every line and ``selector`` the
+    candidates. ``samples``: what the counting pass drew (:func:`samples_needed`); a pool no larger
+    than a sample is that sample whole."""
+    t = time.time()
+    note = {}
+    if FIT in samples and len(samples[FIT]) < len(source):
+        note = {"fit_sample": execution.fit_sample}
+    fit(selector, in_domain, lambda: samples.get(FIT), state / "model")
+    seconds = {"fit_seconds": round(time.time() - t, 1)}  # this process's share, when a run resumed
+    if cascade is None:
+        n_shards = score_shards(selector, source, state, execution, model_dir=state / "model")
+        scores, ids = assemble(state, n_shards)
+        return Scored(scores, ids, n_shards, seconds, note)
+    from .cascade import run_cascade
+    res = run_cascade(selector, student, in_domain, source, state, lambda: samples.get(STUDENT_SAMPLE),
+                      execution, cascade)
+    scores, ids = assemble(state / "final", res["n_shards"])
+    return Scored(scores, ids, res["n_shards"], {**seconds, **res["seconds"]}, note, res["plan"], res["student"],
+                  res["kept"])

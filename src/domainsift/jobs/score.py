@@ -1,0 +1,177 @@
+"""``domainsift score``: fit a method and score the pool into a run directory.
+
+:func:`run_score` checks everything it can before reading (the method's parameters, the engine, the
+cascade, the inputs against ``--out``), then reads the pool once to count, fingerprint and sample it
+(:meth:`domainsift.io.source.PoolSource.scan`), hands the work to the engine
+(:func:`domainsift.engine.run.execute`: fit, shards, resume, the cascade) and writes the run directory
+through :mod:`domainsift.rundir`. A killed run resumes (``DIR/.resume/``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import rundir
+from .._internal.errors import DomainsiftError
+from .._internal.safety import check_distinct_inputs, refuse_overwriting_inputs
+from .._internal.signature import make_signature
+from ..engine.run import Cascade, Execution, execute, fingerprint, samples_needed
+from ..io.corpus import Corpus
+from ..select import get_selector
+
+
+@dataclass
+class ScoreJob:
+    """A score run as it went: the signature, the run directory, the pool's scan (file stats at the
+    time, to tell a changed file later without reading it) and the bytes of lines read after scoring
+    (a cascade's candidates), so that a selection can be written from them."""
+
+    signature: dict
+    out_dir: Path
+    stats: dict
+    kept: dict | None
+
+
+def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike, params: dict | None = None,
+              seed: int = 0, reader: dict | None = None, execution: Execution | None = None,
+              cascade: Cascade | None = None, overwrite: bool = False) -> dict:
+    """Fit ``method`` on the in-domain set (and the pool), score the pool, write the run directory.
+
+    ``pool``: a :class:`~domainsift.io.source.PoolSource` (read as a stream, shard by shard) or a
+    :class:`Corpus` in memory. The run records how the pool's files are read: a ``PoolSource``'s
+    own reader; for a ``Corpus``, ``reader`` (format, column, field) says how it was read.
+    ``execution``: how it runs (:class:`~domainsift.engine.run.Execution`: local or Ray, shard size,
+    the fit sample); ``cascade``: a :class:`~domainsift.engine.run.Cascade` to let a student score
+    every line and ``method`` only the student's top candidates. Returns the signature; the wall time
+    is in ``DIR/run.json``. A killed run resumes: it loads the saved fit and scores only the shards
+    without a completion marker (under ``DIR/.resume/``). ``out_dir`` is locked while the run writes;
+    a directory that holds another kind of run is refused unless ``overwrite``."""
+    return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite).signature
+
+
+def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
+          reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
+          overwrite: bool = False, check_pool=None, selection_share=None) -> ScoreJob:
+    """:func:`run_score`, returning the :class:`ScoreJob`. ``check_pool(n)`` is called once the pool is
+    counted, before any fit (``select`` refuses a ``--top`` larger than the pool there);
+    ``selection_share(n)``: the share of the pool the selection will take (the student learns it, the
+    cascade plans for it)."""
+    from ..io.source import MemorySource, PoolSource
+    t0 = time.time()
+    execution = execution or Execution()
+    source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
+    params = dict(params or {})
+    params.setdefault("seed", seed)
+    selector = get_selector(method, **params)  # bad parameters fail here, before any reading; built once
+    execution.check()
+    if cascade is not None:
+        cascade.check()
+        if not selector.per_sentence or method == "student":
+            raise DomainsiftError(f"--cascade needs a method that scores each line on its own content; "
+                                  f"'{method}' {'is the student itself' if method == 'student' else 'does not'}")
+    real_files = [f for f in list(source.files) + list(source.target_files) if os.path.exists(f)]
+    check_distinct_inputs(real_files, "the pool")
+    rundir.check_recordable(in_domain.files)
+    refuse_overwriting_inputs(list(in_domain.files) + real_files, out_dir, rundir.OUTPUTS)
+    reader = _reader(source, reader)
+    if execution.engine == "ray":  # what Ray needs is checked before any reading, not after the fit
+        from ..engine.ray import plan
+        execution = _replace(execution, workers=plan(selector, execution.workers, execution.address))
+    student = None
+    if cascade is not None:
+        from ..engine.cascade import build_student
+        student = build_student(selector, params)
+    # pass 1: count, fingerprint, sample
+    scan = source.scan(samples_needed(selector, execution.fit_sample, cascade,
+                                      student.sample if student is not None else None, params["seed"]))
+    if scan.n == 0:
+        raise DomainsiftError("the pool is empty")
+    if check_pool:
+        check_pool(scan.n)
+    share = selection_share(scan.n) if selection_share else (cascade.share if cascade is not None else None)
+    _learn_share(selector, params, share)
+    if student is not None:
+        _learn_share(student, {}, share, default=True)
+        cascade = Cascade(cascade.candidates, share)
+    manifest = rundir.source_manifest(source.files, source.target_files, scan.n, reader,
+                                      fingerprints=scan.fingerprints)
+    how = {"cascade": {"candidates": cascade.candidates, "share": cascade.share}} if cascade else {}
+    with rundir.claim(out_dir, "score", overwrite=overwrite):
+        out = Path(out_dir)
+        state = out / rundir.RESUME / fingerprint(method, params, in_domain, manifest,
+                                                  {"shard_size": execution.shard_size,
+                                                   "fit_sample": execution.fit_sample, **how},
+                                                  selector.signature_params())
+        done = execute(selector, in_domain, source, scan.samples, state, execution, params, cascade, student)
+        sig = _signature(method, selector, params, in_domain, manifest, done)
+        run = {"cascade": done.plan} if done.plan else {}
+        rundir.write_scores(out, done.scores, done.ids, manifest, sig,
+                            timings={"score_seconds": round(time.time() - t0, 1), "engine": execution.engine,
+                                     "shards": done.n_shards, **done.seconds}, run=run)
+        selector.write_artifacts(out)  # e.g. the cross-lingual alignment picture
+        if done.student is not None:
+            done.student.write_artifacts(out)  # the cascade's student, reusable with --student-from
+        shutil.rmtree(out / rundir.RESUME, ignore_errors=True)
+    stats = {rundir.resolve(f): st for f, st in scan.stats.items()}
+    kept = None
+    if done.kept is not None:
+        kept = {(rundir.resolve(f), line): v for (f, line), v in done.kept.items()}
+    return ScoreJob(sig, out, stats, kept)
+
+
+def _replace(execution: Execution, **kw) -> Execution:
+    import dataclasses
+    return dataclasses.replace(execution, **kw)
+
+
+def _learn_share(selector, params: dict, share: float | None, default: bool = False) -> None:
+    """A selector that learns the selection's share (the student: ``share``) takes it unless its
+    parameters name one; a cascade's student also when the selection's share is not known (then the
+    share a cascade plans for)."""
+    from ..engine.cascade import PLAN_SHARE, learn_share
+    if "share" not in {p.name for p in selector.params} or "share" in params:
+        return
+    if share is None and not default:
+        return
+    selector.share = learn_share(PLAN_SHARE if share is None else share)
+    selector.check_params()
+
+
+def _reader(source, asked: dict | None) -> dict:
+    from ..io.source import MemorySource
+    asked = {k: v for k, v in (asked or {}).items() if v is not None}
+    if isinstance(source, MemorySource):  # records read before: as ``reader`` says, else the defaults
+        return {**source.reader(), **asked}
+    reader = source.reader()  # a stream is read by its own reader; an argument that says otherwise is a mistake
+    clash = {k: (v, reader.get(k)) for k, v in asked.items() if reader.get(k, v) != v}
+    if clash:
+        raise DomainsiftError("reader= disagrees with the pool source's own reader: " + ", ".join(
+            f"{k} {a!r} vs {b!r}" for k, (a, b) in clash.items()))
+    return reader
+
+
+def _signature(method, selector, params, in_domain, manifest, done) -> dict:
+    """What ran: the method's signature parameters, the model, the seed, the fit sample, the cascade's
+    student and candidates, the inputs."""
+    cascade_sig = {}
+    if done.student is not None:
+        ssp = done.student.signature_params()
+        ssp.pop("teacher_signature", None)
+        cascade_sig = {"cascade": f"student({ssp['features']}),candidates={done.plan['candidates']}",
+                       "cascade_student": ssp}
+    sp = selector.signature_params()
+    model = sp.pop("model", None) or sp.pop("embedder", None) or getattr(selector, "model_name", None)
+    sp.pop("seed", None)
+    sig = make_signature(method, model=model, seed=params["seed"], **sp, **done.fit_note, **cascade_sig,
+                         in_domain=[rundir.resolve(f) for f in in_domain.files],
+                         n_in_domain=len(in_domain), pool=manifest["files"],
+                         pool_target=manifest["target_files"] or None, n_pool=manifest["n"],
+                         probabilistic=bool(selector.probabilistic))
+    metrics = getattr(selector, "holdout_metrics_", None)
+    if metrics is not None:
+        sig["classifier_holdout"] = metrics
+    return sig

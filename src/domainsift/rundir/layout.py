@@ -1,0 +1,157 @@
+"""The run directory's layout: every file name (no other module spells one), where an artifact lives,
+what kind of run a directory holds, and the lock a run takes on it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+
+from .._internal.atomic import save_json
+from .._internal.errors import DomainsiftError
+
+
+# ------------------------------------------------------------------------------ names
+# Every file name of a run directory; no other module spells one (tests/test_rundir_owner.py).
+SCORES, IDS, SCORES_TSV, POOL = "scores.npy", "ids.npy", "scores.tsv", "pool.json"
+SIGNATURE, RUN = "signature.json", "run.json"
+SELECTION, SELECTED_IDS, SELECTED = "selection.json", "selected.ids.tsv", "selected"
+EVAL = "eval.json"
+ALIGNMENT, ALIGNMENT_PNG = "alignment.json", "alignment.png"
+EMBEDDINGS, EMBED_IDS = "embeddings.npy", "ids.tsv"
+CLUSTERING, CLUSTERS, OUTLIERS, MAP = "clustering.json", "clusters.tsv", "outliers.tsv", "map.json"
+DOWNSTREAM, CROSSDOMAIN, CROSSDOMAIN_PNG = "downstream.json", "crossdomain.json", "crossdomain.png"
+SAMPLING, REPORT = "sampling.json", "report.html"
+STUDENT = "student"  # a student's saved fit (the student method and --cascade): reusable with --student-from
+LOCK, RESUME = ".lock", ".resume"
+
+SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
+# outputs computed from a directory's scores: stale once the scores are rewritten
+DERIVED = (SELECTED_IDS, SELECTION, EVAL)
+# every name a score or selection run writes or replaces in its directory
+OUTPUTS = SCORE_FILES + (SCORES_TSV, RUN, STUDENT) + DERIVED + (SELECTED + ".*",)
+EMBED_OUTPUTS = (EMBEDDINGS, SIGNATURE, EMBED_IDS)
+CLUSTER_OUTPUTS = (CLUSTERING, OUTLIERS, CLUSTERS, MAP, "*.png")
+
+# what a directory holds, told by the file that only that kind of run writes
+KINDS = {"score": SCORES, "selection": SELECTED_IDS, "embed": EMBEDDINGS, "cluster": CLUSTERING}
+
+
+def path(run_dir: str | os.PathLike, name: str) -> Path:
+    """Where artifact ``name`` (one of this module's names) lives in ``run_dir``."""
+    return Path(run_dir) / name
+
+
+def has(run_dir: str | os.PathLike, name: str) -> bool:
+    return (Path(run_dir) / name).is_file()
+
+
+def read_json(run_dir: str | os.PathLike, name: str) -> dict | None:
+    """A JSON artifact of ``run_dir``, or None when it is not there; unreadable is a one-line error."""
+    p = Path(run_dir) / name
+    if not p.is_file():
+        return None
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DomainsiftError(f"{p}: unreadable ({exc}); run the command that wrote it again") from None
+
+
+def write_json(run_dir: str | os.PathLike, name: str, obj) -> Path:
+    """Write a JSON artifact atomically; returns its path."""
+    p = Path(run_dir) / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    save_json(p, obj)
+    return p
+
+
+def kind(run_dir: str | os.PathLike) -> str | None:
+    """What finished run ``run_dir`` holds: ``score`` (scores, maybe with a selection in place),
+    ``selection`` (a selection from a score directory elsewhere), ``embed``, ``cluster``; None
+    when it holds no domainsift run."""
+    d = Path(run_dir)
+    for k, marker in KINDS.items():
+        if (d / marker).is_file():
+            return k
+    return None
+
+
+class _Claim:
+    """A run's hold on its output directory: an exclusive lock on ``DIR/.lock`` for as long as the
+    run writes (a second run into the same directory fails at once), released on exit."""
+
+    def __init__(self, out: Path, fh, created: bool):
+        self.out, self.fh, self.created = out, fh, created
+
+    def release(self) -> None:
+        if self.fh is not None:
+            import fcntl
+            fcntl.flock(self.fh, fcntl.LOCK_UN)
+            self.fh.close()
+            self.fh = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *exc):
+        self.release()
+        if kind is not None and self.created:  # a run that failed in a directory it made leaves nothing
+            try:
+                (self.out / LOCK).unlink(missing_ok=True)
+                self.out.rmdir()
+            except OSError:  # it wrote something (a resumable state): keep it
+                pass
+
+
+def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, source: str | os.PathLike | None = None):
+    """Take ``out_dir`` for a run that writes a ``writes`` run (a kind of :data:`KINDS`); use as a
+    context manager.
+
+    Refused with one line: a directory another domainsift process is writing to; a directory that
+    holds a finished run of another kind (a score run's scores, an embedding), unless ``overwrite``.
+    A selection may go into the score directory it reads (``source``) or replace another selection."""
+    import fcntl
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DomainsiftError(f"{out}: exists and is not a directory; choose another --out")
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    fh = open(out / LOCK, "a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise DomainsiftError(f"{out}: another domainsift run is writing to this directory; wait for it to "
+                              "finish or choose another --out") from None
+    held_claim = _Claim(out, fh, created)
+    try:
+        held = kind(out)
+        same_source = source is not None and out.resolve() == Path(source).resolve()
+        if held and held != writes and not overwrite and not (writes == "selection" and same_source):
+            raise DomainsiftError(f"{out}: holds a finished {held} run; a {writes} run would replace it. "
+                                  f"Choose another --out (or pass --overwrite to replace it)")
+    except BaseException as exc:
+        held_claim.__exit__(type(exc), exc, None)
+        raise
+    return held_claim
+
+
+def resolve(path: str | os.PathLike) -> str:
+    return os.path.realpath(str(path))
+
+
+def check_recordable(paths) -> None:
+    """Every path can be written into the run's JSON and TSV files: valid UTF-8, no tab or line break
+    (checked before any work, so a run never fails after scoring on a file's name)."""
+    for f in paths:
+        f = str(f)
+        try:
+            f.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = f.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            raise DomainsiftError(f"{shown!r}: the file name is not valid UTF-8, so it cannot be recorded in "
+                                  f"{POOL} and {SELECTED_IDS}; rename the file") from None
+        if "\t" in f or "\n" in f or "\r" in f:
+            raise DomainsiftError(f"{f!r}: a file name with a tab or line break cannot be recorded in "
+                                  f"{SCORES_TSV} and {SELECTED_IDS}; rename the file")

@@ -1,0 +1,160 @@
+"""A score directory: ``scores.npy``, ``ids.npy``, ``scores.tsv``, ``pool.json``, ``run.json`` and
+``signature.json`` (last), written shard by shard and read back memory-mapped."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .._internal.atomic import atomic_open, save_json
+from .._internal.errors import DomainsiftError
+from .layout import ALIGNMENT, ALIGNMENT_PNG, DERIVED, IDS, POOL, RUN, SCORES, SCORES_TSV, SCORE_FILES, SELECTED, SIGNATURE
+from .manifest import read_pool
+
+
+@dataclass
+class ScoreRun:
+    """What a score directory holds (``scores`` and ``id_array`` memory-mapped)."""
+
+    dir: Path
+    scores: np.ndarray
+    pool: dict
+    signature: dict
+    id_array: np.ndarray
+
+    def id_at(self, i: int) -> tuple[str, int]:
+        k, line = self.id_array[int(i)]
+        return self.pool["files"][int(k)], int(line)
+
+    @property
+    def ids(self) -> list[tuple[str, int]]:
+        """Every record's (file, line): a list for the whole pool; prefer :meth:`id_at`."""
+        files = self.pool["files"]
+        return [(files[int(k)], int(n)) for k, n in self.id_array]
+
+    @property
+    def probabilistic(self) -> bool:
+        return bool(self.signature.get("probabilistic"))
+
+
+def _remove(paths) -> None:
+    for p in paths:
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
+def _derived_files(out: Path) -> list[Path]:
+    return [out / n for n in DERIVED] + [p for p in out.glob(SELECTED + ".*") if p.is_file()]
+
+
+def _part(p) -> np.ndarray:
+    """A part of a streamed array: an array, or the .npy file that holds it (read when needed)."""
+    return np.load(p) if isinstance(p, (str, os.PathLike)) else p
+
+
+def _length(p) -> int:
+    """A part's number of rows, from its .npy header when it is a file."""
+    return len(np.load(p, mmap_mode="r")) if isinstance(p, (str, os.PathLike)) else len(p)
+
+
+def _stream_npy(path: Path, parts: Sequence, shape: tuple, dtype) -> None:
+    """Write ``parts`` (arrays or .npy files, stacked along axis 0) into one .npy file, part by part
+    (appended to the file, not through a memory map: the process holds one part at a time)."""
+    from numpy.lib import format as npy
+    from .._internal.atomic import atomic_path
+    dtype = np.dtype(dtype)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            npy.write_array_header_1_0(fh, {"descr": npy.dtype_to_descr(dtype), "fortran_order": False,
+                                            "shape": tuple(shape)})
+            for p in parts:
+                fh.write(np.ascontiguousarray(_part(p), dtype=dtype).tobytes())
+
+
+def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
+                 timings: dict | None = None, run: dict | None = None) -> None:
+    """Write a score directory (see the module docstring); ``signature.json`` comes last.
+
+    ``scores`` and ``ids`` are arrays, or lists of per-shard arrays or .npy files (written shard by
+    shard, so memory stays bounded by a shard). ``run``: more of what ``run.json`` records (a cascade's plan)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    s_parts = scores if isinstance(scores, list) else [np.asarray(scores, dtype=np.float64)]
+    i_parts = ids if isinstance(ids, list) else [np.asarray(ids, dtype=np.int64).reshape(-1, 2)]
+    n = sum(_length(p) for p in s_parts)
+    n_ids = sum(_length(p) for p in i_parts)
+    if n != pool["n"] or n_ids != n:
+        raise RuntimeError(f"{n} scores and {n_ids} ids for {pool['n']} pool records")
+    _remove([out / SIGNATURE, out / ALIGNMENT, out / ALIGNMENT_PNG] + _derived_files(out))
+    _stream_npy(out / SCORES, s_parts, (n,), np.float64)
+    _stream_npy(out / IDS, i_parts, (n, 2), np.int64)
+    files = pool["files"]
+    with atomic_open(out / SCORES_TSV) as fh:
+        fh.write("file\tline\tscore\n")
+        for sp, ip in zip(s_parts, i_parts):
+            # exact scores: re-read, they order as scores.npy does
+            fh.writelines(f"{files[k]}\t{line}\t{float(v)!r}\n"
+                          for (k, line), v in zip(_part(ip).tolist(), _part(sp).tolist()))
+    save_json(out / POOL, pool)
+    save_json(out / RUN, {"timings": timings or {}, **(run or {})})
+    save_json(out / SIGNATURE, sig)
+
+
+def _legacy_ids(pool: dict) -> np.ndarray:
+    """ids.npy's array from an earlier version's ``pool.json`` (which listed every id)."""
+    index = {f: k for k, f in enumerate(pool["files"])}
+    return np.array([[index.get(f, -1), n] for f, n in pool["ids"]], dtype=np.int64).reshape(-1, 2)
+
+
+def read_ids(run_dir: str | os.PathLike, pool: dict | None = None) -> np.ndarray:
+    """A run directory's ids (n, 2): file index into ``pool.json``'s files, line."""
+    d = Path(run_dir)
+    pool = pool if pool is not None else read_pool(d)
+    if (d / IDS).exists():
+        return np.load(d / IDS, mmap_mode="r")
+    if "ids" in pool:
+        return _legacy_ids(pool)
+    raise DomainsiftError(f"{d}: no ids.npy; not a complete domainsift run directory")
+
+
+def load_scores(score_dir: str | os.PathLike) -> ScoreRun:
+    """Read a score directory; a missing file or scores that do not match the pool is an error."""
+    d = Path(score_dir)
+    for name in SCORE_FILES:
+        if name == IDS:
+            continue  # read_ids below: ids.npy, or an earlier version's list in pool.json
+        if not (d / name).exists():
+            raise DomainsiftError(f"{d}: not a score directory (no {name}); run 'domainsift score' first")
+    try:
+        scores = np.load(d / SCORES, mmap_mode="r")
+        pool = _read_json(d / POOL, d)
+        sig = _read_json(d / SIGNATURE, d)
+        ids = read_ids(d, pool)
+    except (OSError, ValueError) as exc:
+        raise DomainsiftError(f"{d}: unreadable score directory: {exc}") from None
+    n = pool.get("n", len(pool.get("ids", [])))
+    if scores.shape != (n,) or ids.shape != (n, 2):
+        raise DomainsiftError(f"{d}: {scores.shape[0] if scores.ndim else 0} scores and {len(ids)} ids for "
+                              f"{n} pool records")
+    return ScoreRun(d, scores, pool, sig, ids)
+
+
+def _read_json(path: Path, d: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DomainsiftError(f"{d}: unreadable score directory: {exc}") from None
+
+
+def read_signature(run_dir: str | os.PathLike) -> dict:
+    p = Path(run_dir) / SIGNATURE
+    if not p.exists():
+        raise DomainsiftError(f"{run_dir}: not a domainsift run directory (no signature.json)")
+    return json.loads(p.read_text(encoding="utf-8"))

