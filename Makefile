@@ -28,18 +28,18 @@ test: install
 	$(BIN)/python -m pytest tests
 
 # the benchmarks behind the README's figures, at today's defaults (hours on 2 cores; each resumes);
-# `python bench/selection.py` with no --methods reruns every variant ever measured
+# `python bench/live/selection.py` with no --methods reruns every variant ever measured
 bench: install
 	$(BIN)/pip install -q -c constraints.txt -e '.[all,bench]'
-	$(BIN)/python bench/int8_recipes.py
-	$(BIN)/python bench/reproducible.py
-	$(BIN)/python bench/clustering.py
-	$(BIN)/python bench/selection.py --methods cosine-default moore-lewis random dsir finetune-default \
+	$(BIN)/python bench/live/int8_recipes.py
+	$(BIN)/python bench/live/reproducible.py
+	$(BIN)/python bench/live/clustering.py
+	$(BIN)/python bench/live/selection.py --methods cosine-default moore-lewis random dsir finetune-default \
 	    finetune-default+moore-lewis cosine-default+moore-lewis
-	for s in 1 2; do $(BIN)/python bench/selection.py --seed $$s --methods moore-lewis random finetune-default \
+	for s in 1 2; do $(BIN)/python bench/live/selection.py --seed $$s --methods moore-lewis random finetune-default \
 	    finetune-default+moore-lewis || exit 1; done
-	$(BIN)/python bench/crosslingual.py --methods crosslingual crosslingual-no-align
-	$(BIN)/python bench/negatives_pools.py
+	$(BIN)/python bench/live/crosslingual.py --methods crosslingual crosslingual-no-align
+	$(BIN)/python bench/live/negatives_pools.py
 
 # resolve the package's ranges anew in a throw-away environment and pin what it got
 lock:

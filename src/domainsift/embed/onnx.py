@@ -20,7 +20,7 @@ vector depends on nothing but the sentence and the CPU's floating point:
   the same as with VNNI. 8-bit weights saturate there and round differently on
   each instruction set.
 
-Measured on the default encoder (``bench/int8_recipes.py``): mean cosine to
+Measured on the default encoder (``bench/live/int8_recipes.py``): mean cosine to
 PyTorch fp32 0.995 (dynamic int8: 0.992), vectors identical in any order and
 batch size; about 1.4x ONNX Runtime's fp32 speed and 0.8x the dynamic
 recipe's on a 2-core AVX-512 CPU.
@@ -179,7 +179,7 @@ def build_model_file(model, tokenizer, layer: int, backend: str, out: Path,
                      attention_impl: str = EXPORT_ATTENTION) -> None:
     """Export (and for ``onnx-int8`` quantise) ``model`` to ``out``, written under a temporary
     name in the same folder and renamed; the graph is traced with ``attention_impl`` attention
-    (``bench/onnx_graph.py`` compares eager with PyTorch's fused "sdpa")."""
+    (``bench/archive/onnx_graph.py`` compares eager with PyTorch's fused "sdpa")."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".export-") as tmp:
         fp32 = Path(tmp) / "model.onnx"

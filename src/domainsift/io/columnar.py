@@ -57,7 +57,7 @@ def _batches(path: str, fmt: str, columns: Sequence[str]):
     try:
         if fmt == "parquet":
             # a buffered stream: without it a row group's column chunk is read whole (at 1M rows the
-            # reader's peak grew from 111 to 184 MB; buffered, 99 to 116 MB; bench/scale.py)
+            # reader's peak grew from 111 to 184 MB; buffered, 99 to 116 MB; bench/live/scale.py)
             pf = pa.parquet.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
             names = pf.schema_arrow.names
             _check_columns(path, names, columns)

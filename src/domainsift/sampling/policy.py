@@ -15,7 +15,7 @@ settle. Adam's normalised steps move ψ by about ``lr_data`` per iteration
 whatever the rewards, and on the benchmark the weights swung from one domain to
 another and back (docs/sampling.md). The flip side: ``lr_data`` is tied to the
 rewards' scale (MDAC: nats of mean token loss; DDS: cosines); paper 004 grid-
-searches it over {0.001, 0.0025, 0.005}, and so does ``bench/sampling.py``.
+searches it over {0.001, 0.0025, 0.005}, and so does ``bench/live/sampling.py``.
 """
 
 from __future__ import annotations

@@ -100,24 +100,10 @@ def contrastive_loss(torch, za, zb, clusters, temperature: float):
                   + torch.nn.functional.cross_entropy(logits.T, target))
 
 
-def adapter(torch, dim: int, hidden: int, residual: bool):
-    """The adaptive layer's network: 2 layers, ``hidden`` wide. The paper's replaces a vector by its
-    ``hidden``-d output; ``residual`` adds a ``dim``-d output to the vector instead (its last layer
-    starts at zero, so training starts from the encoder's space: a variant in bench/)."""
-    net = _mlp(torch, dim, hidden, dim if residual else hidden)
-    if not residual:
-        return net
-    torch.nn.init.zeros_(net[2].weight)
-    torch.nn.init.zeros_(net[2].bias)
-
-    class Residual(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.net = net
-
-        def forward(self, x):
-            return x + self.net(x)
-    return Residual()
+def adapter(torch, dim: int, hidden: int):
+    """The adaptive layer's network (paper 003's): 2 layers, ``hidden`` wide, replacing a vector by its
+    ``hidden``-d output."""
+    return _mlp(torch, dim, hidden, hidden)
 
 
 # paper 003, section 5.1 and appendix A
@@ -126,7 +112,7 @@ CONTRASTIVE = {"k": 5, "hidden": 128, "temperature": 0.2, "lr": 1e-5, "batch": 6
 
 
 def train_contrastive(torch, xa: np.ndarray, xb: np.ndarray, rng: np.random.Generator, seed: int,
-                      residual: bool = False, k: int = CONTRASTIVE["k"], hidden: int = CONTRASTIVE["hidden"],
+                      k: int = CONTRASTIVE["k"], hidden: int = CONTRASTIVE["hidden"],
                       temperature: float = CONTRASTIVE["temperature"], lr: float = CONTRASTIVE["lr"],
                       epochs: int = CONTRASTIVE["epochs"]) -> ContrastiveAlignment:
     """Paper 003's adaptive layer trained on the bitext's vectors: the A side clustered into ``k``
@@ -142,7 +128,7 @@ def train_contrastive(torch, xa: np.ndarray, xb: np.ndarray, rng: np.random.Gene
     if len(train) == 0:
         train = dev
     ta, tb, tc = (torch.as_tensor(v) for v in (xa, xb, clusters))
-    g = adapter(torch, xa.shape[1], hidden, residual)
+    g = adapter(torch, xa.shape[1], hidden)
     opt = torch.optim.Adam(g.parameters(), lr=lr)
     batch, patience = CONTRASTIVE["batch"], CONTRASTIVE["patience"]
     best, best_state, waited = float("inf"), None, 0

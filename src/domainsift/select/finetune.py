@@ -127,9 +127,6 @@ class FinetuneSelector(EncoderSelector):
                              cache_dir=self.cache_dir, progress=self.progress, backend=self.backend)
         return cos.fit(in_domain, pool).score(pool)
 
-    def _prepare(self, classifier) -> None:
-        """A hook on the classifier before training (the benchmark's variants change it here)."""
-
     def fit(self, in_domain, pool=None) -> "FinetuneSelector":
         from .train import EncoderClassifier, TrainConfig, train_classifier
         in_domain, pool = self._fit_input(in_domain, pool)
@@ -167,7 +164,6 @@ class FinetuneSelector(EncoderSelector):
         self.classifier_ = EncoderClassifier(model_path(self.model), self.max_length, self.device,
                                              self._score_batch(), self.backend)
         self.classifier_.freeze(self.freeze)
-        self._prepare(self.classifier_)
         cfg = TrainConfig(epochs=self.epochs, lr=self.lr, head_lr=self.head_lr, batch_size=self.batch_size,
                           bucket=self.bucket, warmup=self.warmup, seed=self.seed, progress=self.progress)
         steps = int(np.ceil((len(train_pos) + n_train_neg) / self.batch_size))

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 NEG_SHARE = 2 / 3  # the teacher's bottom two thirds of the sample are the negatives (paper 000's rule)
 FOLDS = 4  # the sample's folds: each is scored by a student fitted on the others, to plan the candidates
 NO_TEACHER = ("student", "random")
-FEATURES = "static"  # what the signature records (hashed n-grams measured worse: bench/student_choices.py)
+FEATURES = "static"  # what the signature records (hashed n-grams measured worse: bench/archive/student_choices.py)
 
 
 class Student:

@@ -5,7 +5,7 @@ of every pool line and the cascade's saved student, any M can be replayed exactl
 is the full run's: same method, parameters, seed and pool), so a plan rule's M and the precision it
 gives are computed here without scoring anything again.
 
-For each target and seed (the runs bench/selection.py left under bench/work/selection: the full
+For each target and seed (the runs bench/live/selection.py left under bench/work/selection: the full
 ``finetune-default`` run and the ``cascade-finetune`` run's ``student/``), and selections of 1%, 5% and
 14.3% of the 35,000-line pool (N = 350, 1,750, 5,000):
 
@@ -18,11 +18,11 @@ For each target and seed (the runs bench/selection.py left under bench/work/sele
 Rules: ``recall99`` (0.8.0's: 99% of the teacher's top N), ``recall90``, and ``slackD`` (0.9.0's,
 D = 0.25: N of the teacher's top (1 + D) N; see domainsift.select.student.plan_share).
 
-With ``--scale``: the same rules' M on the 1M-line scale pool (bench/scale.py's
+With ``--scale``: the same rules' M on the 1M-line scale pool (bench/live/scale.py's
 ``run-finetune-cascade-1000000``, KDE4 in-domain, its student re-scoring every line), where the
 candidates the 0.8.0 run kept stand in for the pool's teacher scores.
 
-    python bench/cascade_plan.py [--scale]
+    python bench/archive/cascade_plan.py [--scale]
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ import json
 import os
 
 import numpy as np
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import CLASSIC, ROOT, data_file, write_results
 
 from domainsift.io.corpus import read_corpus
@@ -144,7 +148,7 @@ def main() -> None:
     if args.scale:
         srows = scale_rows()
         payload["scale"] = srows
-        lines += ["", "## The 1M-line scale pool (KDE4 in-domain, the student of bench/scale.py's finetune cascade)", "",
+        lines += ["", "## The 1M-line scale pool (KDE4 in-domain, the student of bench/live/scale.py's finetune cascade)", "",
                   "| selection | rule | estimated on (lines) | M / pool (estimate) | M / pool (needed) |",
                   "|---|---|---|---|---|"]
         lines += [f"| {r['share']:.0%} | {r['rule']} | {r['estimate_lines']} | {r['m_share']:.3f} | "

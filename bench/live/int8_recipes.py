@@ -18,8 +18,8 @@ benchmark (35,000-line pool, N = 5,000, in-domain <D>.test.en) for cosine, and f
 product's defaults (seed --seed): the encoder is fine-tuned once per target and the pool scored by
 each recipe, so only the scoring differs.
 
-    python bench/int8_recipes.py [--rounds 2] [--seed 0] [--no-finetune]
-    python bench/int8_recipes.py --speed-only --rounds 3     # -> int8_speed.md: speed, nothing else running
+    python bench/live/int8_recipes.py [--rounds 2] [--seed 0] [--no-finetune]
+    python bench/live/int8_recipes.py --speed-only --rounds 3     # -> int8_speed.md: speed, nothing else running
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ cache: as text with batch 32 and shards of 16,384 lines (the defaults); as text 
 shards of 5,000; as one Parquet file (written under bench/work) with batch 64 and shards of 3,000.
 Reports the largest score difference to the first run and whether the top 5,000 are the same lines.
 
-    python bench/reproducible.py
+    python bench/live/reproducible.py
 """
 
 from __future__ import annotations

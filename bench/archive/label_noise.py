@@ -7,10 +7,10 @@ by the other, whatever a method does. Per target:
 * ``shared``: the target's pool lines whose text occurs in another domain's file, exactly and after
   lower-casing, stripping punctuation and folding whitespace (``normalised``);
 * among Domain-Finetune's wrong selections (the finished ``finetune-default`` runs of
-  bench/selection.py, seeds 0-2, N = 5,000), the share whose text also occurs in the target's own
+  bench/live/selection.py, seeds 0-2, N = 5,000), the share whose text also occurs in the target's own
   file: selections the gold labels call wrong although the same text is in-domain.
 
-    python bench/label_noise.py
+    python bench/archive/label_noise.py
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ import re
 import unicodedata
 
 import numpy as np
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
 
 from domainsift.io.corpus import read_corpus

@@ -19,7 +19,7 @@ Beside it, on the same half B, the unsupervised methods as the product runs them
 benchmark's in-domain set (<D>.test.en, 500 lines) and half B as the pool: finetune (default) and
 cosine; so the gap is measured on the same lines.
 
-    python bench/ceiling.py [--targets EMEA ...] [--seeds 0 1] [--epochs 3] [--methods gold-finetune ...]
+    python bench/live/ceiling.py [--targets EMEA ...] [--seeds 0 1] [--epochs 3] [--methods gold-finetune ...]
 
 Finished (target, method, seed) runs are kept in bench/work/ceiling/<target>/<method>-<seed>.json,
 so a killed run resumes; the table is rebuilt from them.

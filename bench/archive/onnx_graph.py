@@ -4,13 +4,13 @@ The default encoder is exported twice with the product's exporter and quantiser
 (``domainsift.embed.onnx``): traced from PyTorch's fused attention (``sdpa``, transformers'
 default, as 0.5.0 exported) and from transformers' eager attention (plain MatMul and Softmax,
 0.5.1). Each graph, fp32 and int8, encodes the clustering set (10,000 lines of the five classic
-domains, as ``bench/embed_speed.py``) through ``TransformersEmbedder`` (batch 32, sorted by
+domains, as ``bench/live/embed_speed.py``) through ``TransformersEmbedder`` (batch 32, sorted by
 token count), alternating, --rounds rounds. A third graph, eager+ort-optimizer, is the eager one
 after ONNX Runtime's transformer optimiser (``optimize_model``, model type bert: fused Attention,
 SkipLayerNormalization, BiasGelu), quantised after fusing. Reports sentences/s, the ops that
 differ, and the cosine of the sdpa and eager graphs' vectors.
 
-    python bench/onnx_graph.py [--rounds 3]
+    python bench/archive/onnx_graph.py [--rounds 3]
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import sys  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import clustering_set, write_results
 
 from domainsift.embed.onnx import OnnxRunner, _input_names, build_model_file, quantize_per_row

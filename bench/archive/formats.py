@@ -8,7 +8,7 @@ from each storage. Reported: whether the scores are identical (bit for bit), whe
 selected records are the same (by position in the pool) and the precision that ``evaluate``
 gives against the target's records. Storage copies live under bench/work/formats/ (not versioned).
 
-    python bench/formats.py
+    python bench/archive/formats.py
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
 
 from domainsift.io.corpus import read_corpus

@@ -2,14 +2,14 @@
 
 For each of the five classic targets of the "selection" benchmark, a 4-gram
 Kneser–Ney LM (VariKN) is trained on each method's N=5,000 selection (the run
-directories that bench/selection.py leaves under bench/work/selection/), on
+directories that bench/live/selection.py leaves under bench/work/selection/), on
 all 35,000 pool lines, and on the oracle <D>.train.en, and measured by
 perplexity and OOV rate on <D>.test.en. The "random" method's selection is the
 random 5,000 reference. Then the 7x7 cross-domain matrix (each domain's LM on
 each domain's test), the cosine similarity of the domains' centroids under the
 default encoder, and their Pearson correlation, with the scatter plot.
 
-    python bench/selection.py && python bench/downstream.py
+    python bench/live/selection.py && python bench/live/downstream.py
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def report(per_target: dict, cd: dict, order: int) -> None:
     cell = {(t, r["name"]): r for t, rows in per_target.items() for r in rows}
     lines = ["# Downstream check: LM perplexity on held-out in-domain text", "",
              f"A {order}-gram Kneser–Ney LM (VariKN) trained on each selection of N = 5,000 lines "
-             "(bench/selection.py), on all 35,000 pool lines, and on the oracle <D>.train.en; perplexity on "
+             "(bench/live/selection.py), on all 35,000 pool lines, and on the oracle <D>.train.en; perplexity on "
              "<D>.test.en (OOV tokens left out, OOV rate in brackets). Lower is better.", "",
              "| training data | " + " | ".join(per_target) + " |", "|---|" + "---|" * len(per_target)]
     for n in names:

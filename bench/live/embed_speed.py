@@ -17,7 +17,7 @@ The clustering set (the first 2,000 distinct lines of <D>.train.en for the five 
    clustering benchmark); the Domain-Cosine selection precision on the selection benchmark (35k
    pool, five targets, N=5,000).
 
-    python bench/embed_speed.py [--rounds 2] [--backends torch onnx onnx-int8] [--no-selection]
+    python bench/live/embed_speed.py [--rounds 2] [--backends torch onnx onnx-int8] [--no-selection]
 """
 
 from __future__ import annotations

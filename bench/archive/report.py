@@ -2,12 +2,12 @@
 
 Runs: a clustering of the clustering benchmark's set (the first 2,000 distinct lines of the five
 classic <D>.train.en files, all-MiniLM-L6-v2, k = 5, PCA 50, 5 seeds: `domainsift cluster`), the
-five `cosine` selections of bench/selection.py (bench/work/selection/<D>/cosine) and, when present,
+five `cosine` selections of bench/live/selection.py (bench/work/selection/<D>/cosine) and, when present,
 their downstream check. Writes the report, then opens it in headless Chromium (Debian's chromium
 and chromedriver, through selenium) five times and reports the time until Bokeh has rendered every
 plot (the page's documents idle), the file size and any console error.
 
-    python bench/report.py
+    python bench/archive/report.py
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import CLASSIC, ROOT, data_file, write_results
 
 WORK = ROOT / "bench" / "work" / "report"

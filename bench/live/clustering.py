@@ -4,7 +4,7 @@ The first 2,000 distinct lines of <D>.train.en for the five classic domains;
 every embedder; GMM (full covariance, <= 150 EM iterations), k in {5, 10, 15},
 with PCA-50 and without, 5 seeds; purity mean ± std.
 
-    python bench/clustering.py [--embedders minilm tfidf ...] [--seeds 5]
+    python bench/live/clustering.py [--embedders minilm tfidf ...] [--seeds 5]
 """
 
 from __future__ import annotations

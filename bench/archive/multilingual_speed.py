@@ -13,7 +13,7 @@ for --rounds rounds:
 
 The whole process is timed (start, imports, loading, encoding, writing), and its peak RSS (VmHWM).
 
-    python bench/multilingual_speed.py [--rounds 2] [--with-package]
+    python bench/archive/multilingual_speed.py [--rounds 2] [--with-package]
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ import tempfile
 import time
 
 import numpy as np
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import SEVEN, data_file, write_results
 
 RUN = r"""

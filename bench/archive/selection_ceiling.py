@@ -8,7 +8,7 @@ out-of-fold probability are compared with the gold domain. A PU selector sees
 only 500 in-domain lines and no labels, so this supervised linear probe on the
 same vectors bounds what a linear classifier on frozen vectors can reach.
 
-    python bench/selection_ceiling.py
+    python bench/archive/selection_ceiling.py
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import sys  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import CLASSIC, SEVEN, data_file, write_results
 
 N = 5000

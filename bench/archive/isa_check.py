@@ -2,12 +2,12 @@
 under QEMU's user-mode emulation of a Haswell CPU (AVX2 and FMA; no AVX-512, no VNNI), and compares.
 
 The default encoder is exported once (fp32) and quantised two ways: the product's onnx-int8 (per-row
-activations, 7-bit weights) and 0.2.0-0.5.1's dynamic int8 (bench/int8_recipes.py). 16 demo sentences
+activations, 7-bit weights) and 0.2.0-0.5.1's dynamic int8 (bench/live/int8_recipes.py). 16 demo sentences
 are encoded with batch 16 and one by one, here and emulated (one thread each; emulation is slow), and
 the largest coordinate difference between the two CPUs is reported. Needs ``qemu-x86_64``
 (Debian: ``apt-get install qemu-user``).
 
-    python bench/isa_check.py
+    python bench/archive/isa_check.py
 """
 
 from __future__ import annotations

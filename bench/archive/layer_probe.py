@@ -8,9 +8,9 @@ as Domain-Finetune's 10 epochs draw them), on the frozen mean-pooled, L2-normali
 vectors of one layer; precision of the top N = 5,000 of the 35,000-line pool.
 Two seeds (the negatives drawn). "last" is the encoder's own sentence vector.
 Not a selection method shipped as such: it asks where the domain signal sits
-before fine-tuning (bench/finetune_variants.py asks whether fine-tuning keeps it).
+before fine-tuning (bench/finetune_variants.py (removed; in git history) asks whether fine-tuning keeps it).
 
-    python bench/layer_probe.py [--layers 0 2 3 last]
+    python bench/archive/layer_probe.py [--layers 0 2 3 last]
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+import sys  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import CLASSIC, SEVEN, data_file, write_results
 
 N = 5000

@@ -2,7 +2,7 @@
 
 On the selection benchmark's pool (the seven <D>.train.en, 35,000 lines; in-domain set <D>.test.en,
 N = 5,000), the teacher's scores are those of the finished full runs under bench/work/selection/
-(``finetune-default`` and ``cosine-default``, seed 0: run bench/selection.py first). For each
+(``finetune-default`` and ``cosine-default``, seed 0: run bench/live/selection.py first). For each
 target, teacher, feature set, head and sample size, a student is trained on a seeded sample of the
 pool scored by the teacher and scores the whole pool. Measured:
 
@@ -19,7 +19,7 @@ teacher: in-domain set against random sample lines, the issue's starting point),
 (logistic regression: in-domain set and the teacher's top share of the sample against its bottom two
 thirds: the product's) and ``rank`` (ridge regression on the teacher's rank, Gaussianised). Seed 0.
 
-    python bench/student_choices.py [--targets EMEA ...] [--teachers finetune cosine]
+    python bench/archive/student_choices.py [--targets EMEA ...] [--teachers finetune cosine]
 """
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ import json
 import time
 
 import numpy as np
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import CLASSIC, ROOT, data_file, write_results
 
 from domainsift.io.corpus import read_corpus
@@ -187,7 +191,7 @@ def table(rows) -> None:
     keys = sorted({(r["teacher"], r["features"], r["head"], r["sample"]) for r in rows},
                   key=lambda k: (k[0], ["static", "hashed", "both"].index(k[1]), k[2], k[3]))
     md = ["# Student choices (features, head, sample size) for the cascade", "",
-          "Pool of bench/selection.py (35,000 lines), N = 5,000, seed 0; the teacher's scores are its full runs. "
+          "Pool of bench/live/selection.py (35,000 lines), N = 5,000, seed 0; the teacher's scores are its full runs. "
           "Means over the targets run: the student alone's precision; recall of the teacher's top N in the "
           "student's top 1.5N and 2N; M99 (oracle candidates for 99% of the teacher's top N); planned "
           "(candidates the product's rule plans from the sample); the recall and the cascade's precision "

@@ -1,7 +1,7 @@
 """Benchmark "cross-lingual selection" (../shared/docs/BENCHMARKS.md; paper 003's setting on the shared data).
 
 For each of the five classic targets D: in-domain set <D>.test.de (German, 500 lines); pool: the
-seven <D>.train.en (English, 35,000 lines, as in bench/selection.py); bitext for alignment: the
+seven <D>.train.en (English, 35,000 lines, as in bench/live/selection.py); bitext for alignment: the
 German–English train pairs of the six *other* domains (no parallel data of D). Another language pair
 of the same layout (DOMAINSIFT_DATA=.../fr-en) runs with its non-English side as the in-domain
 language; its runs and results are kept apart (crosslingual_fr-en.md). Select N = 5,000;
@@ -9,7 +9,7 @@ precision = the share of selected lines from <D>.train.en.
 
 Rows: ``crosslingual`` (the defaults: the linear adaptive layer, the refining classifier),
 ``crosslingual-no-refine``, ``crosslingual-no-align`` and ``crosslingual-no-align-no-refine``
-(paper 003's baseline: one classifier in the raw encoder space); from bench/crosslingual_variants.py,
+(paper 003's baseline: one classifier in the raw encoder space); from bench/crosslingual_variants.py (removed; in git history),
 ``refine-pool-only`` and ``refine-pool-only-no-align`` (the refining classifier on the pool's
 pseudo-labels alone), ``procrustes`` and ``procrustes-no-refine`` (an orthogonal map in place of the
 ridge map) and ``contrastive-residual`` / ``contrastive-mlp`` (paper 003's contrastive
@@ -21,7 +21,7 @@ measured before the method existed); the monolingual English ``cosine`` and ``fi
 bench/results/selection.json beside them. Wall time per run. Finished runs are kept under
 bench/work/crosslingual/ (a killed benchmark resumes).
 
-    python bench/crosslingual.py [--targets EMEA ...] [--methods crosslingual ...] [--seed S]
+    python bench/live/crosslingual.py [--targets EMEA ...] [--methods crosslingual ...] [--seed S]
 """
 
 from __future__ import annotations
@@ -40,14 +40,9 @@ N = 5000
 # every label pins what differs from the selector's defaults that matter here
 METHODS = {"crosslingual": {}, "crosslingual-no-refine": {"refine": False},
            "crosslingual-no-align": {"align": False}, "crosslingual-no-align-no-refine": {"align": False, "refine": False},
-           # the variants of bench/crosslingual_variants.py: refining on the pool's pseudo-labels alone
-           "refine-pool-only": {"variant": "pool-only"},
-           "refine-pool-only-no-align": {"align": False, "variant": "pool-only"},
-           # an orthogonal map in place of the ridge map
-           "procrustes": {"variant": "procrustes"}, "procrustes-no-refine": {"refine": False, "variant": "procrustes"},
-           # paper 003's contrastive layer in place of the linear map
-           "contrastive-residual": {"refine": False, "variant": "residual"},
-           "contrastive-mlp": {"refine": False, "variant": "mlp"},  # its output replaces the vector, as in the paper
+           # retired in 0.11.0 with the benchmark's fork of the selector (bench/crosslingual_variants.py, in git
+           # history; rows stay in the results): refine-pool-only(-no-align), procrustes(-no-refine),
+           # contrastive-residual, contrastive-mlp
            # paper 003's layer with the paper's settings, from the product (--alignment contrastive)
            "crosslingual-contrastive-no-refine": {"alignment": "contrastive", "refine": False},
            "crosslingual-contrastive": {"alignment": "contrastive"},
@@ -85,16 +80,6 @@ def lstsq_cosine(target: str, pool, seed: int) -> np.ndarray:
     return unit(xp) @ unit(centroid)
 
 
-def variant_selector(label: str, **kw):
-    """The selector of a label that runs a variant of bench/crosslingual_variants.py, built with ``kw``."""
-    from crosslingual_variants import ContrastiveSelector, PoolOnlyRefine, ProcrustesSelector
-    params = {k: v for k, v in METHODS[label].items() if k != "variant"}
-    variant = METHODS[label]["variant"]
-    kind = {"pool-only": PoolOnlyRefine, "procrustes": ProcrustesSelector}.get(variant, ContrastiveSelector)
-    extra = {"residual": variant == "residual"} if kind is ContrastiveSelector else {}
-    return kind(**kw, **extra, **params)
-
-
 def run(target: str, label: str, pool, seed: int) -> dict:
     from domainsift._internal.atomic import save_json
     from domainsift.jobs.evaluate import evaluate_run
@@ -110,12 +95,6 @@ def run(target: str, label: str, pool, seed: int) -> dict:
         scores = lstsq_cosine(target, pool, seed)
         write_scores(run_dir, scores, *_ids_first(pool_manifest(pool)), make_signature("lstsq-cosine", model="all-MiniLM-L6-v2",
                                                                           seed=seed, bitext=bitext(target)))
-        sig = {}
-    elif "variant" in METHODS[label]:
-        in_domain = read_corpus([data_file(target, "test", LANG)])
-        sel = variant_selector(label, bitext=bitext(target), progress=False, seed=seed).fit(in_domain, pool)
-        write_scores(run_dir, sel.score(pool), *_ids_first(pool_manifest(pool)),
-                     make_signature("crosslingual", **sel.signature_params()))
         sig = {}
     else:
         in_domain = read_corpus([data_file(target, "test", LANG)])
@@ -186,7 +165,7 @@ def main() -> None:
              "Encoder: all-MiniLM-L6-v2 (English-trained), frozen; the multilingual-* rows: Universal Sentence "
              "Encoder Multilingual v3 (`--model multilingual`), frozen, with no bitext at all in the -no-bitext rows. The tables are rebuilt from every finished run "
              "under bench/work/crosslingual/ (the benchmark resumes), so the command above is the last invocation: "
-             "seed 0 ran `python bench/crosslingual.py`, seed 1 `python bench/crosslingual.py --seed 1 --methods ...` "
+             "seed 0 ran `python bench/live/crosslingual.py`, seed 1 `python bench/live/crosslingual.py --seed 1 --methods ...` "
              "with the methods its table shows. Rows of 0.4.0-0.5.1 (the variants, seed 1), as they were measured "
              "then: crosslingual_archive_0.5.md."]
     for seed in sorted({r["seed"] for r in rows}):

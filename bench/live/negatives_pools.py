@@ -20,9 +20,9 @@ library's own score / select / evaluate under bench/work/negatives_pools/; finis
 runs are kept, so a killed benchmark resumes.
 
 The shared pool's rows are read from bench/results/selection.json (``finetune`` and
-``finetune-defaults-random-negatives``, seeds 0-4), which bench/selection.py made.
+``finetune-defaults-random-negatives``, seeds 0-4), which bench/live/selection.py made.
 
-    python bench/negatives_pools.py [--pools large small] [--targets KDE4 ...] [--seeds 0 1]
+    python bench/live/negatives_pools.py [--pools large small] [--targets KDE4 ...] [--seeds 0 1]
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ POOL_SEED = 0
 POOLS = {"large": (2000, 800), "small": (200, 1600)}
 CHOICES = {"cut-0.2": {"negatives": "preranked", "neg_cut": 0.2},
            "random": {"negatives": "random"}}
-# the shared pool's rows of the same two choices, by bench/selection.py's labels
-# (finetune and finetune-neg-cut-0.2 pin the same setting: bench/selection.py's seed study pools them)
+# the shared pool's rows of the same two choices, by bench/live/selection.py's labels
+# (finetune and finetune-neg-cut-0.2 pin the same setting: bench/live/selection.py's seed study pools them)
 SHARED_LABELS = {"cut-0.2": ("finetune", "finetune-neg-cut-0.2"),
                  "random": ("finetune-defaults-random-negatives", "finetune-default")}
 
