@@ -192,3 +192,38 @@ def test_no_bitext_with_a_monolingual_encoder_names_the_fix():
     for kw in ({}, {"align": False}):
         with pytest.raises(DomainsiftError, match="'minilm' is monolingual: add --model multilingual"):
             get_selector("crosslingual", model="minilm", progress=False, cache_dir="", **kw).fit(["a"], ["b"])
+
+
+def test_an_edited_bitext_between_a_kill_and_its_resume_starts_over(bilingual, tmp_path, monkeypatch):
+    """The bitext's contents join the run's resume fingerprint: a run killed after its fit and first shard,
+    resumed with an edited bitext, fits again on the new bitext and ends as a clean run on it (no shard
+    of the old fit mixed in); resumed with the same bitext, it loads the saved fit (no refit)."""
+    import shutil
+
+    from conftest import run_killed
+    from domainsift.select.crosslingual import CrosslingualSelector
+    monkeypatch.chdir(tmp_path)
+    bi_a, bi_b = tmp_path / "bi.a", tmp_path / "bi.b"
+    shutil.copy(bilingual["bi_a"], bi_a)
+    shutil.copy(bilingual["bi_b"], bi_b)
+    argv = ["score", "--method", "crosslingual", "--model", bilingual["model"], "--bitext", bi_a, bi_b, "--cache", "",
+            "--in-domain", bilingual["in"], "--pool", bilingual["pool"], "--shard-size", "30"]
+    assert main(["-q", *map(str, argv), "--out", "clean-old"]) == 0
+    run_killed([*argv, "--out", "run"], "domainsift.engine.shards:write_shard", 1, tmp_path)
+    # the same bitext: the saved fit is loaded, not fitted again, and the result is the clean run's
+    fits = []
+    real_fit = CrosslingualSelector.fit
+    monkeypatch.setattr(CrosslingualSelector, "fit", lambda self, *a, **k: fits.append(1) or real_fit(self, *a, **k))
+    shutil.copytree("run", "run-same")
+    assert main(["-q", *map(str, argv), "--out", "run-same"]) == 0
+    assert fits == []
+    assert (tmp_path / "run-same" / "scores.npy").read_bytes() == (tmp_path / "clean-old" / "scores.npy").read_bytes()
+    # an edited bitext: fitted again, and the result is a clean run's on the edited bitext
+    lines_a, lines_b = bi_a.read_text().splitlines(), bi_b.read_text().splitlines()
+    bi_a.write_text("\n".join(lines_a[:200]) + "\n")
+    bi_b.write_text("\n".join(lines_b[:200]) + "\n")
+    assert main(["-q", *map(str, argv), "--out", "run"]) == 0
+    assert fits == [1]
+    assert main(["-q", *map(str, argv), "--out", "clean-new"]) == 0
+    new, old = ((tmp_path / d / "scores.npy").read_bytes() for d in ("clean-new", "clean-old"))
+    assert (tmp_path / "run" / "scores.npy").read_bytes() == new != old

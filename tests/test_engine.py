@@ -144,30 +144,34 @@ def ray_cluster():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["cosine", "finetune", "random"])
+@pytest.mark.parametrize("method", ["cosine", "finetune", "random", "moore-lewis", "crosslingual"])
 def test_ray_actors_score_as_the_local_engine(method, ray_cluster, tiny_models, tmp_path):
     """A local Ray cluster with two workers: the same scores, byte for byte, as the local engine.
     Each engine has its own (empty) vector cache, so nothing is shared but the inputs."""
     pool_file = _write(tmp_path / "pool.txt", make_sentences("med", 30, 1) + make_sentences("law", 30, 2))
     ind = read_corpus([_write(tmp_path / "in.txt", make_sentences("med", 8, 3))])
     params = {"cosine": {"embedder": tiny_models["bert"]}, "random": {},
-              "finetune": {"model": tiny_models["bert"], "epochs": 1, "batch_size": 8, "holdout": 0.0}}[method]
+              "finetune": {"model": tiny_models["bert"], "epochs": 1, "batch_size": 8, "holdout": 0.0},
+              "moore-lewis": {"order": 2},  # its saved LMs travel as ARPA files
+              "crosslingual": {"epochs": 2}}[method]  # its fit travels as arrays (the head, the map)
     out = {}
     for engine in ("local", "ray"):
-        p = {**params, **({"cache_dir": str(tmp_path / f"cache-{engine}")} if method != "random" else {})}
+        p = {**params, **({"cache_dir": str(tmp_path / f"cache-{engine}")} if method not in ("random", "moore-lewis")
+                          else {})}
         run_score(method, ind, PoolSource.open([pool_file]), tmp_path / engine, p,
                   execution=Execution(shard_size=16, engine=engine, workers=2))
         out[engine] = _outputs(tmp_path / engine)
     assert out["ray"].keys() == out["local"].keys()
+    if method == "crosslingual":
+        # its default encoder, USE-m, runs its matrix products in NumPy's BLAS, whose results change in the
+        # last bits with the number of BLAS threads on some CPUs (OpenBLAS's Haswell kernel; a Ray actor runs
+        # one thread): the same scores within float32 rounding, the same ids
+        assert out["ray"]["ids.npy"] == out["local"]["ids.npy"]
+        np.testing.assert_allclose(np.load(tmp_path / "ray" / "scores.npy"), np.load(tmp_path / "local" / "scores.npy"),
+                                   rtol=0, atol=1e-6)
+        return
     for name in ("scores.npy", "ids.npy", "scores.tsv"):
         assert out["ray"][name] == out["local"][name], name
-
-
-def test_ray_refuses_a_method_it_cannot_ship(ray_cluster, data, capsys):
-    rc = main(["-q", "score", "--method", "moore-lewis", "--order", "1", "--in-domain", data["in"], "--pool",
-               data["med"], "--engine", "ray", "--out", "r"])
-    err = capsys.readouterr().err.strip()
-    assert rc == 2 and "cannot be shipped to Ray workers" in err and err.count("\n") == 0
 
 
 def test_memory_source_keeps_ids_of_their_own_files():

@@ -323,7 +323,6 @@ def test_ray_options_fail_before_any_work(data, monkeypatch, caplog):
     from domainsift import run_score
     from domainsift.engine.ray import plan
     from domainsift.select import get_selector
-    from domainsift.select.moore_lewis import MooreLewisSelector
     # more workers than CPUs: capped, with a warning
     with caplog.at_level(logging.WARNING):
         assert plan(get_selector("random"), 24, None) == (os.cpu_count() or 1)
@@ -334,13 +333,33 @@ def test_ray_options_fail_before_any_work(data, monkeypatch, caplog):
         free_port = s.getsockname()[1]
     with pytest.raises(DomainsiftError, match="no Ray cluster answers"):
         plan(get_selector("random"), None, f"127.0.0.1:{free_port}")
-    # a method that cannot travel to workers is refused before its fit
-    fits = []
-    monkeypatch.setattr(MooreLewisSelector, "fit", lambda self, *a: fits.append(1) or self)
+    # a method that cannot travel to workers (no fitted_state, no saved folder) is refused before its fit
+    from domainsift.select import SELECTORS
+    monkeypatch.setitem(SELECTORS, "stuck", "test_probes:Stuck")
+    Stuck.fits = []
     with pytest.raises(DomainsiftError, match="cannot be shipped"):
-        run_score("moore-lewis", read_corpus(data["in"]), read_corpus([data["med"]]), data["tmp"] / "r",
+        run_score("stuck", read_corpus(data["in"]), read_corpus([data["med"]]), data["tmp"] / "r",
                   execution=Execution(engine="ray"))
-    assert fits == []
+    assert Stuck.fits == []
+
+
+from domainsift.select.base import BaseSelector  # noqa: E402
+
+
+class Stuck(BaseSelector):
+    """A selector whose fit cannot travel: it learns something that is neither a dict nor a folder."""
+
+    name = "stuck"
+    learned = ("thing_",)
+    fits: list = []
+
+    def fit(self, in_domain, pool=None):
+        self.fits.append(1)
+        self.thing_ = object()
+        return self
+
+    def score(self, records):
+        return np.zeros(len(records))
 
 
 # 10. file names and line breaks ------------------------------------------------------------------

@@ -81,6 +81,29 @@ def test_contract(name, easy_case, tiny_models, tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", sorted(SELECTORS))
+def test_every_fit_travels_by_the_base_lifecycle(name, easy_case, tiny_models, tmp_path_factory, tmp_path):
+    """A fit is saved as a folder and loaded (``saves_state``: what a killed run resumes from), or given as
+    a dict (``fitted_state`` / ``set_fitted``): either way a fresh selector of the same parameters scores
+    as the fitted one, so every method resumes and ships to Ray workers."""
+    in_domain, pool, _ = easy_case
+    params = _params(name, tiny_models, tmp_path_factory)
+    sel = get_selector(name, seed=1, **params).fit(in_domain, pool)
+    assert sel.shippable
+    s = sel.score(pool)
+    if sel.saves_state:
+        sel.save_state(tmp_path / "fit")
+        again = get_selector(name, seed=1, **params).load_state(tmp_path / "fit")
+    else:
+        again = get_selector(name, seed=1, **params).set_fitted(sel.fitted_state())
+    np.testing.assert_allclose(again.score(pool), s, rtol=1e-6, atol=1e-7)
+    with pytest.raises(DomainsiftError):  # another method's folder, or none, is refused in one line
+        if sel.saves_state:
+            get_selector(name, seed=1, **params).load_state(tmp_path / "nowhere")
+        else:
+            raise DomainsiftError("a dict fit has no folder")
+
+
+@pytest.mark.parametrize("name", sorted(SELECTORS))
 def test_empty_in_domain_is_an_error(name, tiny_models, tmp_path_factory):
     sel = get_selector(name, **_params(name, tiny_models, tmp_path_factory))
     with pytest.raises(DomainsiftError, match="in-domain set is empty"):

@@ -329,9 +329,12 @@ def current_rows() -> tuple[list, int]:
 # versions that score every label alike (0.7.0, 0.8.0 and 0.9.0 changed no method's scores: their changes are the
 # run directory's owner, new methods and options, and 0.9.0 the cascade's plan: a cascade row names its
 # version in its signature), so their rows stand in one table
-SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.0", "0.10.1")  # 0.10.0: crosslingual's default only; 0.10.1: sampling only
+SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.0", "0.10.1",
+               "0.11.0")  # 0.10.0: crosslingual's default only; 0.10.1: sampling only; 0.11.0: the re-layout
+# (0.11.0 draws a pool larger than a fit sample by a seeded reservoir: on this 35k pool, the cascade's student
+# sample of 20,000; a cascade row names its version)
 # versions whose cascade plans its candidates by today's rule (N of the teacher's top 1.25 N, out of fold)
-CASCADE_PLANS = ("0.9.0", "0.10.0", "0.10.1")  # the versions that plan by 0.9.0's rule
+CASCADE_PLANS = ("0.9.0", "0.10.0", "0.10.1", "0.11.0")  # the versions that plan by 0.9.0's rule
 
 
 def cascade_recall(target: str, label: str, base: str) -> dict | None:

@@ -20,7 +20,7 @@ from .._internal.errors import DomainsiftError
 from .._internal.safety import check_distinct_inputs, refuse_overwriting_inputs
 from .._internal.signature import make_signature
 from ..engine.run import Cascade, Execution, execute, fingerprint, samples_needed
-from ..io.corpus import Corpus
+from ..io.corpus import Corpus, file_digest
 from ..select import get_selector
 
 
@@ -100,6 +100,9 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     manifest = rundir.source_manifest(source.files, source.target_files, scan.n, reader,
                                       fingerprints=scan.fingerprints)
     how = {"cascade": {"candidates": cascade.candidates, "share": cascade.share}} if cascade else {}
+    inputs = {rundir.resolve(f): file_digest(f) for f in selector.input_files()}  # e.g. the bitext's contents
+    if inputs:
+        how["inputs"] = inputs
     with rundir.claim(out_dir, "score", overwrite=overwrite):
         out = Path(out_dir)
         state = out / rundir.RESUME / fingerprint(method, params, in_domain, manifest,

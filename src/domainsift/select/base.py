@@ -17,6 +17,8 @@ file with a selector class and one line in :data:`domainsift.select.SELECTORS`.
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Protocol, Sequence, runtime_checkable
 
@@ -209,15 +211,43 @@ class BaseSelector:
         raise DomainsiftError(f"{self.name}: its fit cannot be restored from a dict")
 
     def save_state(self, path) -> None:
-        raise DomainsiftError(f"{self.name}: its fit cannot be saved as a folder")
+        """The fit as a folder: :meth:`fitted_state`'s arrays in ``state.npz`` and the rest in
+        ``state.json`` (no pickle; a selector whose fit is files of its own overrides this)."""
+        state = self.fitted_state()
+        if state is None:
+            raise DomainsiftError(f"{self.name}: its fit cannot be saved as a folder")
+        arrays: dict = {}
+        meta = _flatten(state, arrays, "")
+        from .._internal.atomic import atomic_dir
+        with atomic_dir(path) as tmp:
+            np.savez(tmp / "state.npz", **arrays)
+            (tmp / "state.json").write_text(json.dumps({"method": self.name, "state": meta}), encoding="utf-8")
 
     def load_state(self, path) -> "BaseSelector":
-        raise DomainsiftError(f"{self.name}: its fit cannot be loaded from a folder")
+        """A fit saved by :meth:`save_state`; a damaged or foreign folder is a one-line error."""
+        from pathlib import Path
+        path = Path(path)
+        try:
+            doc = json.loads((path / "state.json").read_text(encoding="utf-8"))
+            with np.load(path / "state.npz", allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+            if doc.get("method") != self.name:
+                raise ValueError(f"a fit of {doc.get('method')!r}, not {self.name!r}")
+            state = _unflatten(doc["state"], arrays)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise DomainsiftError(f"{path}: not a saved {self.name} fit ({exc})") from None
+        self.reset()
+        return self.set_fitted(state)
 
     @property
     def shippable(self) -> bool:
         """Whether a fitted copy can score on another machine (Ray workers)."""
         return self.saves_state or type(self).fitted_state is not BaseSelector.fitted_state
+
+    def input_files(self) -> list[str]:
+        """Files the fit reads besides the in-domain set and the pool (crosslingual's bitext): their
+        contents join a run's resume fingerprint, so an edited file is never mixed with a saved fit."""
+        return []
 
     def write_artifacts(self, out_dir) -> list[str]:
         """Pictures or data of the fit written into the run directory after scoring (none by default)."""
@@ -232,6 +262,33 @@ class BaseSelector:
         if self.needs_pool and not pool:
             raise DomainsiftError(f"{self.name} needs the pool")
         return in_domain, pool
+
+
+def _flatten(obj, arrays: dict, key: str):
+    """``obj`` with every array moved into ``arrays`` (by its path) and replaced by a reference; the rest
+    must be JSON (a fit that holds other objects cannot be saved as a folder)."""
+    if isinstance(obj, np.ndarray):
+        arrays[key or "_"] = obj
+        return {"__array__": key or "_"}
+    if isinstance(obj, dict):
+        return {str(k): _flatten(v, arrays, f"{key}/{k}" if key else str(k)) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_flatten(v, arrays, f"{key}/{i}") for i, v in enumerate(obj)]
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, np.generic):
+        return obj.item()
+    raise TypeError(f"{type(obj).__name__} in a fit's state cannot be saved as a folder")
+
+
+def _unflatten(obj, arrays: dict):
+    if isinstance(obj, dict):
+        if set(obj) == {"__array__"}:
+            return arrays[obj["__array__"]]
+        return {k: _unflatten(v, arrays) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_unflatten(v, arrays) for v in obj]
+    return obj
 
 
 def encoder_numerics(model: str, backend: str, device: str | None, max_length: int = 128) -> dict:

@@ -72,6 +72,16 @@ class LinearAlignment:
         return (x - self.mean_b).astype(np.float32)
 
 
+class LoadedLinearAlignment:
+    """A saved ridge alignment as scoring needs it: the pool language's side, centred at its bitext mean."""
+
+    def __init__(self, mean_b: np.ndarray):
+        self.mean_b = np.asarray(mean_b)
+
+    def b(self, x: np.ndarray) -> np.ndarray:
+        return (x - self.mean_b).astype(np.float32)
+
+
 class ContrastiveAlignment:
     """Paper 003's adaptive layer: one feed-forward network ``g`` applied to both languages."""
 
@@ -227,6 +237,46 @@ class CrosslingualSelector(EncoderSelector):
     )
 
     learned = ("alignment_", "classifier_", "refined_")
+    saves_state = True  # the base class's folder: state.npz (the head, the map) and state.json
+
+    def input_files(self) -> list[str]:
+        return [f for pair in self.bitext for f in pair]
+
+    def fitted_state(self) -> dict:
+        """What scoring needs: the pool language's side of the alignment, the classifier's head, and the
+        picture of the alignment the run directory gets (computed at fit time)."""
+        al = self.alignment_
+        if isinstance(al, (LinearAlignment, LoadedLinearAlignment)):
+            align = {"kind": "linear", "mean_b": np.asarray(al.mean_b)}
+        elif isinstance(al, ContrastiveAlignment):
+            align = {"kind": "contrastive", "g": {k: v.detach().cpu().numpy() for k, v in al.g.state_dict().items()},
+                     "dim": int(al.g[0].in_features), "hidden": int(al.g[0].out_features)}
+        else:
+            align = {"kind": "none"}
+        head = self.classifier_
+        return {"alignment": align, "dim": int(head.dim), "hidden": int(head.hidden), "refined": bool(self.refined_),
+                "head": {k: v.detach().cpu().numpy() for k, v in head.head.state_dict().items()},
+                "views": getattr(self, "alignment_views_", None)}
+
+    def set_fitted(self, state: dict) -> "CrosslingualSelector":
+        from ..embed.transformers import _torch
+        self._torch = torch = _torch()
+        al = state["alignment"]
+        if al["kind"] == "linear":
+            self.alignment_ = LoadedLinearAlignment(al["mean_b"])
+        elif al["kind"] == "contrastive":
+            g = adapter(torch, int(al["dim"]), int(al["hidden"]))
+            g.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in al["g"].items()})
+            g.eval()
+            self.alignment_ = ContrastiveAlignment(torch, g)
+        else:
+            self.alignment_ = NoAlignment()
+        clf = VectorClassifier(torch, int(state["dim"]), int(state["hidden"]))
+        clf.new_head()
+        clf.head.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state["head"].items()})
+        self.classifier_, self.refined_ = clf, bool(state["refined"])
+        self.alignment_views_ = state.get("views")
+        return self
 
     def signature_params(self) -> dict:
         p = super().signature_params()
@@ -294,7 +344,7 @@ class CrosslingualSelector(EncoderSelector):
             self.refined_ = False
             if self.refine:
                 self._refine(pos, neg, pool, rng)
-        self._bitext_vectors = (xa, xb)
+        self.alignment_views_ = self._alignment_views(xa, xb)
         return self
 
     def _least_similar(self, x: np.ndarray, xin: np.ndarray) -> np.ndarray:
@@ -322,7 +372,7 @@ class CrosslingualSelector(EncoderSelector):
             self.refined_ = False
             if self.refine:
                 self._refine(xin, neg, pool, rng)
-        self._bitext_vectors = None
+        self.alignment_views_ = None
         return self
 
     def _check_shared_space(self) -> None:
@@ -367,26 +417,30 @@ class CrosslingualSelector(EncoderSelector):
         self.require_fitted()
         return self.classifier_.predict(self.alignment_.b(self._encode(as_corpus(records).texts)))
 
-    def write_artifacts(self, out_dir) -> list[str]:
+    def _alignment_views(self, xa: np.ndarray, xb: np.ndarray) -> dict:
         """A 2-D picture (PCA) of both languages' bitext vectors before and after alignment (paper 003,
-        Figure 3), and its points as a JSON artifact for the HTML report."""
+        Figure 3): up to 500 pairs, the vectors the classifiers see (a norm-shrinking map stays visible)."""
         from sklearn.decomposition import PCA
-
-        from .. import rundir
-        if getattr(self, "_bitext_vectors", None) is None:
-            return []   # no bitext (a multilingual encoder): no alignment to picture
-        xa, xb = self._bitext_vectors
         rng = np.random.default_rng(self.seed)
         pick = np.sort(rng.choice(len(xa), size=min(500, len(xa)), replace=False))
         views = {"before": (xa[pick], xb[pick])}
         if self.align:
             views["after"] = (self.alignment_.a(xa[pick]), self.alignment_.b(xb[pick]))
         out = {}
-        for name, (a, b) in views.items():  # the vectors the classifiers see (a norm-shrinking map stays visible)
+        for name, (a, b) in views.items():
             xy = PCA(n_components=2, random_state=0).fit_transform(np.vstack([a, b]))
             out[name] = {"a": np.round(xy[:len(a)], 4).tolist(), "b": np.round(xy[len(a):], 4).tolist()}
-        files = [str(rundir.write_json(out_dir, rundir.ALIGNMENT,
-                                       {"n_pairs_shown": int(len(pick)), "seed": self.seed, **out}))]
+        return {"n_pairs_shown": int(len(pick)), "seed": self.seed, **out}
+
+    def write_artifacts(self, out_dir) -> list[str]:
+        """The alignment's picture (:meth:`_alignment_views`) as a JSON artifact for the HTML report, and
+        as a PNG when matplotlib is there."""
+        from .. import rundir
+        views = getattr(self, "alignment_views_", None)
+        if views is None:
+            return []   # no bitext (a multilingual encoder): no alignment to picture
+        out = {k: v for k, v in views.items() if k not in ("n_pairs_shown", "seed")}
+        files = [str(rundir.write_json(out_dir, rundir.ALIGNMENT, views))]
         try:
             from ..report.plots import _plt, _save
         except ImportError:

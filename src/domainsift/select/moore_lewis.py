@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..io.corpus import as_corpus
+from .._internal.errors import DomainsiftError
 from .base import PROGRESS, SEED, BaseSelector, Param, at_least
 
 
@@ -26,6 +27,25 @@ class MooreLewisSelector(BaseSelector):
     )
 
     learned = ("in_lm_", "general_lm_")
+    saves_state = True  # the two LMs as ARPA files: a killed run does not train them again; Ray ships them
+
+    def save_state(self, path) -> None:
+        from .._internal.atomic import atomic_dir
+        with atomic_dir(path) as tmp:
+            self.in_lm_.save(tmp / "in.arpa")
+            self.general_lm_.save(tmp / "general.arpa")
+
+    def load_state(self, path) -> "MooreLewisSelector":
+        from pathlib import Path
+
+        from ..lm import NgramLM
+        path = Path(path)
+        if not (path / "in.arpa").is_file() or not (path / "general.arpa").is_file():
+            raise DomainsiftError(f"{path}: not a saved moore-lewis fit (in.arpa, general.arpa)")
+        self.reset()
+        self.in_lm_ = NgramLM(self.order, self.prune_scale).load(str(path / "in.arpa"))
+        self.general_lm_ = NgramLM(self.order, self.prune_scale).load(str(path / "general.arpa"))
+        return self
 
     def fit(self, in_domain, pool=None) -> "MooreLewisSelector":
         from ..lm import NgramLM
