@@ -5,7 +5,7 @@ import pytest
 
 from conftest import make_sentences
 from domainsift._internal.errors import DomainsiftError
-from domainsift.jobs.evaluate import precision_recall
+from domainsift.metrics import precision_recall
 from domainsift.select import SELECTORS, Selector, choose, get_selector
 
 

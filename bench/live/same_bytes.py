@@ -120,6 +120,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ref", required=True, help="the git revision to compare the working tree with")
     ap.add_argument("--work", default=None, help="keep the outputs here (default: a temporary folder)")
+    ap.add_argument("--record", action="store_true", help="write bench/results/same_bytes.md and .json")
     args = ap.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="same-bytes-"))
     if work.exists():
@@ -139,6 +140,27 @@ def main() -> int:
     for d in diffs:
         print(d)
     print(f"{n} files compared under {work}: " + ("SAME" if not diffs else f"{len(diffs)} differ"))
+    if args.record:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from _common import write_results
+        ref = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.ref], capture_output=True,
+                             text=True).stdout.strip()
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "src"], capture_output=True,
+                                    text=True).stdout.strip())
+        rows = [" ".join(c) for c in commands({"pool": ["<pool>"], "in": "<in.en>", "in_de": "<in.de>",
+                                               "gold": "<EMEA.pool.en>"})]
+        md = ("# Same bytes before and after\n\n"
+              f"Reference {ref}, working tree at {head}{' (src/ changed since)' if dirty else ''}: "
+              f"{n} output files compared, **{'all the same' if not diffs else f'{len(diffs)} differ'}** "
+              "(timings and the version aside), and the defaults fingerprint.\n\n"
+              "Commands (each side in its own folder with its own cache; pool: 240 lines each of EMEA, KDE4 and "
+              "Tanzil train.en; in-domain: 120 lines of EMEA test.en / .de):\n\n"
+              + "\n".join(f"- `domainsift {r}`" for r in rows) + "\n"
+              + ("" if not diffs else "\nDifferences:\n\n" + "\n".join(f"- {d}" for d in diffs) + "\n"))
+        write_results("same_bytes", {"ref": ref, "head": head, "src_changed": dirty, "files": n, "differ": diffs},
+                      md)
     return 1 if diffs else 0
 
 

@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ._internal.errors import DomainsiftError, missing_extra
+from ._internal.errors import DomainsiftError
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 UNK = "<UNK>"
@@ -41,11 +41,8 @@ def tokenize(text: str) -> list[str]:
 
 
 def _varikn():
-    try:
-        import varikn
-    except ImportError:
-        raise missing_extra("varikn", "lm") from None
-    return varikn
+    from ._internal.optional import require
+    return require("varikn", "lm")
 
 
 def _train_arpa(train: str, arpa: str, order: int, prune_scale: float) -> None:

@@ -44,7 +44,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from .._internal.errors import DomainsiftError, missing_extra
+from .._internal.errors import DomainsiftError
 
 log = logging.getLogger(__name__)
 
@@ -61,13 +61,10 @@ ACT_MAX = 127
 
 
 def _ort():
-    try:
-        import onnx  # noqa: F401  (the quantiser needs it)
-        import onnxruntime
-    except ImportError:
-        raise missing_extra("onnxruntime and onnx (for --backend onnx / onnx-int8; --backend torch "
-                            "needs neither)", "hf") from None
-    return onnxruntime
+    from .._internal.optional import require
+    what = "onnxruntime and onnx (for --backend onnx / onnx-int8; --backend torch needs neither)"
+    require("onnx", "hf", what)  # the quantiser needs it
+    return require("onnxruntime", "hf", what)
 
 
 def _input_names(model, tokenizer) -> list[str]:

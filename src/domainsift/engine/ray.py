@@ -52,12 +52,8 @@ class _Scorer:
 
 
 def _ray():
-    try:
-        import ray
-    except ImportError:
-        from .._internal.errors import missing_extra
-        raise missing_extra("ray", "ray") from None
-    return ray
+    from .._internal.optional import require
+    return require("ray", "ray")
 
 
 def check_address(address: str | None, timeout: float = 5.0) -> None:

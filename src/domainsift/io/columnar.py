@@ -16,20 +16,17 @@ import os
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .._internal.errors import InputError, missing_extra
+from .._internal.errors import InputError
 
 BATCH_ROWS = 8192
 COLUMNAR = ("parquet", "arrow")
 
 
 def _pa():
-    try:
-        import pyarrow
-        import pyarrow.ipc  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
-    except ImportError:
-        raise missing_extra("pyarrow", "io") from None
-    return pyarrow
+    from .._internal.optional import require
+    for sub in ("pyarrow.ipc", "pyarrow.parquet"):
+        require(sub, "io", "pyarrow")
+    return require("pyarrow", "io")
 
 
 def is_hf_disk(path: str | os.PathLike) -> bool:

@@ -60,7 +60,7 @@ def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
 def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_in: int = 8) -> dict:
     """Use the first ``n_in`` sentences of ``target`` as the in-domain set and the rest as the pool."""
     from ..io.corpus import Corpus
-    from .evaluate import precision_recall
+    from ..metrics import precision_recall
     from ..rundir import read_selected_ids
     from .combine import combine_runs
     from .score import run_score

@@ -12,12 +12,12 @@ an error, never a silent precision of 0.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from .._internal.errors import DomainsiftError
-from ..metrics import f1_score, precision_recall  # noqa: F401 (re-exported)
+from ..metrics import precision_recall
 from ..rundir import read_ids, read_pool, read_selected_ids, resolve, verify_inputs, write_eval
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._internal.atomic import atomic_open
 from .._version import __version__
-from .._internal.errors import DomainsiftError, missing_extra
+from .._internal.errors import DomainsiftError
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
@@ -33,10 +33,8 @@ N_EXAMPLES = 10
 
 
 def _bokeh():
-    try:
-        import bokeh  # noqa: F401
-    except ImportError:
-        raise missing_extra("bokeh", "report") from None
+    from .._internal.optional import require
+    require("bokeh", "report")
     import bokeh.embed
     import bokeh.models
     import bokeh.plotting

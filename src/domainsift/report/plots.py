@@ -8,17 +8,12 @@ from typing import Sequence
 import numpy as np
 
 from .._internal.atomic import atomic_path
-from .._internal.errors import missing_extra
 
 
 def _plt():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise missing_extra("matplotlib", "plots") from None
-    return plt
+    from .._internal.optional import require
+    require("matplotlib", "plots").use("Agg")
+    return require("matplotlib.pyplot", "plots", "matplotlib")
 
 
 def _save(fig, path) -> str:
