@@ -179,3 +179,62 @@ def test_only_jobs_take_a_run_directory():
             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
             if isinstance(n, ast.Attribute) and n.attr == "claim" and isinstance(n.value, ast.Name) and n.value.id == "rundir"]
     assert hits == []
+
+
+# ---------------------------------------------------------------- the import graph
+
+def _module_of(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_named(path: Path, name: str) -> set:
+    pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")
+                base = base[:len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            targets = [mod] + [f"{mod}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        out |= {t for t in targets if t.startswith("domainsift")}
+    return out
+
+
+def test_no_import_cycles_in_src():
+    modules = {_module_of(p): p for p in SRC.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        deps = {d for d in _imports_named(path, name) if d in modules and d != name}
+        # a module's own packages are imported before it (their __init__ re-exports; importing a sibling
+        # with `from . import x` runs no code of the package that is not already running)
+        parts = name.split(".")
+        graph[name] = deps - {".".join(parts[:i]) for i in range(1, len(parts))}
+    seen, stack = {}, []
+
+    def visit(n):
+        seen[n] = "active"
+        stack.append(n)
+        for d in graph[n]:
+            if seen.get(d) == "active":
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
+            if d not in seen:
+                visit(d)
+        stack.pop()
+        seen[n] = "done"
+
+    for n in graph:
+        if n not in seen:
+            visit(n)
+
+
+def test_select_does_not_import_the_pipeline():
+    for path in (SRC / "select").rglob("*.py"):
+        assert "domainsift.jobs.cluster" not in _imports_named(path, _module_of(path)), path

@@ -190,3 +190,19 @@ def test_int8_scores_do_not_depend_on_shard_or_batch_size(tiny_models, tmp_path)
     np.testing.assert_allclose(got[1], got[0], atol=1e-6, rtol=0)
     for other in got[1:]:
         np.testing.assert_allclose(other, got[0], atol=1e-6, rtol=0)
+
+
+# the constants that move numbers and every command-line default, domainsift.defaults) per version:
+# a default that changes without a new version fails here
+DEFAULTS_BY_VERSION = {"0.2.0": "9630e5697b8c4972", "0.3.0": "c05b79556761e8b1", "0.4.0": "c05b79556761e8b1",
+                       "0.5.0": "e12c41e029c74041", "0.5.1": "e12c41e029c74041", "0.6.0": "83374c08dab3de91",
+                       "0.7.0": "179281524ceb196c", "0.8.0": "0d56914762e89f93",
+                       "0.9.0": "26d66d1417ef0e29", "0.10.0": "3d8fb464510ee87b",
+                       "0.10.1": "3d8fb464510ee87b", "0.11.0": "3d8fb464510ee87b"}
+
+
+def test_the_version_changes_when_a_default_changes():
+    from domainsift._version import __version__
+    from domainsift.cli import defaults_fingerprint
+    assert DEFAULTS_BY_VERSION.get(__version__) == defaults_fingerprint(), (
+        "a default changed: bump domainsift/_version.py and record the new fingerprint here")

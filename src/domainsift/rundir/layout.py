@@ -13,7 +13,7 @@ from .._internal.errors import DomainsiftError
 
 
 # ------------------------------------------------------------------------------ names
-# Every file name of a run directory; no other module spells one (tests/test_rundir_owner.py).
+# Every file name of a run directory; no other module spells one (tests/test_layout.py).
 SCORES, IDS, SCORES_TSV, POOL = "scores.npy", "ids.npy", "scores.tsv", "pool.json"
 SIGNATURE, RUN = "signature.json", "run.json"
 SELECTION, SELECTED_IDS, SELECTED = "selection.json", "selected.ids.tsv", "selected"

@@ -145,7 +145,7 @@ def test_texts_holding_nul_never_share_a_cache_chunk(tmp_path):
     assert emb.last_misses_ == 1 and a.tolist() != b.tolist()
 
 
-# 6. every option is range-checked (beside tests/test_groundwork.py's table)
+# 6. every option is range-checked (beside tests/test_numbers.py's table)
 
 @pytest.mark.parametrize("argv, msg", [
     (["select", "--method", "random", "--threshold", "nan"], "finite"),

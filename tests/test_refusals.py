@@ -1,7 +1,7 @@
-"""The probes of issue 30 that failed on 0.6.0, one test each (or one per sub-probe): mixed formats,
-truncated Zstandard, combine of changed inputs, a run directory replaced by another kind of run,
-report and downstream on changed inputs, two runs into one --out, damaged shards, sampler state,
-options (--max-length, Ray's --workers, --address and methods), file names and line breaks."""
+"""What is refused up front, rebuilt, or capped with a warning: mixed formats, truncated Zstandard,
+combine of changed inputs, a run directory replaced by another kind of run, report and downstream on
+changed inputs, two runs into one --out, damaged shards, sampler state, options (--max-length, Ray's
+--workers, --address and methods that cannot travel), file names and line breaks."""
 
 import json
 import logging
@@ -335,7 +335,7 @@ def test_ray_options_fail_before_any_work(data, monkeypatch, caplog):
         plan(get_selector("random"), None, f"127.0.0.1:{free_port}")
     # a method that cannot travel to workers (no fitted_state, no saved folder) is refused before its fit
     from domainsift.select import SELECTORS
-    monkeypatch.setitem(SELECTORS, "stuck", "test_probes:Stuck")
+    monkeypatch.setitem(SELECTORS, "stuck", "test_refusals:Stuck")
     Stuck.fits = []
     with pytest.raises(DomainsiftError, match="cannot be shipped"):
         run_score("stuck", read_corpus(data["in"]), read_corpus([data["med"]]), data["tmp"] / "r",

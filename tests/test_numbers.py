@@ -1,8 +1,8 @@
-"""The groundwork issue: traps that gave silently wrong numbers, and the structure that keeps them out.
+"""Numbers that must not be silently wrong: one fitted space for the in-domain set and the pool, cache keys
+that tell checkpoints and fits apart, evaluation by record id from any directory, signatures that hold
+what determines a result, bad flags as one line, no global side effects, and a new method as one file
+and one registry line."""
 
-Each test here failed on the code before the issue (see the issue's list, items 1-7)."""
-
-import ast
 import json
 import os
 from pathlib import Path
@@ -157,22 +157,6 @@ def test_score_signature_has_no_timing_and_the_run_json_has(tmp_path):
 
 
 # the fingerprint of every default (selectors' declared parameters, embedding configuration; from 0.6.0 also
-# the constants that move numbers and every command-line default, domainsift.defaults) per version:
-# a default that changes without a new version fails here
-DEFAULTS_BY_VERSION = {"0.2.0": "9630e5697b8c4972", "0.3.0": "c05b79556761e8b1", "0.4.0": "c05b79556761e8b1",
-                       "0.5.0": "e12c41e029c74041", "0.5.1": "e12c41e029c74041", "0.6.0": "83374c08dab3de91",
-                       "0.7.0": "179281524ceb196c", "0.8.0": "0d56914762e89f93",
-                       "0.9.0": "26d66d1417ef0e29", "0.10.0": "3d8fb464510ee87b",
-                       "0.10.1": "3d8fb464510ee87b", "0.11.0": "3d8fb464510ee87b"}
-
-
-def test_the_version_changes_when_a_default_changes():
-    from domainsift._version import __version__
-    from domainsift.cli import defaults_fingerprint
-    assert DEFAULTS_BY_VERSION.get(__version__) == defaults_fingerprint(), (
-        "a default changed: bump domainsift/_version.py and record the new fingerprint here")
-
-
 # ---------------------------------------------------------------- 5. bad flags: one line, exit 2, no output
 
 BAD = [
@@ -264,68 +248,6 @@ def test_demo_does_not_swallow_import_errors():
     import inspect
     import domainsift.jobs.demo as demo
     assert "except ImportError" not in inspect.getsource(demo)
-
-
-# ---------------------------------------------------------------- structure
-
-SRC = Path(__file__).resolve().parent.parent / "src" / "domainsift"
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(path: Path, name: str) -> set:
-    pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg.split(".")
-                base = base[:len(base) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            targets = [mod] + [f"{mod}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        else:
-            continue
-        out |= {t for t in targets if t.startswith("domainsift")}
-    return out
-
-
-def test_no_import_cycles_in_src():
-    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
-    graph = {}
-    for name, path in modules.items():
-        deps = {d for d in _imports(path, name) if d in modules and d != name}
-        # a module's own packages are imported before it (their __init__ re-exports; importing a sibling
-        # with `from . import x` runs no code of the package that is not already running)
-        parts = name.split(".")
-        graph[name] = deps - {".".join(parts[:i]) for i in range(1, len(parts))}
-    seen, stack = {}, []
-
-    def visit(n):
-        seen[n] = "active"
-        stack.append(n)
-        for d in graph[n]:
-            if seen.get(d) == "active":
-                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
-            if d not in seen:
-                visit(d)
-        stack.pop()
-        seen[n] = "done"
-
-    for n in graph:
-        if n not in seen:
-            visit(n)
-
-
-def test_select_does_not_import_the_pipeline():
-    for path in (SRC / "select").rglob("*.py"):
-        assert "domainsift.jobs.cluster" not in _imports(path, _module_name(path)), path
 
 
 # a new selection method: one file (this class) and one registry line (the fixture)
