@@ -7,8 +7,8 @@ import pytest
 
 from domainsift.cli import main
 from domainsift._internal.errors import InputError
-from domainsift.jobs.split import (MultiDomainCorpus, clean_split, make_normaliser, read_directory, read_tsv,
-                              run_split, split_stats)
+from domainsift.io.split import MultiDomainCorpus, read_directory, read_tsv
+from domainsift.jobs.split import clean_split, make_normaliser, run_split, split_stats
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "opus-multidomain" / "de-en"
 

@@ -102,30 +102,23 @@ def embed_config(args, seed: int = 0):
 # ================================================================ vectors and domains
 
 def cmd_embed(args) -> int:
-    from .io.corpus import read_corpus
-    from .jobs.cluster import run_embed
-    corpus = read_corpus(args.files, **reader_kwargs(args))
-    sig = run_embed(corpus, args.out, embed_config(args))
-    print(f"embedded {sig['n_sentences']} sentences ({sig['dim']} dims; {corpus.n_empty} empty lines "
+    from .jobs.embed import embed_files
+    sig = embed_files(args.files, args.out, embed_config(args), reader=reader_kwargs(args))
+    print(f"embedded {sig['n_sentences']} sentences ({sig['dim']} dims; {sig['n_empty_skipped']} empty lines "
           f"skipped) -> {rundir.path(args.out, rundir.EMBEDDINGS)}")
     print(f"signature: {sig['signature']}")
     return 0
 
 
 def cmd_cluster(args) -> int:
-    from .io.corpus import file_labels, read_corpus, read_labels
-    from .jobs.cluster import check_pcas, format_summary_table, run_cluster
-    check_pcas(args.pca)  # before reading
-    corpus = read_corpus(args.files, max_per_file=args.max_per_file, distinct=args.distinct, **reader_kwargs(args))
-    gold = read_labels(args.labels, len(corpus)) if args.labels else file_labels(corpus.ids, corpus.files)
-    if args.no_gold:
-        gold = None
-    result = run_cluster(corpus, gold, args.out, ks=args.k, pcas=args.pca, seeds=list(range(args.seeds)),
-                         algorithm=args.algorithm, n_init=args.n_init, config=embed_config(args),
-                         plots=not args.no_plots)
-    print(f"{len(corpus)} sentences, {len(set(gold)) if gold else '?'} gold domains, "
+    from .jobs.cluster import cluster_files, format_summary_table
+    result = cluster_files(args.files, args.out, labels=args.labels, gold=not args.no_gold,
+                           max_per_file=args.max_per_file, distinct=args.distinct, reader=reader_kwargs(args),
+                           ks=args.k, pcas=args.pca, seeds=list(range(args.seeds)), algorithm=args.algorithm,
+                           n_init=args.n_init, config=embed_config(args), plots=not args.no_plots)
+    print(f"{result['n_sentences']} sentences, {result['n_gold'] or '?'} gold domains, "
           f"model {result['signature']['model']}")
-    if gold is not None:
+    if result["n_gold"] is not None:
         print(format_summary_table(result["summary"]))
         print(f"outliers (k={args.k[0]}, seed 0): {result['outliers']['count']}")
     print(f"results: {rundir.path(args.out, rundir.CLUSTERING)}")
@@ -135,13 +128,11 @@ def cmd_cluster(args) -> int:
 
 
 def cmd_split(args) -> int:
-    from .io.split import read_directory, read_tsv
-    from .jobs.split import run_split
+    from .jobs.split import split_corpus
     norms = [x for x in (args.normalize or "").split(",") if x]
-    corpus = read_directory(args.corpus, args.src, args.tgt) if Path(args.corpus).is_dir() else read_tsv(args.corpus)
-    report = run_split(corpus, args.out, args.src, args.tgt, normalise=norms, across_domains=args.across_domains,
-                       dev_size=args.dev_size, test_size=args.test_size, cap=args.cap, seed=args.seed,
-                       source=str(args.corpus))
+    report = split_corpus(args.corpus, args.out, args.src, args.tgt, normalise=norms,
+                          across_domains=args.across_domains, dev_size=args.dev_size, test_size=args.test_size,
+                          cap=args.cap, seed=args.seed)
     print(report["markdown"])
     print(f"wrote {len(report['files'])} files, {Path(args.out) / 'report.md'} and report.json")
     return 0

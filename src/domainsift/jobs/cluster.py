@@ -1,8 +1,5 @@
-"""End-to-end jobs that the CLI and Python users call: embed a corpus, cluster it.
-
-Each job writes its outputs atomically into a run directory together with a
-``signature.json`` saying how they were made.
-"""
+"""``domainsift cluster``: embed a corpus, cluster it for every k x PCA x seed, score the clusters against
+gold domains, write the results (atomically, with a ``signature.json`` saying how they were made)."""
 
 from __future__ import annotations
 
@@ -20,28 +17,25 @@ from ..embed import EmbedConfig
 from .._internal.errors import DomainsiftError
 from .._internal.safety import refuse_overwriting_inputs
 from .._internal.signature import make_signature
+from .embed import embed_corpus
 
 log = logging.getLogger(__name__)
 
 
-def embed_corpus(corpus: Corpus, config: EmbedConfig = EmbedConfig()):
-    """Return (vectors (n, dim) float32, the embedder). A baseline that learns its space from
-    text (tf-idf, word2vec, LDA) is fitted on the corpus itself first."""
-    emb = config.build(fit_on=corpus.texts)
-    return emb.encode(corpus.texts), emb
-
-
-def run_embed(corpus: Corpus, out_dir: str | os.PathLike, config: EmbedConfig = EmbedConfig(),
-              overwrite: bool = False) -> dict:
-    """Write ``out_dir/embeddings.npy`` (one row per kept line, input order) and ``signature.json``."""
-    refuse_overwriting_inputs(corpus.files, out_dir, rundir.EMBED_OUTPUTS)
-    with rundir.claim(out_dir, "embed", overwrite=overwrite):
-        vectors, emb = embed_corpus(corpus, config)
-        sig = make_signature("embed", seed=config.seed, inputs=[os.path.realpath(f) for f in corpus.files],
-                             n_sentences=len(corpus), n_empty_skipped=corpus.n_empty, dim=int(vectors.shape[1]),
-                             **config.signature_params(emb))
-        rundir.write_embedding(out_dir, vectors, corpus.ids, sig)
-    return sig
+def cluster_files(files: Sequence[str | os.PathLike], out_dir: str | os.PathLike, labels: str | None = None,
+                  gold: bool = True, max_per_file: int | None = None, distinct: bool = False,
+                  reader: dict | None = None, **kw) -> dict:
+    """``domainsift cluster``: read ``files`` (the first ``max_per_file`` lines of each, ``distinct`` ones),
+    take each record's gold domain from ``labels`` (a file of one label per record) or from its file's
+    name, and :func:`run_cluster` (``kw``: its options). The result adds ``n_sentences`` and ``n_gold``."""
+    from ..io.corpus import file_labels, read_corpus, read_labels
+    check_pcas(kw.get("pcas", ()))  # before reading
+    corpus = read_corpus(files, max_per_file=max_per_file, distinct=distinct, **(reader or {}))
+    domains = read_labels(labels, len(corpus)) if labels else file_labels(corpus.ids, corpus.files)
+    result = run_cluster(corpus, domains if gold else None, out_dir, **kw)
+    result["n_sentences"] = len(corpus)
+    result["n_gold"] = len(set(domains)) if gold else None
+    return result
 
 
 def check_pcas(pcas: Sequence[int | None]) -> None:

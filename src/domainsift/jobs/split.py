@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .._internal.atomic import atomic_open, save_json
-from ..io.split import SPLITS, MultiDomainCorpus, Pair, read_directory, read_tsv  # noqa: F401
+from ..io.split import SPLITS, MultiDomainCorpus, Pair
 from .._internal.errors import InputError
 from .._internal.safety import check_name, refuse_overwriting_inputs
 
@@ -186,6 +186,14 @@ def report_markdown(before: dict, after: dict, src: str, tgt: str, settings: dic
         cells = [f"{_fmt_overlap(ob.get(k))} → {_fmt_overlap(oa.get(k))}" for k in ("train&dev", "train&test", "dev&test")]
         lines.append(f"| {d} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def split_corpus(corpus_path: str | os.PathLike, out_dir: str | os.PathLike, src: str, tgt: str, **kw) -> dict:
+    """``domainsift split``: read a directory of ``<domain>.<split>.<lang>`` files or one TSV of domain,
+    split, source and target, then :func:`run_split` (``kw``: its options)."""
+    from ..io.split import read_directory, read_tsv
+    corpus = read_directory(corpus_path, src, tgt) if Path(corpus_path).is_dir() else read_tsv(corpus_path)
+    return run_split(corpus, out_dir, src, tgt, source=str(corpus_path), **kw)
 
 
 def run_split(corpus: MultiDomainCorpus, out_dir: str | os.PathLike, src: str, tgt: str,
