@@ -337,3 +337,27 @@ def test_an_unusable_cache_is_one_line(data, capsys):
                     data["med"], "--top", "3", "--out", "run"], capsys)
     assert rc == 2 and err.count("\n") == 0 and "Traceback" not in err and "cache-is-a-file" in err, err
     assert not (data["tmp"] / "run" / "selected.txt").exists()
+
+
+def test_a_score_run_that_dies_writing_its_student_never_looks_finished(data, tiny_models, capsys, monkeypatch):
+    """The fit's own files (a student, an alignment picture) are written before signature.json: a disk that
+    fills while the student is written leaves no finished-looking run; and a new score run into the same
+    --out leaves no student of the earlier run beside its own scores."""
+    from domainsift.select.student import StudentSelector
+    argv = ["select", "--method", "student", "--model", tiny_models["bert"], "--cache", "", "--in-domain", data["in"],
+            "--pool", data["med"], data["law"], "--top", "5", "--out", "run"]
+    real = StudentSelector.write_artifacts
+
+    def full(self, out_dir):
+        raise OSError(28, "No space left on device", str(out_dir))
+
+    monkeypatch.setattr(StudentSelector, "write_artifacts", full)
+    rc, err = _run(argv, capsys)
+    assert rc == 2 and "No space left" in err
+    assert not (data["tmp"] / "run" / "signature.json").exists()
+    monkeypatch.setattr(StudentSelector, "write_artifacts", real)
+    assert _run(argv, capsys)[0] == 0
+    assert (data["tmp"] / "run" / "student").is_dir() and (data["tmp"] / "run" / "signature.json").exists()
+    assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], data["law"],
+                 "--out", "run"], capsys)[0] == 0
+    assert not (data["tmp"] / "run" / "student").exists()

@@ -112,12 +112,14 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
         done = execute(selector, in_domain, source, scan.samples, state, execution, params, cascade, student)
         sig = _signature(method, selector, params, in_domain, manifest, done)
         run = {"cascade": done.plan} if done.plan else {}
+        def artifacts(out: Path) -> None:
+            selector.write_artifacts(out)  # e.g. the cross-lingual alignment picture
+            if done.student is not None:
+                done.student.write_artifacts(out)  # the cascade's student, reusable with --student-from
+
         rundir.write_scores(out, done.scores, done.ids, manifest, sig,
                             timings={"score_seconds": round(time.time() - t0, 1), "engine": execution.engine,
-                                     "shards": done.n_shards, **done.seconds}, run=run)
-        selector.write_artifacts(out)  # e.g. the cross-lingual alignment picture
-        if done.student is not None:
-            done.student.write_artifacts(out)  # the cascade's student, reusable with --student-from
+                                     "shards": done.n_shards, **done.seconds}, run=run, artifacts=artifacts)
         shutil.rmtree(out / rundir.RESUME, ignore_errors=True)
     stats = {rundir.resolve(f): st for f, st in scan.stats.items()}
     kept = None

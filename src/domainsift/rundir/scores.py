@@ -13,7 +13,7 @@ import numpy as np
 
 from .._internal.atomic import atomic_open, save_json
 from .._internal.errors import DomainsiftError
-from .layout import ALIGNMENT, ALIGNMENT_PNG, DERIVED, IDS, POOL, RUN, SCORES, SCORES_TSV, SCORE_FILES, SELECTED, SIGNATURE
+from .layout import ALIGNMENT, ALIGNMENT_PNG, DERIVED, IDS, POOL, RUN, SCORES, SCORES_TSV, SCORE_FILES, SELECTED, SIGNATURE, STUDENT
 from .manifest import read_pool
 
 
@@ -79,11 +79,13 @@ def _stream_npy(path: Path, parts: Sequence, shape: tuple, dtype) -> None:
 
 
 def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
-                 timings: dict | None = None, run: dict | None = None) -> None:
+                 timings: dict | None = None, run: dict | None = None, artifacts=None) -> None:
     """Write a score directory (see the module docstring); ``signature.json`` comes last.
 
     ``scores`` and ``ids`` are arrays, or lists of per-shard arrays or .npy files (written shard by
-    shard, so memory stays bounded by a shard). ``run``: more of what ``run.json`` records (a cascade's plan)."""
+    shard, so memory stays bounded by a shard). ``run``: more of what ``run.json`` records (a cascade's
+    plan). ``artifacts(out)`` writes the fit's own files (the alignment's picture, a cascade's student)
+    before the signature, so a run that dies writing them never looks finished."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s_parts = scores if isinstance(scores, list) else [np.asarray(scores, dtype=np.float64)]
@@ -93,6 +95,8 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
     if n != pool["n"] or n_ids != n:
         raise RuntimeError(f"{n} scores and {n_ids} ids for {pool['n']} pool records")
     _remove([out / SIGNATURE, out / ALIGNMENT, out / ALIGNMENT_PNG] + _derived_files(out))
+    import shutil
+    shutil.rmtree(out / STUDENT, ignore_errors=True)  # an earlier run's student is not this run's
     _stream_npy(out / SCORES, s_parts, (n,), np.float64)
     _stream_npy(out / IDS, i_parts, (n, 2), np.int64)
     files = pool["files"]
@@ -104,6 +108,8 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
                           for (k, line), v in zip(_part(ip).tolist(), _part(sp).tolist()))
     save_json(out / POOL, pool)
     save_json(out / RUN, {"timings": timings or {}, **(run or {})})
+    if artifacts is not None:
+        artifacts(out)
     save_json(out / SIGNATURE, sig)
 
 
