@@ -361,3 +361,57 @@ def test_a_score_run_that_dies_writing_its_student_never_looks_finished(data, ti
     assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], data["law"],
                  "--out", "run"], capsys)[0] == 0
     assert not (data["tmp"] / "run" / "student").exists()
+
+
+@pytest.mark.parametrize("damage", ["nan-coef", "short-coef", "truncated-head", "short-vectors", "no-tokenizer",
+                                    "bad-tokenizer"])
+def test_a_damaged_saved_student_is_one_line(damage, data, tiny_models, capsys):
+    """A saved student that cannot score as it was saved (non-finite or misshapen head, too few static rows,
+    a missing or unreadable tokenizer, a truncated head.npz) is refused with one line naming the folder,
+    never a traceback and never a selection of arbitrary lines."""
+    argv = ["select", "--method", "student", "--model", tiny_models["bert"], "--cache", "", "--in-domain", data["in"],
+            "--pool", data["med"], data["law"], "--top", "5", "--out", "run"]
+    assert _run(argv, capsys)[0] == 0
+    st = data["tmp"] / "run" / "student"
+    head = dict(np.load(st / "head.npz"))
+    if damage == "nan-coef":
+        head["coef"][0] = np.nan
+        np.savez(st / "head.npz", **head)
+    elif damage == "short-coef":
+        head["coef"] = head["coef"][:-1]
+        np.savez(st / "head.npz", **head)
+    elif damage == "truncated-head":
+        (st / "head.npz").write_bytes((st / "head.npz").read_bytes()[:100])
+    elif damage == "short-vectors":
+        v = np.load(st / "static" / "vectors.npy")
+        np.save(st / "static" / "vectors.npy", v[: len(v) // 2])
+    elif damage == "no-tokenizer":
+        (st / "static" / "tokenizer.json").unlink()
+    else:
+        (st / "static" / "tokenizer.json").write_text("{not json")
+    rc, err = _run(["select", "--method", "student", "--student-from", st, "--in-domain", data["in"], "--pool",
+                    data["med"], "--top", "5", "--out", "other"], capsys)
+    assert rc == 2 and err.count("\n") == 0 and "Traceback" not in err and str(st) in err, err
+    assert not (data["tmp"] / "other" / "selected.txt").exists()
+
+
+@pytest.mark.parametrize("damage", ["nan-score", "file-index", "line-past-the-end"])
+def test_select_from_damaged_scores_is_one_line_and_writes_nothing(damage, data, capsys):
+    """scores.npy with a NaN, or ids.npy naming a file or a line the pool does not have: select --from-scores
+    refuses with one line naming the file, and leaves no selection (before: NaN-scored lines were chosen, and
+    selected.ids.tsv listed a line that selected.txt did not hold)."""
+    assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], data["law"],
+                 "--out", "run"], capsys)[0] == 0
+    run = data["tmp"] / "run"
+    scores, ids = np.load(run / "scores.npy"), np.load(run / "ids.npy")
+    if damage == "nan-score":
+        scores[int(np.argmax(scores))] = np.nan
+        np.save(run / "scores.npy", scores)
+    else:
+        best = int(np.argmax(scores))
+        ids[best] = (7, 1) if damage == "file-index" else (ids[best][0], 10_000)
+        np.save(run / "ids.npy", ids)
+    rc, err = _run(["select", "--from-scores", "run", "--top", "5", "--out", "sel"], capsys)
+    assert rc == 2 and err.count("\n") == 0 and "Traceback" not in err, err
+    assert ("scores.npy" in err) if damage == "nan-score" else ("ids" in err)
+    assert not any((data["tmp"] / "sel" / n).exists() for n in ("selected.txt", "selected.ids.tsv", "selection.json"))

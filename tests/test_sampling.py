@@ -240,6 +240,7 @@ def test_domains_come_from_a_cluster_directory(tmp_path, domain_files):
     run_cluster(corpus, gold, tmp_path / "cl", ks=[3], pcas=[None], seeds=[0], plots=False, vectors=vectors)
     labels = read_domains(tmp_path / "cl")
     assert len(labels) == len(corpus)
+    assert read_domains(tmp_path / "cl" / "clusters.tsv") == labels  # the file itself: its header is no label
     groups = {g: {c for c, gg in zip(labels, gold) if gg == g} for g in set(gold)}
     assert all(len(v) == 1 for v in groups.values()) and len(set.union(*groups.values())) == 3
     s = DomainSampler(labels, batch_size=4, policy=MixedAlpha(1.0))

@@ -569,4 +569,7 @@ def write_selected_lines(out_path: str | os.PathLike, files: Sequence[str],
                     if (path, lineno) in selected:
                         out.write(raw if raw.endswith(b"\n") else raw + b"\n")
                         n += 1
+            if n != len(selected):  # raised before the rename: no selection file is left behind
+                raise InputError(f"{out_path}: {len(selected) - n} of the {len(selected)} selected ids name lines "
+                                 "that the pool files do not have (a damaged ids.npy?); score the pool again")
     return n

@@ -41,6 +41,7 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
         rundir.verify_inputs(run)
     else:
         rundir.verify_stats(run, stats)
+    _check_scores(run)
     out = out_dir or score_dir
     refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"]), out, rundir.OUTPUTS)
     idx = choose(run.scores, top=rule["top"], fraction=rule["fraction"], threshold=rule["threshold"],
@@ -48,6 +49,20 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
     rule = {k: v for k, v in {**rule, "positive": rule["positive"] or None}.items() if v is not None}
     with rundir.claim(out, "selection", overwrite=overwrite, source=score_dir):
         return rundir.write_selection(out, run, idx, rule, out_format=out_format, kept=kept)
+
+
+def _check_scores(run) -> None:
+    """Scores a selection can trust: finite, and ids that name the run's pool files (a damaged or edited
+    ``scores.npy`` / ``ids.npy`` is one line, never a selection of NaN-scored or missing lines)."""
+    import numpy as np
+    bad = int(np.count_nonzero(~np.isfinite(run.scores)))
+    if bad:
+        raise DomainsiftError(f"{rundir.path(run.dir, rundir.SCORES)}: {bad} scores are not finite (NaN or inf); "
+                              "score the pool again")
+    ids = run.id_array
+    if len(ids) and (ids[:, 0].min() < 0 or ids[:, 0].max() >= len(run.pool["files"]) or ids[:, 1].min() < 1):
+        raise DomainsiftError(f"{rundir.path(run.dir, rundir.IDS)}: ids that name no line of the pool's files; "
+                              "score the pool again")
 
 
 def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None = None, seed: int = 0,

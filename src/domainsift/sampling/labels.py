@@ -16,9 +16,11 @@ def read_domains(path: str | os.PathLike) -> list[str]:
     cluster of every input line, for the first k, PCA and seed) or a text file with
     one label per line."""
     p = Path(path)
+    from .. import rundir
     if p.is_dir():
-        from .. import rundir
         return rundir.read_clusters(p)
+    if p.name == rundir.CLUSTERS and p.is_file():  # the clusters file itself, not its folder: its header
+        return rundir.read_clusters(p.parent)    # row is not a label
     if not p.exists():
         raise InputError(f"{p}: no such file or directory")
     from ..io.corpus import read_label_lines

@@ -106,6 +106,24 @@ class Student:
         return st
 
 
+def _check_student(st: "Student") -> None:
+    """A loaded student scores: its head has one finite weight per static dimension, its static vectors
+    one finite row per token of its tokenizer."""
+    dim = st.static.vectors.shape[1] if st.static.vectors.ndim == 2 else -1
+    for name, v in (("coef", st.coef_), ("mu", st.scale_[0]), ("sd", st.scale_[1])):
+        if np.shape(v) != (dim,):
+            raise DomainsiftError(f"head.npz: {name} holds {np.shape(v)} values for {dim}-d static vectors")
+        if not np.isfinite(v).all():
+            raise DomainsiftError(f"head.npz: {name} holds values that are not finite")
+    if not np.isfinite(st.intercept_):
+        raise DomainsiftError("student.json: the intercept is not finite")
+    vocab = st.static.tokenizer.get_vocab_size()
+    if st.static.vectors.shape[0] < vocab:  # token ids index the rows
+        raise DomainsiftError(f"static/vectors.npy: {st.static.vectors.shape[0]} rows for a tokenizer of {vocab} tokens")
+    if not np.isfinite(st.static.vectors).all():
+        raise DomainsiftError("static/vectors.npy: values that are not finite")
+
+
 class StudentSelector(BaseSelector):
     """A fast linear scorer trained on a teacher method's scores of a pool sample (module docstring)."""
 
@@ -229,11 +247,17 @@ class StudentSelector(BaseSelector):
         try:
             from ..embed.static import StaticEmbedder
             meta = json.loads((path / "student.json").read_text(encoding="utf-8"))
-            arrays = dict(np.load(path / "head.npz"))
-            self.student_ = Student.from_state({**arrays, "intercept": meta["intercept"]},
-                                               StaticEmbedder.load(path / "static"))
-        except (OSError, ValueError, KeyError) as exc:
-            raise DomainsiftError(f"{path}: not a saved student ({exc})") from None
+            with np.load(path / "head.npz", allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+            static = StaticEmbedder.load(path / "static")
+            self.student_ = Student.from_state({**arrays, "intercept": meta["intercept"]}, static)
+            _check_student(self.student_)
+        except DomainsiftError as exc:
+            raise DomainsiftError(f"{path}: not a usable saved student ({exc})") from None
+        except Exception as exc:  # noqa: BLE001: a damaged folder of any kind (truncated zip, bad JSON, a
+            # tokenizer file tokenizers cannot read) is one line naming it, never a traceback
+            raise DomainsiftError(f"{path}: not a saved student ({type(exc).__name__}: "
+                                  f"{str(exc).splitlines()[0] if str(exc) else 'unreadable'})") from None
         self.teacher_signature_ = meta.get("teacher")
         self.n_sample_ = meta.get("n_sample")
         self.held_out_ = ({"teacher": arrays["held_teacher"], "student": arrays["held_student"]}
