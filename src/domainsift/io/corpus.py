@@ -571,5 +571,5 @@ def write_selected_lines(out_path: str | os.PathLike, files: Sequence[str],
                         n += 1
             if n != len(selected):  # raised before the rename: no selection file is left behind
                 raise InputError(f"{out_path}: {len(selected) - n} of the {len(selected)} selected ids name lines "
-                                 "that the pool files do not have (a damaged ids.npy?); score the pool again")
+                                 "that the pool files do not have (damaged ids?); score the pool again")
     return n
