@@ -228,3 +228,31 @@ def test_cascade_on_a_gpu_scores_as_on_the_cpu(tiny_models, tmp_path):
                   cascade=True, candidates=30)
         out[device] = np.load(tmp_path / device / "scores.npy")
     np.testing.assert_allclose(out["cuda"], out["cpu"], rtol=1e-4, atol=1e-5)
+
+
+def test_a_saved_student_signs_what_ran(pool, tiny_models, capsys, caplog):
+    """--student-from: the signature records the saved student's teacher and encoder and the digest of its
+    files (not the flags, which a saved student cannot honour: --teacher is warned about), so a student
+    swapped at the same path gives another signature."""
+    import json
+    import logging
+    common = ["--in-domain", pool["in"], "--pool", pool["pool"], "--cache", ""]
+    assert run_cli(["score", "--method", "student", "--teacher", "cosine", "--model", tiny_models["bert"], *common,
+                    "--out", "a"], capsys)[0] == 0
+    assert run_cli(["score", "--method", "student", "--teacher", "moore-lewis", "--model", tiny_models["bert"],
+                    *common, "--out", "b"], capsys)[0] == 0
+    with caplog.at_level(logging.WARNING):
+        assert run_cli(["score", "--method", "student", "--student-from", pool["tmp"] / "a" / "student", "--teacher",
+                        "moore-lewis", *common, "--out", "from-a"], capsys)[0] == 0
+    assert "--teacher moore-lewis is not used" in caplog.text
+    sig_a = json.loads((pool["tmp"] / "from-a" / "signature.json").read_text())
+    assert sig_a["teacher"] == "cosine" and sig_a["student_digest"]
+    # the same path, another student: another signature
+    import shutil
+    shutil.rmtree(pool["tmp"] / "a" / "student")
+    shutil.copytree(pool["tmp"] / "b" / "student", pool["tmp"] / "a" / "student")
+    assert run_cli(["score", "--method", "student", "--student-from", pool["tmp"] / "a" / "student", *common,
+                    "--out", "from-b"], capsys)[0] == 0
+    sig_b = json.loads((pool["tmp"] / "from-b" / "signature.json").read_text())
+    assert sig_b["teacher"] == "moore-lewis" and sig_b["signature"] != sig_a["signature"]
+    assert sig_b["student_digest"] != sig_a["student_digest"]

@@ -415,3 +415,21 @@ def test_select_from_damaged_scores_is_one_line_and_writes_nothing(damage, data,
     assert rc == 2 and err.count("\n") == 0 and "Traceback" not in err, err
     assert ("scores.npy" in err) if damage == "nan-score" else ("ids" in err and "no line" in err or "do not have" in err)
     assert not any((data["tmp"] / "sel" / n).exists() for n in ("selected.txt", "selected.ids.tsv", "selection.json"))
+
+
+def test_a_full_disk_is_one_line_naming_the_file(data, capsys, monkeypatch):
+    """NumPy's short write on a full disk ("20000 requested and 8176 written": no errno, no file name) is
+    one line naming the file being written and saying the disk is full; nothing finished is left."""
+    import domainsift._internal.atomic as atomic
+    real = atomic.np.save
+
+    def short(fh, array, *a, **kw):
+        if getattr(array, "ndim", 0) == 1 and len(array) > 10:
+            raise OSError(f"{array.nbytes} requested and {array.nbytes // 3} written")
+        return real(fh, array, *a, **kw)
+
+    monkeypatch.setattr(atomic.np, "save", short)
+    rc, err = _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], data["law"],
+                    "--top", "3", "--shard-size", "20", "--out", "run"], capsys)
+    assert rc == 2 and err.count("\n") == 0 and "No space left on device" in err and ".npy" in err, err
+    assert not (data["tmp"] / "run" / "signature.json").exists()

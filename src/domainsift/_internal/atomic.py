@@ -26,6 +26,22 @@ def _umask() -> int:
     return mask
 
 
+def _disk_full(exc: BaseException) -> bool:
+    """An error that says the disk (or the quota) is full: ENOSPC/EDQUOT, or NumPy's short write
+    ("N requested and M written"), which carries no errno."""
+    import errno
+    if not isinstance(exc, OSError):
+        return False
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT) or ("requested and" in str(exc) and "written" in str(exc))
+
+
+def disk_full_error(path, exc: BaseException):
+    """The one-line error of a full disk, naming the file being written."""
+    from .errors import DomainsiftError
+    return DomainsiftError(f"{path}: No space left on device (the disk is full) while writing it; "
+                           "free some space and run the same command again")
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
@@ -40,9 +56,11 @@ def atomic_path(path: str | os.PathLike):
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_umask())  # a temporary file is 0600; the result gets normal permissions
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if _disk_full(exc):
+            raise disk_full_error(path, exc) from None
         raise
 
 
@@ -58,8 +76,10 @@ def atomic_dir(path: str | os.PathLike):
         yield tmp
         shutil.rmtree(path, ignore_errors=True)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if _disk_full(exc):
+            raise disk_full_error(path, exc) from None
         raise
 
 

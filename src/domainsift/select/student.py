@@ -106,6 +106,15 @@ class Student:
         return st
 
 
+def _folder_digest(path: Path) -> str:
+    """One SHA-256 over a saved student's files (names and bytes, in name order)."""
+    import hashlib
+    h = hashlib.sha256()
+    for f in sorted(p for p in Path(path).rglob("*") if p.is_file()):
+        h.update(str(f.relative_to(path)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _check_student(st: "Student") -> None:
     """A loaded student scores: its head has one finite weight per static dimension, its static vectors
     one finite row per token of its tokenizer."""
@@ -163,6 +172,13 @@ class StudentSelector(BaseSelector):
     def fit_uses_pool(self) -> bool:
         return self.student_from is None
 
+    def input_files(self) -> list[str]:
+        """A saved student's files (``--student-from``): a student swapped between a kill and a resume is
+        loaded anew, not taken from the resumed run's copy."""
+        if self.student_from is None or not Path(self.student_from).is_dir():
+            return []
+        return [str(p) for p in sorted(Path(self.student_from).rglob("*")) if p.is_file()]
+
     # ------------------------------------------------------------------ fit
     def _static(self):
         from ..embed import model_path
@@ -182,7 +198,12 @@ class StudentSelector(BaseSelector):
         one, the teacher method is built and fitted here. With ``student_from``, load it instead."""
         if self.student_from is not None:
             self.reset()
-            return self.load_state(self.student_from)
+            self.load_state(self.student_from)
+            saved = (getattr(self, "teacher_signature_", None) or {}).get("method")
+            if saved and self.teacher != saved and self.teacher != "cosine":
+                log.warning("--student-from %s: the saved student learnt from %s; --teacher %s is not used",
+                            self.student_from, saved, self.teacher)
+            return self
         in_domain, pool = self._fit_input(in_domain, pool)
         if teacher is None:
             teacher = self.build_teacher()
@@ -260,6 +281,7 @@ class StudentSelector(BaseSelector):
                                   f"{str(exc).splitlines()[0] if str(exc) else 'unreadable'})") from None
         self.teacher_signature_ = meta.get("teacher")
         self.n_sample_ = meta.get("n_sample")
+        self.student_digest_ = _folder_digest(path)
         self.held_out_ = ({"teacher": arrays["held_teacher"], "student": arrays["held_student"]}
                           if "held_teacher" in arrays else None)
         return self
@@ -280,5 +302,12 @@ class StudentSelector(BaseSelector):
             if getattr(self, "n_sample_", None) is not None:
                 p["n_sample"] = self.n_sample_
             p["static_source_fingerprint"] = self.student_.static.source_fingerprint
+        if self.student_from is not None:
+            # what ran is the saved student: its teacher and encoder, not the flags (which it cannot honour),
+            # and the digest of its files, so a student swapped at the same path changes the signature
+            teacher = (getattr(self, "teacher_signature_", None) or {}).get("method")
+            p["teacher"] = teacher
+            p["model"] = self.student_.static.name if self.is_fitted else None
+            p["student_digest"] = getattr(self, "student_digest_", None)
         return p
 
