@@ -334,6 +334,10 @@ def test_a_new_score_run_leaves_no_stale_selection_behind(selection_run):
     run = selection_run / "run"
     assert (run / "selected.txt").exists()
     assert main(["-q", "evaluate", "run", "--gold", "med.txt"]) == 0
+    # another method's run replaces a finished one only when asked to (--overwrite)
     assert main(["-q", "score", "--method", "random", "--in-domain", "in.txt", "--pool", "law.txt", "med.txt",
-                 "--out", "run"]) == 0
+                 "--out", "run"]) == 2
+    assert (run / "selected.txt").exists()
+    assert main(["-q", "score", "--method", "random", "--in-domain", "in.txt", "--pool", "law.txt", "med.txt",
+                 "--out", "run", "--overwrite"]) == 0
     assert not any((run / n).exists() for n in ("selected.txt", "selected.ids.tsv", "selection.json", "eval.json"))

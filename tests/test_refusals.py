@@ -168,7 +168,7 @@ def test_a_second_run_into_a_locked_out_fails_at_once(data, capsys):
         rc, err, _ = _run(["select", "--from-scores", "run", "--top", "2"], capsys)
         _one_line(rc, err, "another domainsift run is writing")
     assert (data["tmp"] / "run" / rundir.SCORES).read_bytes() == before
-    assert _run(["select", "--method", "random", "--seed", "3", *args], capsys)[0] == 0  # released
+    assert _run(["select", "--method", "random", "--seed", "3", *args, "--overwrite"], capsys)[0] == 0  # released
 
 
 # 7. a damaged shard ------------------------------------------------------------------------------

@@ -107,7 +107,7 @@ def test_a_run_killed_while_rewriting_leaves_nothing_that_from_scores_trusts(dat
 
     monkeypatch.setattr(rundir, "save_json", dying)
     rc, err = _run(["score", "--method", "random", "--seed", "7", "--in-domain", data["in"], "--pool", data["med"],
-                    data["law"], "--out", "run"], capsys)
+                    data["law"], "--out", "run", "--overwrite"], capsys)
     assert rc == 2 and "No space left" in err and err.count("\n") == 0
     monkeypatch.setattr(rundir, "save_json", real)
     rc, err = _run(["select", "--from-scores", "run", "--top", "3"], capsys)
@@ -123,7 +123,7 @@ def test_leftovers_of_a_parallel_selection_never_sit_beside_a_new_one(data, caps
                  "--top", "5", "--out", "run"], capsys)[0] == 0
     assert (data["tmp"] / "run" / "selected.de").exists()
     assert _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", en,
-                 "--top", "5", "--out", "run"], capsys)[0] == 0
+                 "--top", "5", "--out", "run", "--overwrite"], capsys)[0] == 0
     assert not (data["tmp"] / "run" / "selected.de").exists()
 
 
@@ -359,7 +359,7 @@ def test_a_score_run_that_dies_writing_its_student_never_looks_finished(data, ti
     assert _run(argv, capsys)[0] == 0
     assert (data["tmp"] / "run" / "student").is_dir() and (data["tmp"] / "run" / "signature.json").exists()
     assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], data["law"],
-                 "--out", "run"], capsys)[0] == 0
+                 "--out", "run", "--overwrite"], capsys)[0] == 0
     assert not (data["tmp"] / "run" / "student").exists()
 
 
@@ -433,3 +433,25 @@ def test_a_full_disk_is_one_line_naming_the_file(data, capsys, monkeypatch):
                     "--top", "3", "--shard-size", "20", "--out", "run"], capsys)
     assert rc == 2 and err.count("\n") == 0 and "No space left on device" in err and ".npy" in err, err
     assert not (data["tmp"] / "run" / "signature.json").exists()
+
+
+def test_a_finished_run_is_never_replaced_silently(data, capsys, tmp_path):
+    """Another method, parameters or inputs into the --out of a finished score run, or any run into a folder
+    of the user's own files, is refused with one line unless --overwrite; the same command again (a rerun,
+    or a killed run's resume) is allowed."""
+    args = ["--in-domain", data["in"], "--pool", data["med"], data["law"], "--top", "5", "--out", "run"]
+    assert _run(["select", "--method", "random", *args], capsys)[0] == 0
+    assert _run(["select", "--method", "random", *args], capsys)[0] == 0  # the same command again
+    before = (data["tmp"] / "run" / "scores.npy").read_bytes()
+    for other in (["--method", "random", "--seed", "5"], ["--method", "moore-lewis", "--order", "1"]):
+        rc, err = _run(["select", *other, *args], capsys)
+        assert rc == 2 and err.count("\n") == 0 and "--overwrite" in err and "finished" in err, err
+    assert (data["tmp"] / "run" / "scores.npy").read_bytes() == before
+    mine = data["tmp"] / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my own notes\n")
+    rc, err = _run(["select", "--method", "random", *args[:-1], mine], capsys)
+    assert rc == 2 and "notes.txt" in err and "--overwrite" in err, err
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    assert _run(["select", "--method", "random", *args[:-1], mine, "--overwrite"], capsys)[0] == 0
+    assert (mine / "notes.txt").read_text() == "my own notes\n" and (mine / "selected.txt").exists()

@@ -8,7 +8,8 @@ The commands cover cosine, finetune (one epoch), moore-lewis, the student, ``--c
 shared pool (three domains, 240 lines each; 120 in-domain lines). Each side runs in its own folder
 with its own embedding cache, the reference from a ``git worktree`` of ``--ref`` put first on
 ``PYTHONPATH``. Compared: every file under each output folder, byte for byte; JSON files after
-dropping timings (``run.json``'s ``timings``, ``*_seconds``) and the version; text after replacing
+dropping timings (``run.json``'s ``timings``, ``*_seconds``), the version and ``run.json``'s
+``identity`` (a hash that holds the version); text after replacing
 each side's own folder with one placeholder. Exit 1 and the differing files when any differ. Also
 compares the defaults fingerprint of both sides.
 """
@@ -81,7 +82,7 @@ def run_side(name: str, src: Path, work: Path, data: dict) -> None:
 def _strip(obj):
     if isinstance(obj, dict):
         return {k: _strip(v) for k, v in obj.items()
-                if k not in ("timings", "version", "date") and not k.endswith("_seconds")}
+                if k not in ("timings", "version", "date", "identity") and not k.endswith("_seconds")}
     if isinstance(obj, list):
         return [_strip(v) for v in obj]
     if isinstance(obj, str) and "|v:" in obj:

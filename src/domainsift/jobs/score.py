@@ -103,15 +103,15 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     inputs = {rundir.resolve(f): file_digest(f) for f in selector.input_files()}  # e.g. the bitext's contents
     if inputs:
         how["inputs"] = inputs
-    with rundir.claim(out_dir, "score", overwrite=overwrite):
+    identity = fingerprint(method, params, in_domain, manifest,
+                           {"shard_size": execution.shard_size, "fit_sample": execution.fit_sample, **how},
+                           selector.signature_params())
+    with rundir.claim(out_dir, "score", overwrite=overwrite, identity=identity):
         out = Path(out_dir)
-        state = out / rundir.RESUME / fingerprint(method, params, in_domain, manifest,
-                                                  {"shard_size": execution.shard_size,
-                                                   "fit_sample": execution.fit_sample, **how},
-                                                  selector.signature_params())
+        state = out / rundir.RESUME / identity
         done = execute(selector, in_domain, source, scan.samples, state, execution, params, cascade, student)
         sig = _signature(method, selector, params, in_domain, manifest, done)
-        run = {"cascade": done.plan} if done.plan else {}
+        run = {"identity": identity, **({"cascade": done.plan} if done.plan else {})}
         def artifacts(out: Path) -> None:
             selector.write_artifacts(out)  # e.g. the cross-lingual alignment picture
             if done.student is not None:

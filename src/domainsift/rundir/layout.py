@@ -104,19 +104,33 @@ class _Claim:
                 pass
 
 
-def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, source: str | os.PathLike | None = None):
+def _ours(name: str) -> bool:
+    """Whether a file or folder of a run directory is one a domainsift run writes (or its lock, resume
+    state or a temporary file)."""
+    import fnmatch
+    names = OUTPUTS + EMBED_OUTPUTS + CLUSTER_OUTPUTS + (ALIGNMENT, ALIGNMENT_PNG, DOWNSTREAM, CROSSDOMAIN,
+                                                         CROSSDOMAIN_PNG, SAMPLING, REPORT, LOCK, RESUME)
+    return name.startswith(".") or any(fnmatch.fnmatch(name, n) for n in names)
+
+
+def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, source: str | os.PathLike | None = None,
+          identity: str | None = None):
     """Take ``out_dir`` for a run that writes a ``writes`` run (a kind of :data:`KINDS`); use as a
     context manager.
 
-    Refused with one line: a directory another domainsift process is writing to; a directory that
-    holds a finished run of another kind (a score run's scores, an embedding), unless ``overwrite``.
-    A selection may go into the score directory it reads (``source``) or replace another selection."""
+    Refused with one line, unless ``overwrite``: a directory that holds a finished run of another kind
+    (a score run's scores, an embedding); a finished score run of other inputs or parameters (its
+    ``run.json`` identity differs from ``identity``: the same command again is allowed, which is how a
+    rerun repeats and a killed run resumes); a folder of files that no domainsift run writes. Always
+    refused: a directory another domainsift process is writing to. A selection may go into the score
+    directory it reads (``source``) or replace another selection."""
     import fcntl
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise DomainsiftError(f"{out}: exists and is not a directory; choose another --out")
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    lock_created = not (out / LOCK).exists()
     fh = open(out / LOCK, "a+")
     try:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -131,8 +145,23 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
         if held and held != writes and not overwrite and not (writes == "selection" and same_source):
             raise DomainsiftError(f"{out}: holds a finished {held} run; a {writes} run would replace it. "
                                   f"Choose another --out (or pass --overwrite to replace it)")
+        if held == writes == "score" and identity is not None and not overwrite and has(out, SIGNATURE):
+            before = (read_json(out, RUN) or {}).get("identity")
+            if before != identity:
+                method = (read_json(out, SIGNATURE) or {}).get("method", "another")
+                raise DomainsiftError(f"{out}: holds a finished {method} score run of other inputs, parameters "
+                                      "or version; this run would replace it. Choose another --out (or pass "
+                                      "--overwrite to replace it)")
+        if not held and not created and not overwrite:
+            foreign = sorted(p.name for p in out.iterdir() if not _ours(p.name))
+            if foreign:
+                raise DomainsiftError(f"{out}: a folder of other files ({', '.join(foreign[:3])}"
+                                      f"{', ...' if len(foreign) > 3 else ''}), not a domainsift run; choose "
+                                      "another --out (or pass --overwrite to write into it)")
     except BaseException as exc:
         held_claim.__exit__(type(exc), exc, None)
+        if lock_created:  # refused: the folder is left as it was found
+            (out / LOCK).unlink(missing_ok=True)
         raise
     return held_claim
 
