@@ -181,7 +181,8 @@ def add_method_opts(p) -> None:
                    help="--engine ray: a running cluster's address (e.g. ray://head:10001 or auto; default: "
                         "start a local one)")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace a finished run of another kind in --out (by default such an --out is refused)")
+                   help="replace a finished run in --out (another kind, or a score run of other inputs or "
+                        "parameters), or write into a folder of other files (by default such an --out is refused)")
     g.add_argument("--cascade", action="store_true",
                    help="a fast student (static token vectors and a linear head, trained on the method's scores "
                         "of a pool sample) scores every line; the method scores only the student's top "
@@ -445,7 +446,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--how", choices=["zscore", "rank"], default="zscore",
                    help="standardise each run by z-score (probabilities via their logit; default) or by rank")
     s.add_argument("--overwrite", action="store_true",
-                   help="replace a finished run of another kind in --out (by default such an --out is refused)")
+                   help="replace a finished run in --out (another kind, or a score run of other inputs or "
+                        "parameters), or write into a folder of other files (by default such an --out is refused)")
     choose_opts(s, positive=False, title="what to select (optional; or later with select --from-scores)")
     s.set_defaults(func=cmd_combine)
 
