@@ -455,3 +455,26 @@ def test_a_finished_run_is_never_replaced_silently(data, capsys, tmp_path):
     assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
     assert _run(["select", "--method", "random", *args[:-1], mine, "--overwrite"], capsys)[0] == 0
     assert (mine / "notes.txt").read_text() == "my own notes\n" and (mine / "selected.txt").exists()
+
+
+def test_overwrite_leaves_nothing_of_the_replaced_run(data, capsys):
+    """--overwrite replacing another kind of run removes every file that run wrote (an embedding's vectors
+    and ids beside a new score run would read as the new run's)."""
+    assert _run(["embed", data["med"], "--model", "random", "--out", "run"], capsys)[0] == 0
+    assert (data["tmp"] / "run" / "embeddings.npy").exists()
+    assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], "--out", "run"],
+                capsys)[0] == 2
+    assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], "--out", "run",
+                 "--overwrite"], capsys)[0] == 0
+    names = sorted(p.name for p in (data["tmp"] / "run").iterdir() if not p.name.startswith("."))
+    assert "embeddings.npy" not in names and "ids.tsv" not in names and "scores.npy" in names, names
+
+
+def test_overwrite_into_a_runs_own_directory_keeps_its_scores(data, capsys):
+    """select --method ... --overwrite scores and selects into one folder, and select --from-scores DIR
+    --overwrite selects from DIR into DIR: the scores a selection reads are never the run it replaces."""
+    args = ["--in-domain", data["in"], "--pool", data["med"], data["law"], "--top", "5", "--out", "run", "--overwrite"]
+    assert _run(["select", "--method", "random", *args], capsys)[0] == 0
+    assert _run(["select", "--from-scores", "run", "--top", "3", "--overwrite"], capsys)[0] == 0
+    assert (data["tmp"] / "run" / "scores.npy").exists()
+    assert (data["tmp"] / "run" / "selected.txt").read_text().count("\n") == 3

@@ -34,6 +34,10 @@ OUTPUTS = SCORE_FILES + (SCORES_TSV, RUN, STUDENT) + DERIVED + (SELECTED + ".*",
 EMBED_OUTPUTS = (EMBEDDINGS, SIGNATURE, EMBED_IDS)
 CLUSTER_OUTPUTS = (CLUSTERING, OUTLIERS, CLUSTERS, MAP, "*.png")
 
+# the files each kind of run writes: what a run that replaces it (--overwrite) removes first
+OWNED = {"score": OUTPUTS + (ALIGNMENT, ALIGNMENT_PNG), "selection": DERIVED + (SELECTED + ".*", IDS, POOL, SIGNATURE),
+         "embed": EMBED_OUTPUTS, "cluster": CLUSTER_OUTPUTS}
+
 # what a directory holds, told by the file that only that kind of run writes
 KINDS = {"score": SCORES, "selection": SELECTED_IDS, "embed": EMBEDDINGS, "cluster": CLUSTERING}
 
@@ -113,6 +117,15 @@ def _ours(name: str) -> bool:
     return name.startswith(".") or any(fnmatch.fnmatch(name, n) for n in names)
 
 
+def _remove_owned(out: Path, held: str) -> None:
+    """Remove every file and folder a ``held`` run writes from ``out``."""
+    import fnmatch
+    import shutil
+    for p in out.iterdir():
+        if any(fnmatch.fnmatch(p.name, n) for n in OWNED[held]):
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+
 def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, source: str | os.PathLike | None = None,
           identity: str | None = None):
     """Take ``out_dir`` for a run that writes a ``writes`` run (a kind of :data:`KINDS`); use as a
@@ -145,6 +158,8 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
         if held and held != writes and not overwrite and not (writes == "selection" and same_source):
             raise DomainsiftError(f"{out}: holds a finished {held} run; a {writes} run would replace it. "
                                   f"Choose another --out (or pass --overwrite to replace it)")
+        if held and held != writes and overwrite and not (writes == "selection" and same_source):  # replaced
+            _remove_owned(out, held)
         if held == writes == "score" and identity is not None and not overwrite and has(out, SIGNATURE):
             before = (read_json(out, RUN) or {}).get("identity")
             if before != identity:
