@@ -200,3 +200,27 @@ def test_normalize_follows_model_config(tiny_models):
     forced = TransformersEmbedder(tiny_models["bert"], normalize=True, progress=False)
     assert "norm:1" in forced.cache_key and "norm:0" in tiny.cache_key
     np.testing.assert_allclose(np.linalg.norm(forced.encode(TEXTS), axis=1), 1.0, atol=1e-5)
+
+
+def test_a_damaged_cache_chunk_is_encoded_again(tmp_path, caplog):
+    """Every cached chunk carries a SHA-256 written after it: a chunk edited on disk (a row negated, a NaN),
+    or one without its digest, is encoded again with a warning, never used."""
+    import logging
+
+    from domainsift.embed.cache import CachedEmbedder
+    texts = [f"sentence number {i}" for i in range(10)]
+    emb = CachedEmbedder(CountingEmbedder(), tmp_path, chunk_size=4, progress=False)
+    first = emb.encode(texts)
+    assert emb.last_misses_ == 3
+    chunk = sorted(p for p in tmp_path.rglob("*.npy"))[0]
+    arr = np.load(chunk)
+    arr[0] = -arr[0]
+    arr[1, 0] = np.nan
+    np.save(chunk, arr)
+    with caplog.at_level(logging.WARNING):
+        again = emb.encode(texts)
+    assert emb.last_misses_ == 1 and emb.last_hits_ == 2 and "damaged" in caplog.text
+    np.testing.assert_array_equal(again, first)
+    next(tmp_path.rglob("*.sha256")).unlink()  # a chunk without its digest
+    emb.encode(texts)
+    assert emb.last_misses_ == 1

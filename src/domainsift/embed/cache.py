@@ -77,18 +77,47 @@ class CachedEmbedder:
             chunk = texts[start:start + self.chunk_size]
             path = self._chunk_path(chunk)
             if path.exists():
-                try:
-                    arr = np.load(path)
-                    if arr.shape[0] == len(chunk):
-                        parts.append(arr)
-                        self.last_hits_ += 1
-                        continue
-                except (OSError, ValueError):
-                    log.warning("cache chunk %s unreadable; re-encoding", path)
+                arr = _read_checked(path, len(chunk))
+                if arr is not None:
+                    parts.append(arr)
+                    self.last_hits_ += 1
+                    continue
             arr = np.asarray(self.embedder.encode(chunk), dtype=np.float32)
             save_npy(path, arr)
+            _write_digest(path)  # written last: a chunk without its digest is never used
             parts.append(arr)
             self.last_misses_ += 1
         if not parts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.concatenate(parts, axis=0)
+
+
+def _digest_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def _write_digest(path: Path) -> None:
+    from .._internal.atomic import atomic_open
+    with atomic_open(_digest_path(path)) as fh:
+        fh.write(hashlib.sha256(path.read_bytes()).hexdigest() + "\n")
+
+
+def _read_checked(path: Path, n: int) -> np.ndarray | None:
+    """A cached chunk whose bytes match the digest written beside it, with ``n`` rows of finite values;
+    None (with a warning, so the chunk is encoded again) for anything else: a damaged or edited chunk, a
+    chunk without a digest (a cache of 0.10.1 or earlier), a short or unreadable file."""
+    import io
+    try:
+        data = path.read_bytes()
+        want = _digest_path(path).read_text(encoding="utf-8").strip()
+        if hashlib.sha256(data).hexdigest() != want:
+            raise ValueError("its bytes do not match its digest")
+        arr = np.load(io.BytesIO(data), allow_pickle=False)
+        if arr.ndim != 2 or arr.shape[0] != n or not np.isfinite(arr).all():
+            raise ValueError(f"shape {arr.shape} or values that are not finite, for {n} texts")
+        return arr
+    except FileNotFoundError:
+        log.info("cache chunk %s has no digest (an earlier version's cache); encoding it again", path)
+    except (OSError, ValueError) as exc:
+        log.warning("cache chunk %s is damaged (%s); encoding it again", path, exc)
+    return None
