@@ -40,7 +40,7 @@ def test_distilled_vectors_are_the_encoders_token_outputs(tiny_models, tmp_path)
     again = distilled(tiny_models["bert"], cache_dir=str(tmp_path))  # read back from the cache
     np.testing.assert_array_equal(emb.vectors, again.vectors)
     enc = TransformersEmbedder(tiny_models["bert"], backend="torch", progress=False)
-    torch, tok, model, _ = enc._load()
+    torch, tok, model, _ = enc.load()
     tid = tok.convert_tokens_to_ids("dose")
     with torch.inference_mode():
         h = model(input_ids=torch.tensor([[tok.cls_token_id, tid, tok.sep_token_id]])).last_hidden_state.mean(1)

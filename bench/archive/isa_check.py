@@ -69,7 +69,7 @@ def main() -> None:
     from domainsift.embed.onnx import build_model_file
     from domainsift.embed.transformers import TransformersEmbedder, default_model_path
     folder = Path(tempfile.mkdtemp(prefix="isa-check-"))
-    _, tok, model, _ = TransformersEmbedder(default_model_path(), progress=False)._load()
+    _, tok, model, _ = TransformersEmbedder(default_model_path(), progress=False).load()
     build_model_file(model, tok, -1, "onnx", folder / "fp32.onnx")
     build_model_file(model, tok, -1, "onnx-int8", folder / "onnx-int8.onnx")
     quantize_dynamic_0_5(folder / "fp32.onnx", folder / "int8-dynamic.onnx")

@@ -28,7 +28,7 @@ import sys  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))  # the shared helpers: bench/live/_common.py
 from _common import clustering_set, write_results
 
-from domainsift.embed.onnx import OnnxRunner, _input_names, build_model_file, quantize_per_row
+from domainsift.embed.onnx import OnnxRunner, input_names_of, build_model_file, quantize_per_row
 from domainsift.embed.transformers import TransformersEmbedder, default_model_path
 
 GRAPHS = ["sdpa", "eager", "eager+ort-optimizer"]
@@ -56,8 +56,8 @@ def main() -> None:
     import onnx
     texts = clustering_set().texts
     emb = TransformersEmbedder(default_model_path(), progress=False, backend="onnx", batch_size=32)
-    torch, tok, model, _ = emb._load()
-    names = _input_names(model, tok)
+    torch, tok, model, _ = emb.load()
+    names = input_names_of(model, tok)
     tmp = Path(tempfile.mkdtemp(prefix="onnx-graph-"))
     files, ops = {}, {}
     for graph in GRAPHS:
@@ -74,7 +74,7 @@ def main() -> None:
     for r in range(args.rounds):
         for backend in ("onnx", "onnx-int8"):
             for graph in GRAPHS:
-                emb._runner = OnnxRunner(files[(graph, backend)], names, threads=torch.get_num_threads())
+                emb.runner = OnnxRunner(files[(graph, backend)], names, threads=torch.get_num_threads())
                 emb.encode(texts[:64])
                 t0 = time.time()
                 vectors[(graph, backend)] = emb.encode(texts)

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from _common import CLASSIC, SEVEN, clustering_set, data_file, write_results
 
-from domainsift.embed.onnx import OnnxRunner, _input_names, build_model_file, quantize_per_row
+from domainsift.embed.onnx import OnnxRunner, input_names_of, build_model_file, quantize_per_row
 from domainsift.embed.transformers import TransformersEmbedder, default_model_path
 
 RECIPES = ["onnx", "int8-dynamic", "int8-row-w8", "onnx-int8"]
@@ -69,7 +69,7 @@ def recipe_files(model, tok, folder: Path) -> dict:
 
 
 def use(emb: TransformersEmbedder, path: Path, names, batch_size: int) -> TransformersEmbedder:
-    emb._runner = OnnxRunner(path, names, threads=emb._load()[0].get_num_threads())
+    emb.runner = OnnxRunner(path, names, threads=emb.load()[0].get_num_threads())
     emb.batch_size = batch_size
     return emb
 
@@ -94,8 +94,8 @@ def main() -> None:
 
     texts = clustering_set().texts[::2]  # 5,000 lines, every domain
     emb = TransformersEmbedder(default_model_path(), progress=False, backend="onnx")
-    torch, tok, model, _ = emb._load()
-    names = _input_names(model, tok)
+    torch, tok, model, _ = emb.load()
+    names = input_names_of(model, tok)
     tmp = Path(tempfile.mkdtemp(prefix="int8-recipes-"))
     files = recipe_files(model, tok, tmp)
     ref = TransformersEmbedder(default_model_path(), progress=False, backend="torch").encode(texts)

@@ -67,7 +67,7 @@ def _ort():
     return require("onnxruntime", "hf", what)
 
 
-def _input_names(model, tokenizer) -> list[str]:
+def input_names_of(model, tokenizer) -> list[str]:
     """The tokenizer outputs that the model's forward accepts, in a fixed order."""
     accepted = set(inspect.signature(model.forward).parameters)
     produced = set(tokenizer("a b", return_tensors="pt").keys())
@@ -78,7 +78,7 @@ def _export(model, tokenizer, layer: int, path: Path, attention_impl: str = EXPO
     import torch
 
     from .settings import attention
-    names = _input_names(model, tokenizer)
+    names = input_names_of(model, tokenizer)
 
     class Wrapped(torch.nn.Module):
         def __init__(self, inner):
@@ -213,7 +213,7 @@ def runner_for(model, tokenizer, layer: int, backend: str, export_dir: str | Non
     by ``fingerprint``), else exported now (to ``export_dir`` when there is one and the model
     has a fingerprint, else to a temporary folder)."""
     ort = _ort()
-    names = _input_names(model, tokenizer)
+    names = input_names_of(model, tokenizer)
     if export_dir and fingerprint:
         import torch
         key = (f"{fingerprint}|layer:{layer}|{backend}|graph:{EXPORT_ATTENTION}"

@@ -133,7 +133,7 @@ def distill(model: str, batch_size: int = 1024, progress: bool = False) -> Stati
     torch = _torch()
     model = model_path(model)
     enc = TransformersEmbedder(model, backend="torch", device="cpu", progress=False)
-    _, tok, net, _ = enc._load()
+    _, tok, net, _ = enc.load()
     vocab = tok.get_vocab()
     special = set(tok.all_special_ids)
     size = max(vocab.values()) + 1

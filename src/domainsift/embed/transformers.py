@@ -187,7 +187,8 @@ class TransformersEmbedder:
             raise DomainsiftError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
         self.backend = backend
         self.export_dir = export_dir
-        self._runner = None
+        self.runner = None  # the ONNX Runtime session (onnx backends), made on first use; another
+        # OnnxRunner of the same model may be set here to run the encoder from that file
         self.model_path = model
         self.normalize = _declares_normalize(model) if normalize is None else normalize
         self.name = model_display_name(model)
@@ -206,7 +207,7 @@ class TransformersEmbedder:
         """An embedder over a model already in memory (e.g. one being fine-tuned): the same
         encoding path as a model loaded from disk (an ONNX backend exports it afresh)."""
         emb = cls.__new__(cls)
-        emb.backend, emb.export_dir, emb._runner = backend, None, None
+        emb.backend, emb.export_dir, emb.runner = backend, None, None
         emb.model_path, emb.name, emb.layer, emb.max_length = None, name, layer, max_length
         emb.batch_size, emb.device, emb.progress, emb.normalize = batch_size, device, progress, normalize
         emb._fingerprint = None
@@ -255,7 +256,9 @@ class TransformersEmbedder:
             return "torch"
         return self.backend
 
-    def _load(self):
+    def load(self):
+        """``(torch, tokenizer, model, device)``, loaded once (the static vectors' distillation and the
+        ONNX export read the model through it)."""
         if self._loaded is None:
             torch = _torch()
             device = resolve_device(self.device)
@@ -270,13 +273,13 @@ class TransformersEmbedder:
     def pool(self, texts: Sequence[str]):
         """Mean-pooled vectors of ``texts`` as a torch tensor (n, hidden): differentiable when
         gradients are on, so fine-tuning trains through exactly the encoding path."""
-        _, tok, _, _ = self._load()
+        _, tok, _, _ = self.load()
         batch = tok(list(texts), padding=True, truncation=True, max_length=self.max_length,
                     return_tensors="pt")
         return self._torch_pooled(batch)
 
     def _torch_pooled(self, batch):
-        torch, _, model, device = self._load()
+        torch, _, model, device = self.load()
         batch = {k: torch.as_tensor(v).to(device) for k, v in batch.items()}
         if self.layer == -1:  # the last layer: no need to keep every layer's states
             hidden = model(**batch).last_hidden_state
@@ -288,18 +291,18 @@ class TransformersEmbedder:
         return pooled
 
     def _onnx(self):
-        if self._runner is None:
-            torch, tok, model, _ = self._load()
+        if self.runner is None:
+            torch, tok, model, _ = self.load()
             from .onnx import runner_for
-            self._runner = runner_for(model, tok, self.layer, self.backend, self.export_dir, self.fingerprint,
+            self.runner = runner_for(model, tok, self.layer, self.backend, self.export_dir, self.fingerprint,
                                       threads=torch.get_num_threads())
-        return self._runner
+        return self.runner
 
     def _pooled(self, batch: dict):
         """One padded batch's pooled vectors as a float32 torch tensor, through the backend."""
         if self.effective_backend == "torch":
             return self._torch_pooled(batch).float()
-        torch = self._load()[0]
+        torch = self.load()[0]
         hidden = torch.from_numpy(self._onnx()(batch))
         pooled = mean_pool(hidden, torch.as_tensor(batch["attention_mask"]))
         if self.normalize:
@@ -313,7 +316,7 @@ class TransformersEmbedder:
         carries little padding. ``head``: a torch module applied to each batch's vectors (a
         fine-tuned classifier's head); its outputs are returned instead, as float64.
         """
-        torch, tok, model, device = self._load()
+        torch, tok, model, device = self.load()
         n = len(texts)
         dim = model.config.hidden_size if hasattr(model.config, "hidden_size") else model.config.d_model
         out = np.zeros((n, dim) if head is None else n, dtype=np.float32 if head is None else np.float64)
