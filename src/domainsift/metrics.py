@@ -6,10 +6,6 @@ import os
 from typing import Iterable
 
 
-def resolve(path: str | os.PathLike) -> str:
-    return os.path.realpath(str(path))
-
-
 def f1_score(precision: float, recall: float) -> float:
     """The harmonic mean of precision and recall (0 when both are 0)."""
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -17,8 +13,8 @@ def f1_score(precision: float, recall: float) -> float:
 
 def precision_recall(selected: Iterable[tuple[str, int]], gold: Iterable[tuple[str, int]]) -> dict:
     """Precision, recall and F1 of selected ids against gold ids (paths compared resolved)."""
-    sel = {(resolve(f), int(n)) for f, n in selected}
-    gold_set = {(resolve(f), int(n)) for f, n in gold}
+    sel = {(os.path.realpath(f), int(n)) for f, n in selected}
+    gold_set = {(os.path.realpath(f), int(n)) for f, n in gold}
     hit = len(sel & gold_set)
     p = hit / len(sel) if sel else 0.0
     r = hit / len(gold_set) if gold_set else 0.0

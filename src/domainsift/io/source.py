@@ -276,7 +276,7 @@ class MemorySource(PoolSource):
             for box in boxes.values():
                 box.offer(pos, pos)
         real = [f for f in list(self.files) + list(self.target_files) if os.path.isfile(f)]
-        stats = {f: (os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in real}
+        stats = {f: (st.st_size, st.st_mtime_ns) for f, st in ((f, os.stat(f)) for f in real)}
         return Scan(len(self.pool), {f: file_digest(f) for f in real}, stats,
                     {name: self._sample(box.result()) for name, box in boxes.items()})
 

@@ -9,6 +9,7 @@ through :mod:`domainsift.rundir`. A killed run resumes (``DIR/.resume/``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import time
@@ -80,7 +81,7 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     reader = _reader(source, reader)
     if execution.engine == "ray":  # what Ray needs is checked before any reading, not after the fit
         from ..engine.ray import plan
-        execution = _replace(execution, workers=plan(selector, execution.workers, execution.address))
+        execution = dataclasses.replace(execution, workers=plan(selector, execution.workers, execution.address))
     student = None
     if cascade is not None:
         from ..engine.cascade import build_student
@@ -126,11 +127,6 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     if done.kept is not None:
         kept = {(rundir.resolve(f), line): v for (f, line), v in done.kept.items()}
     return ScoreJob(sig, out, stats, kept)
-
-
-def _replace(execution: Execution, **kw) -> Execution:
-    import dataclasses
-    return dataclasses.replace(execution, **kw)
 
 
 def _learn_share(selector, params: dict, share: float | None, default: bool = False) -> None:
