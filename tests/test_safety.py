@@ -363,12 +363,15 @@ def test_a_score_run_that_dies_writing_its_student_never_looks_finished(data, ti
     assert not (data["tmp"] / "run" / "student").exists()
 
 
+@pytest.mark.parametrize("sums", ["kept", "resealed", "removed"])
 @pytest.mark.parametrize("damage", ["nan-coef", "short-coef", "truncated-head", "short-vectors", "no-tokenizer",
                                     "bad-tokenizer"])
-def test_a_damaged_saved_student_is_one_line(damage, data, tiny_models, capsys):
+def test_a_damaged_saved_student_is_one_line(damage, sums, data, tiny_models, capsys):
     """A saved student that cannot score as it was saved (non-finite or misshapen head, too few static rows,
     a missing or unreadable tokenizer, a truncated head.npz) is refused with one line naming the folder,
-    never a traceback and never a selection of arbitrary lines."""
+    never a traceback and never a selection of arbitrary lines: by its checksums (``kept``), and by the
+    checks of shape and values when the checksums match the damage (``resealed``) or are missing (a student
+    saved before 0.12.0: ``removed``)."""
     argv = ["select", "--method", "student", "--model", tiny_models["bert"], "--cache", "", "--in-domain", data["in"],
             "--pool", data["med"], data["law"], "--top", "5", "--out", "run"]
     assert _run(argv, capsys)[0] == 0
@@ -389,20 +392,36 @@ def test_a_damaged_saved_student_is_one_line(damage, data, tiny_models, capsys):
         (st / "static" / "tokenizer.json").unlink()
     else:
         (st / "static" / "tokenizer.json").write_text("{not json")
+    from domainsift._internal.checksums import SUMS, seal
+    if sums == "resealed":
+        seal(st / "static")
+        seal(st)
+    elif sums == "removed":
+        for f in st.rglob(SUMS):
+            f.unlink()
     rc, err = _run(["select", "--method", "student", "--student-from", st, "--in-domain", data["in"], "--pool",
                     data["med"], "--top", "5", "--out", "other"], capsys)
-    assert rc == 2 and err.count("\n") == 0 and "Traceback" not in err and str(st) in err, err
+    err = "\n".join(line for line in err.splitlines() if "has no checksums" not in line) + "\n"
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err and str(st) in err, err
+    assert ("SHA-256" in err or "SHA256SUMS" in err) == (sums == "kept"), err
     assert not (data["tmp"] / "other" / "selected.txt").exists()
 
 
+@pytest.mark.parametrize("checksums", ["recorded", "none"])
 @pytest.mark.parametrize("damage", ["nan-score", "file-index", "line-past-the-end"])
-def test_select_from_damaged_scores_is_one_line_and_writes_nothing(damage, data, capsys):
+def test_select_from_damaged_scores_is_one_line_and_writes_nothing(damage, checksums, data, capsys):
     """scores.npy with a NaN, or ids.npy naming a file or a line the pool does not have: select --from-scores
     refuses with one line naming the file, and leaves no selection (before: NaN-scored lines were chosen, and
-    selected.ids.tsv listed a line that selected.txt did not hold)."""
+    selected.ids.tsv listed a line that selected.txt did not hold). With run.json's checksums the edit
+    itself is caught; without them (a run of an older version) the values are."""
     assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], data["law"],
                  "--out", "run"], capsys)[0] == 0
     run = data["tmp"] / "run"
+    meta = json.loads((run / "run.json").read_text())
+    assert set(meta["checksums"]) == {"scores.npy", "ids.npy"}
+    if checksums == "none":
+        del meta["checksums"]
+        (run / "run.json").write_text(json.dumps(meta))
     scores, ids = np.load(run / "scores.npy"), np.load(run / "ids.npy")
     if damage == "nan-score":
         scores[int(np.argmax(scores))] = np.nan
@@ -413,7 +432,11 @@ def test_select_from_damaged_scores_is_one_line_and_writes_nothing(damage, data,
         np.save(run / "ids.npy", ids)
     rc, err = _run(["select", "--from-scores", "run", "--top", "5", "--out", "sel"], capsys)
     assert rc == 2 and err.count("\n") == 0 and "Traceback" not in err, err
-    assert ("scores.npy" in err) if damage == "nan-score" else ("ids" in err and "no line" in err or "do not have" in err)
+    name = "scores.npy" if damage == "nan-score" else "ids.npy"
+    if checksums == "recorded":
+        assert f"{name}: damaged" in err, err
+    else:
+        assert ("scores.npy" in err) if damage == "nan-score" else ("ids" in err and "no line" in err or "do not have" in err)
     assert not any((data["tmp"] / "sel" / n).exists() for n in ("selected.txt", "selected.ids.tsv", "selection.json"))
 
 
@@ -478,3 +501,77 @@ def test_overwrite_into_a_runs_own_directory_keeps_its_scores(data, capsys):
     assert _run(["select", "--from-scores", "run", "--top", "3", "--overwrite"], capsys)[0] == 0
     assert (data["tmp"] / "run" / "scores.npy").exists()
     assert (data["tmp"] / "run" / "selected.txt").read_text().count("\n") == 3
+
+
+# ------------------------------------------------------------------ damaged caches and resume state are rebuilt
+
+def _damage_one_file(folder: Path) -> Path:
+    """Flip a byte in the middle of the largest file under ``folder`` (its checksums left as they were)."""
+    victim = max((p for p in folder.rglob("*") if p.is_file() and p.name != "SHA256SUMS"),
+                 key=lambda p: (p.stat().st_size, str(p)))
+    b = bytearray(victim.read_bytes())
+    b[len(b) // 2] ^= 0xFF
+    victim.write_bytes(bytes(b))
+    return victim
+
+
+@pytest.mark.parametrize("method", ["finetune", "moore-lewis", "student", "cascade"])
+def test_a_damaged_fit_under_resume_is_fitted_again(method, data, tiny_models, capsys, monkeypatch, caplog):
+    """A run killed after its fit was saved, whose saved fit (the fine-tuned model, the LMs, the student)
+    is then damaged: the rerun says so, fits again, and ends with the bytes of an uninterrupted run."""
+    import domainsift.engine.shards as shards
+    extra = {"finetune": ["--method", "finetune", "--model", tiny_models["bert"], "--epochs", "1"],
+             "moore-lewis": ["--method", "moore-lewis", "--order", "2"],
+             "student": ["--method", "student", "--model", tiny_models["bert"], "--sample", "100"],
+             "cascade": ["--method", "cosine", "--model", tiny_models["bert"], "--cascade"]}[method]
+    argv = ["select", *extra, "--in-domain", data["in"], "--pool", data["med"], data["law"], "--top", "5",
+            "--shard-size", "10", "--out", "run"]
+    run = data["tmp"] / "run"
+    assert _run(argv, capsys)[0] == 0
+    reference = _outputs(run)
+    shutil.rmtree(run)
+
+    real = shards.write_shard
+
+    def dying(*a, **kw):
+        raise Killed()
+
+    monkeypatch.setattr(shards, "write_shard", dying)
+    with pytest.raises(Killed):
+        main(["-q", *map(str, argv)])
+    monkeypatch.setattr(shards, "write_shard", real)
+    state = next((run / ".resume").iterdir())
+    saved = state / ("student-model" if method == "cascade" else "model")
+    assert (saved / "SHA256SUMS").is_file()
+    victim = _damage_one_file(saved)
+    rc, err = _run(argv, capsys)
+    assert rc == 0, err
+    assert "Writing model shards" not in err  # -q silences transformers' bar too
+    assert victim.name in caplog.text and "again" in caplog.text, caplog.text
+    assert _outputs(run) == reference
+
+
+@pytest.mark.parametrize("damage", ["vectors", "tokenizer", "no-sums"])
+def test_damaged_distilled_vectors_in_the_cache_are_distilled_again(damage, data, tiny_models, capsys, caplog):
+    """Altered cached static vectors (before: 9 of 40 selected lines changed, exit 0), a corrupt cached
+    tokenizer (before: every rerun failed) or a cache folder without checksums: distilled again with a
+    warning, and the same selection as from a clean cache."""
+    cache = data["tmp"] / "cache"
+    argv = ["select", "--method", "student", "--model", tiny_models["bert"], "--sample", "100", "--cache", cache,
+            "--in-domain", data["in"], "--pool", data["med"], data["law"], "--top", "5"]
+    assert _run([*argv, "--out", "clean"], capsys)[0] == 0
+    folder = next((cache / "static").iterdir())
+    if damage == "vectors":
+        v = np.load(folder / "vectors.npy")
+        v[: len(v) // 2] *= -1
+        np.save(folder / "vectors.npy", v)
+    elif damage == "tokenizer":
+        (folder / "tokenizer.json").write_text("{not json")
+    else:
+        (folder / "SHA256SUMS").unlink()
+    rc, err = _run([*argv, "--out", "again"], capsys)
+    assert rc == 0 and "distilling again" in caplog.text, err + caplog.text
+    assert ((data["tmp"] / "again" / "selected.txt").read_bytes()
+            == (data["tmp"] / "clean" / "selected.txt").read_bytes())
+    from domainsift._internal.checksums import verify
+    verify(folder)  # the cache holds sound vectors again

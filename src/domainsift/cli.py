@@ -510,6 +510,16 @@ def defaults_fingerprint() -> str:
     return fingerprint({**library_defaults(), "cli": cli_defaults()})
 
 
+def _quiet_libraries() -> None:
+    """-q silences the Hugging Face libraries' own bars too ("Writing model shards" when a fine-tuned model
+    is saved): by their environment variable before they are imported, by their switch after."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if "huggingface_hub" in sys.modules:
+        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    if "transformers" in sys.modules:
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -518,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("transformers", "gensim", "urllib3", "matplotlib", "huggingface_hub"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
+    if args.quiet:
+        _quiet_libraries()
     try:
         return args.func(args) or 0
     except DomainsiftError as exc:

@@ -66,14 +66,17 @@ def atomic_path(path: str | os.PathLike):
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike):
-    """Yield a temporary folder next to ``path``; on success it replaces ``path`` (a folder), on an
-    exception it is removed and ``path`` is untouched."""
+    """Yield a temporary folder next to ``path``; on success it is sealed (``SHA256SUMS`` over its files,
+    :mod:`~domainsift._internal.checksums`) and replaces ``path`` (a folder); on an exception it is removed
+    and ``path`` is untouched."""
     import shutil
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         yield tmp
+        from .checksums import seal
+        seal(tmp)  # last: a folder whose SHA256SUMS checks out was written whole
         shutil.rmtree(path, ignore_errors=True)
         os.replace(tmp, path)
     except BaseException as exc:

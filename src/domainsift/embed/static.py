@@ -100,9 +100,14 @@ class StaticEmbedder:
                                             "recipe": RECIPE, "max_tokens": self.max_tokens})
 
     @classmethod
-    def load(cls, folder: str | Path) -> "StaticEmbedder":
+    def load(cls, folder: str | Path, verify: bool = True) -> "StaticEmbedder":
+        """Vectors saved by :meth:`save`; ``verify``: check the folder's checksums first (a mismatch is a
+        :class:`~domainsift._internal.checksums.DamagedError`)."""
         from tokenizers import Tokenizer
         folder = Path(folder)
+        if verify:
+            from .._internal.checksums import verify as check
+            check(folder)
         meta = json.loads((folder / "static.json").read_text(encoding="utf-8"))
         return cls(np.load(folder / "vectors.npy"), Tokenizer.from_file(str(folder / "tokenizer.json")),
                    meta["name"], meta["source_fingerprint"], meta.get("max_tokens", 512))
@@ -173,11 +178,15 @@ def distilled(model: str, cache_dir: str | None = None, progress: bool = False) 
     import hashlib
     key = hashlib.sha256(f"{model_fingerprint(model)}|{RECIPE}".encode()).hexdigest()[:16]
     folder = Path(cache) / "static" / key
-    if (folder / "static.json").exists():
+    if folder.exists():
+        from .._internal.checksums import DamagedError
         try:
             return StaticEmbedder.load(folder)
-        except (OSError, ValueError, KeyError) as exc:
-            log.warning("the distilled vectors in %s cannot be read (%s); distilling again", folder, exc)
+        except DamagedError as exc:
+            log.warning("the cached distilled vectors are damaged (%s); distilling again", exc)
+        except Exception as exc:  # noqa: BLE001: whatever a damaged folder raises (the tokenizer's bare Exception)
+            log.warning("the distilled vectors in %s cannot be read (%s); distilling again", folder,
+                        str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     emb = distill(model, progress=progress)
     folder.parent.mkdir(parents=True, exist_ok=True)
     emb.save(folder)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._internal.errors import DomainsiftError
 from ..metrics import precision_recall
-from ..rundir import read_ids, read_pool, read_selected_ids, resolve, verify_inputs, write_eval
+from ..rundir import check_arrays, read_ids, read_pool, read_selected_ids, resolve, verify_inputs, write_eval
 
 
 def gold_ids(pool: dict, gold_files: Sequence[str | os.PathLike], ids) -> list[tuple[str, int]]:
@@ -49,6 +49,7 @@ def evaluate_run(run_dir: str | os.PathLike, gold_files: Sequence[str | os.PathL
         raise DomainsiftError("give at least one --gold file")
     pool = read_pool(run_dir)
     verify_inputs(pool, run_dir)
+    check_arrays(run_dir)
     gold = gold_ids(pool, gold_files, read_ids(run_dir, pool))
     result = precision_recall(read_selected_ids(run_dir), gold)
     result["gold"] = [resolve(g) for g in gold_files]

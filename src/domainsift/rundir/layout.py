@@ -25,6 +25,7 @@ DOWNSTREAM, CROSSDOMAIN, CROSSDOMAIN_PNG = "downstream.json", "crossdomain.json"
 SAMPLING, REPORT = "sampling.json", "report.html"
 STUDENT = "student"  # a student's saved fit (the student method and --cascade): reusable with --student-from
 LOCK, RESUME = ".lock", ".resume"
+CHECKSUMS = "checksums"  # run.json's table of the SHA-256 of scores.npy and ids.npy, written with them
 
 SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
 # outputs computed from a directory's scores: stale once the scores are rewritten

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._internal.atomic import atomic_open, save_json
 from .._internal.errors import DomainsiftError
-from .layout import ALIGNMENT, ALIGNMENT_PNG, DERIVED, IDS, POOL, RUN, SCORES, SCORES_TSV, SCORE_FILES, SELECTED, SIGNATURE, STUDENT
+from .layout import CHECKSUMS, ALIGNMENT, ALIGNMENT_PNG, DERIVED, IDS, POOL, RUN, SCORES, SCORES_TSV, SCORE_FILES, SELECTED, SIGNATURE, STUDENT
 from .manifest import read_pool
 
 
@@ -64,18 +64,33 @@ def _length(p) -> int:
     return len(np.load(p, mmap_mode="r")) if isinstance(p, (str, os.PathLike)) else len(p)
 
 
-def _stream_npy(path: Path, parts: Sequence, shape: tuple, dtype) -> None:
+class _Hashing:
+    """A binary file that hashes what is written to it."""
+
+    def __init__(self, fh):
+        import hashlib
+        self.fh, self.sha = fh, hashlib.sha256()
+
+    def write(self, b) -> int:
+        self.sha.update(b)
+        return self.fh.write(b)
+
+
+def _stream_npy(path: Path, parts: Sequence, shape: tuple, dtype) -> str:
     """Write ``parts`` (arrays or .npy files, stacked along axis 0) into one .npy file, part by part
-    (appended to the file, not through a memory map: the process holds one part at a time)."""
+    (appended to the file, not through a memory map: the process holds one part at a time); returns
+    the file's SHA-256."""
     from numpy.lib import format as npy
     from .._internal.atomic import atomic_path
     dtype = np.dtype(dtype)
     with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
+        with open(tmp, "wb") as raw:
+            fh = _Hashing(raw)
             npy.write_array_header_1_0(fh, {"descr": npy.dtype_to_descr(dtype), "fortran_order": False,
                                             "shape": tuple(shape)})
             for p in parts:
                 fh.write(np.ascontiguousarray(_part(p), dtype=dtype).tobytes())
+    return fh.sha.hexdigest()
 
 
 def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
@@ -97,8 +112,8 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
     _remove([out / SIGNATURE, out / ALIGNMENT, out / ALIGNMENT_PNG] + _derived_files(out))
     import shutil
     shutil.rmtree(out / STUDENT, ignore_errors=True)  # an earlier run's student is not this run's
-    _stream_npy(out / SCORES, s_parts, (n,), np.float64)
-    _stream_npy(out / IDS, i_parts, (n, 2), np.int64)
+    sums = {SCORES: _stream_npy(out / SCORES, s_parts, (n,), np.float64),
+            IDS: _stream_npy(out / IDS, i_parts, (n, 2), np.int64)}
     files = pool["files"]
     with atomic_open(out / SCORES_TSV) as fh:
         fh.write("file\tline\tscore\n")
@@ -107,7 +122,7 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
             fh.writelines(f"{files[k]}\t{line}\t{float(v)!r}\n"
                           for (k, line), v in zip(_part(ip).tolist(), _part(sp).tolist()))
     save_json(out / POOL, pool)
-    save_json(out / RUN, {"timings": timings or {}, **(run or {})})
+    save_json(out / RUN, {"timings": timings or {}, **(run or {}), CHECKSUMS: sums})
     if artifacts is not None:
         artifacts(out)
     save_json(out / SIGNATURE, sig)
@@ -145,11 +160,29 @@ def load_scores(score_dir: str | os.PathLike) -> ScoreRun:
         ids = read_ids(d, pool)
     except (OSError, ValueError) as exc:
         raise DomainsiftError(f"{d}: unreadable score directory: {exc}") from None
+    check_arrays(d)
     n = pool.get("n", len(pool.get("ids", [])))
     if scores.shape != (n,) or ids.shape != (n, 2):
         raise DomainsiftError(f"{d}: {scores.shape[0] if scores.ndim else 0} scores and {len(ids)} ids for "
                               f"{n} pool records")
     return ScoreRun(d, scores, pool, sig, ids)
+
+
+def check_arrays(run_dir: str | os.PathLike) -> None:
+    """``scores.npy`` and ``ids.npy`` against the SHA-256s that ``run.json`` recorded when they were
+    written (a run of a version before 0.12.0 recorded none: nothing to check)."""
+    from .._internal.checksums import DamagedError, file_sha256
+    d = Path(run_dir)
+    run = _read_json(d / RUN, d) if (d / RUN).is_file() else {}
+    sums = run.get(CHECKSUMS) if isinstance(run, dict) else None
+    if sums is None:
+        return
+    if not isinstance(sums, dict):
+        raise DamagedError(f"{d / RUN}: '{CHECKSUMS}' is not a table of file names and SHA-256s")
+    for name in (SCORES, IDS):
+        if name in sums and (d / name).is_file() and file_sha256(d / name) != sums[name]:
+            raise DamagedError(f"{d / name}: damaged (its SHA-256 differs from the one {RUN} recorded); "
+                               "run the command that wrote it again")
 
 
 def _read_json(path: Path, d: Path) -> dict:

@@ -226,7 +226,9 @@ class BaseSelector:
     def load_state(self, path) -> "BaseSelector":
         """A fit saved by :meth:`save_state`; a damaged or foreign folder is a one-line error."""
         from pathlib import Path
+        from .._internal.checksums import verify
         path = Path(path)
+        verify(path)  # a damaged or half-written folder is refused before anything in it is read
         try:
             doc = json.loads((path / "state.json").read_text(encoding="utf-8"))
             with np.load(path / "state.npz", allow_pickle=False) as npz:

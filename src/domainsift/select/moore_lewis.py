@@ -38,10 +38,12 @@ class MooreLewisSelector(BaseSelector):
     def load_state(self, path) -> "MooreLewisSelector":
         from pathlib import Path
 
+        from .._internal.checksums import verify
         from ..lm import NgramLM
         path = Path(path)
         if not (path / "in.arpa").is_file() or not (path / "general.arpa").is_file():
             raise DomainsiftError(f"{path}: not a saved moore-lewis fit (in.arpa, general.arpa)")
+        verify(path)
         self.reset()
         self.in_lm_ = NgramLM(self.order, self.prune_scale).load(str(path / "in.arpa"))
         self.general_lm_ = NgramLM(self.order, self.prune_scale).load(str(path / "general.arpa"))

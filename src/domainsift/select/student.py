@@ -264,13 +264,20 @@ class StudentSelector(BaseSelector):
             self.student_.static.save(tmp / "static")
 
     def load_state(self, path) -> "StudentSelector":
+        from .._internal.checksums import is_sealed, verify
         path = Path(path)
+        sealed = is_sealed(path)
+        if not sealed and path.is_dir():
+            log.warning("%s has no checksums (saved before 0.12.0): its files are checked for shape and "
+                        "finite values only", path)
         try:
             from ..embed.static import StaticEmbedder
+            if sealed:
+                verify(path)
             meta = json.loads((path / "student.json").read_text(encoding="utf-8"))
             with np.load(path / "head.npz", allow_pickle=False) as npz:
                 arrays = {k: npz[k] for k in npz.files}
-            static = StaticEmbedder.load(path / "static")
+            static = StaticEmbedder.load(path / "static", verify=False)  # checked with the folder
             self.student_ = Student.from_state({**arrays, "intercept": meta["intercept"]}, static)
             _check_student(self.student_)
         except DomainsiftError as exc:

@@ -139,7 +139,9 @@ class EncoderClassifier:
     @classmethod
     def load(cls, path: str | os.PathLike, max_length: int = 128, device: str | None = None,
              score_batch_size: int = 128, backend: str = "torch") -> tuple["EncoderClassifier", dict]:
+        from .._internal.checksums import verify
         path = Path(path)
+        verify(path)  # the model's files are checked before transformers or torch reads them
         clf = cls(str(path), max_length=max_length, device=device, score_batch_size=score_batch_size,
                   backend=backend)
         clf.new_head()
