@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import cli_data, make_sentences, run_cli, write_lines
+from conftest import cli_data, make_sentences, run_cli, run_killed, write_lines
 from domainsift.cli import main
 
 
@@ -575,3 +575,63 @@ def test_damaged_distilled_vectors_in_the_cache_are_distilled_again(damage, data
             == (data["tmp"] / "clean" / "selected.txt").read_bytes())
     from domainsift._internal.checksums import verify
     verify(folder)  # the cache holds sound vectors again
+
+
+# ------------------------------------------------------------------ an interrupted fine-tuning resumes from its last epoch
+
+@pytest.mark.parametrize("how", ["sigkill", "ctrl-c"])
+def test_an_interrupted_fine_tuning_resumes_from_its_last_epoch(how, data, tiny_models, capsys, monkeypatch):
+    """Killed (or Ctrl-C) in the third of four epochs: the rerun trains only the epochs after the last
+    checkpoint and ends with the bytes of an uninterrupted run; Ctrl-C says what was kept."""
+    import domainsift.select.train as train
+    argv = ["select", "--method", "finetune", "--model", tiny_models["bert"], "--epochs", "4", "--in-domain",
+            data["in"], "--pool", data["med"], data["law"], "--top", "5", "--out", "run"]
+    run = data["tmp"] / "run"
+    assert _run(argv, capsys)[0] == 0
+    reference = _outputs(run)
+    shutil.rmtree(run)
+
+    if how == "sigkill":  # in a child process, at the third epoch's first step
+        run_killed(argv, "domainsift.select.train:save_checkpoint", 3, data["tmp"], when="before")
+    else:
+        real = train.save_checkpoint
+
+        def ctrl_c(folder, clf, opt, sched, epoch, *a):
+            if epoch == 3:
+                raise KeyboardInterrupt
+            return real(folder, clf, opt, sched, epoch, *a)
+
+        monkeypatch.setattr(train, "save_checkpoint", ctrl_c)
+        rc, err = _run(argv, capsys)
+        assert rc == 130 and "the fit's first 2 of 4 epochs kept in" in err, err
+        monkeypatch.setattr(train, "save_checkpoint", real)
+    state = next((run / ".resume").iterdir())
+    assert train.checkpoint_epoch(state / "fit-checkpoint") == (2, 4)
+
+    epochs = []
+    real_data = train.train_classifier
+
+    def counting(clf, epoch_data, *a, **kw):
+        return real_data(clf, lambda e: (epochs.append(e), epoch_data(e))[1], *a, **kw)
+
+    monkeypatch.setattr(train, "train_classifier", counting)
+    assert _run(argv, capsys)[0] == 0
+    assert epochs == [0, 2, 3]  # epoch 0's draw is made up front; epochs 2 and 3 are trained
+    assert _outputs(run) == reference
+    assert not (run / ".resume").exists()
+
+
+def test_a_damaged_training_checkpoint_starts_the_training_over(data, tiny_models, capsys, caplog):
+    """A checkpoint damaged between the kill and the rerun costs its epochs, never the run or its bytes."""
+    argv = ["select", "--method", "finetune", "--model", tiny_models["bert"], "--epochs", "3", "--in-domain",
+            data["in"], "--pool", data["med"], data["law"], "--top", "5", "--out", "run"]
+    run = data["tmp"] / "run"
+    assert _run(argv, capsys)[0] == 0
+    reference = _outputs(run)
+    shutil.rmtree(run)
+    run_killed(argv, "domainsift.select.train:save_checkpoint", 2, data["tmp"], when="before")
+    state = next((run / ".resume").iterdir())
+    _damage_one_file(state / "fit-checkpoint")
+    assert _run(argv, capsys)[0] == 0
+    assert "training from the first epoch" in caplog.text
+    assert _outputs(run) == reference

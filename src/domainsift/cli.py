@@ -539,8 +539,9 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"domainsift: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("domainsift: interrupted (finished chunks are kept; rerun to resume)", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"domainsift: interrupted: {exc}" if str(exc) else
+              "domainsift: interrupted (finished chunks are kept; rerun to resume)", file=sys.stderr)
         return 130
 
 

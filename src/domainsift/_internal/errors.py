@@ -9,6 +9,10 @@ class InputError(DomainsiftError):
     """Bad input data; the message names the file and, where it applies, the line."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a resumable job; the message says what was kept for the same command to resume."""
+
+
 def missing_extra(package: str, extra: str) -> DomainsiftError:
     return DomainsiftError(
         f"this needs the optional package '{package}': pip install 'domainsift[{extra}]'"

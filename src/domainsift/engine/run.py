@@ -36,6 +36,7 @@ from .shards import assemble
 
 log = logging.getLogger(__name__)
 
+CHECKPOINT = "fit-checkpoint"  # under a run's state: a training's last finished epoch
 FIT, STUDENT_SAMPLE = "fit", "student"  # the samples the counting pass draws
 SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2}  # each sample's own random stream: seed, stream
 
@@ -72,11 +73,36 @@ def fit(selector, in_domain: Corpus, fit_pool: Callable[[], Corpus | None], mode
                         model_dir, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             shutil.rmtree(model_dir, ignore_errors=True)
     pool = fit_pool() if selector.fit_uses_pool else None
-    selector.fit(in_domain, pool)
+    checkpoint = model_dir.parent / CHECKPOINT
+    selector.checkpoint_dir = checkpoint  # a fit that trains in epochs keeps each finished one here
+    try:
+        selector.fit(in_domain, pool)
+    finally:
+        selector.checkpoint_dir = None
     del pool
     release_memory()
     if selector.saves_state:
         selector.save_state(model_dir)
+    shutil.rmtree(checkpoint, ignore_errors=True)  # the saved fit supersedes it
+
+
+def kept(state: Path) -> str:
+    """What a killed or interrupted run left under ``state`` for the same command to resume from."""
+    from ..select.train import checkpoint_epoch
+    from .shards import finished_shards
+    parts = []
+    if (state / "model").is_dir():
+        parts.append("the fit")
+    elif (e := checkpoint_epoch(state / CHECKPOINT)) is not None:
+        parts.append(f"the fit's first {e[0]} of {e[1]} epochs")
+    if (state / "student-model").is_dir():
+        parts.append("the student")
+    n = len(finished_shards(state, check=False)) + len(finished_shards(state / "student", check=False))
+    if n:
+        parts.append(f"{n} finished shard{'s' if n != 1 else ''}")
+    if not parts:
+        return "nothing was finished yet; the same command starts over"
+    return f"{', '.join(parts)} kept in {state}; the same command resumes from there"
 
 
 @dataclass

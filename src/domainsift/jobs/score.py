@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import rundir
-from .._internal.errors import DomainsiftError
+from .._internal.errors import DomainsiftError, Interrupted
 from .._internal.safety import check_distinct_inputs, refuse_overwriting_inputs
 from .._internal.signature import make_signature
 from ..engine.run import Cascade, Execution, execute, fingerprint, samples_needed
@@ -110,7 +110,11 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     with rundir.claim(out_dir, "score", overwrite=overwrite, identity=identity):
         out = Path(out_dir)
         state = out / rundir.RESUME / identity
-        done = execute(selector, in_domain, source, scan.samples, state, execution, params, cascade, student)
+        try:
+            done = execute(selector, in_domain, source, scan.samples, state, execution, params, cascade, student)
+        except KeyboardInterrupt:
+            from ..engine.run import kept
+            raise Interrupted(kept(state)) from None
         sig = _signature(method, selector, params, in_domain, manifest, done)
         run = {"identity": identity, **({"cascade": done.plan} if done.plan else {})}
         def artifacts(out: Path) -> None:

@@ -121,6 +121,9 @@ class BaseSelector:
     learned: ClassVar[tuple[str, ...]] = ()
     #: :meth:`save_state` / :meth:`load_state` write and read the fit as a folder (a fine-tuned model)
     saves_state: ClassVar[bool] = False
+    #: a folder where a fit that trains in epochs keeps its last finished epoch, and goes on from it when
+    #: it finds one (finetune); the engine sets it under the run's ``.resume``; None: no checkpoints
+    checkpoint_dir = None
 
     # The lifecycle the engine drives (every hook has a default here, so the engine never probes):
     #   fit -> (save_state | fitted_state) -> score / score_at -> write_artifacts

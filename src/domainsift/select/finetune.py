@@ -167,7 +167,8 @@ class FinetuneSelector(EncoderSelector):
         cfg = TrainConfig(epochs=self.epochs, lr=self.lr, head_lr=self.head_lr, batch_size=self.batch_size,
                           bucket=self.bucket, warmup=self.warmup, seed=self.seed, progress=self.progress)
         steps = int(np.ceil((len(train_pos) + n_train_neg) / self.batch_size))
-        self.train_losses_ = train_classifier(self.classifier_, epoch_data, steps, cfg, rng)
+        self.train_losses_ = train_classifier(self.classifier_, epoch_data, steps, cfg, rng,
+                                              checkpoint=self.checkpoint_dir)
         self.n_positives_, self.n_negatives_ = len(positives), int(len(neg_idx))
         self.holdout_metrics_ = (prf(held_labels, (self.classifier_.predict(held_texts) > 0.5).astype(int))
                                  if held_texts else None)

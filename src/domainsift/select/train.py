@@ -150,11 +150,67 @@ class EncoderClassifier:
         return clf, json.loads((path / "classifier.json").read_text())
 
 
+CHECKPOINT_STATE, CHECKPOINT_WEIGHTS = "progress.json", "training.pt"
+
+
+def save_checkpoint(folder: Path, clf: EncoderClassifier, opt, sched, epoch: int, epochs: int,
+                    rng: np.random.Generator, losses: list[float]) -> None:
+    """Everything an interrupted training needs to go on as if it had not stopped, after ``epoch``
+    finished epochs: the trained weights, the optimizer's and the schedule's state, torch's and the
+    caller's random state and the losses so far (a sealed folder, replaced atomically)."""
+    from .._internal.atomic import atomic_dir
+    torch = clf.torch
+    with atomic_dir(folder) as tmp:
+        torch.save({"encoder": clf.encoder.state_dict(), "head": clf.head.state_dict(), "optimizer": opt.state_dict(),
+                    "schedule": sched.state_dict(), "torch_rng": torch.get_rng_state()}, tmp / CHECKPOINT_WEIGHTS)
+        (tmp / CHECKPOINT_STATE).write_text(json.dumps({"epoch": epoch, "epochs": epochs, "losses": losses,
+                                                        "rng": rng.bit_generator.state}), encoding="utf-8")
+
+
+def checkpoint_epoch(folder) -> tuple[int, int] | None:
+    """The finished epochs a checkpoint holds, and of how many, or None when there is none."""
+    try:
+        doc = json.loads((Path(folder) / CHECKPOINT_STATE).read_text(encoding="utf-8"))
+        return int(doc["epoch"]), int(doc["epochs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _resume(folder: Path, clf: EncoderClassifier, opt, sched, rng: np.random.Generator, epochs: int):
+    """Load a checkpoint into the training's objects; returns (finished epochs, losses), or None (with a
+    warning) when it is damaged or belongs to another training, which then starts over."""
+    import logging
+    from .._internal.checksums import verify
+    torch = clf.torch
+    try:
+        verify(folder)
+        doc = json.loads((folder / CHECKPOINT_STATE).read_text(encoding="utf-8"))
+        if int(doc["epochs"]) != epochs or not 0 < int(doc["epoch"]) <= epochs:
+            raise ValueError(f"a checkpoint of epoch {doc['epoch']} of {doc['epochs']}, not of {epochs} epochs")
+        saved = torch.load(folder / CHECKPOINT_WEIGHTS, map_location=clf.device, weights_only=True)
+        clf.encoder.load_state_dict(saved["encoder"])
+        clf.head.load_state_dict(saved["head"])
+        opt.load_state_dict(saved["optimizer"])
+        sched.load_state_dict(saved["schedule"])
+        torch.set_rng_state(saved["torch_rng"])
+        rng.bit_generator.state = doc["rng"]
+        return int(doc["epoch"]), [float(x) for x in doc["losses"]]
+    except Exception as exc:  # noqa: BLE001: a damaged checkpoint of any kind costs the epochs, never the run
+        logging.getLogger(__name__).warning("the training checkpoint in %s cannot be used (%s); training from the "
+                                            "first epoch", folder, str(exc).splitlines()[0] if str(exc) else
+                                            type(exc).__name__)
+        return None
+
+
 def train_classifier(clf: EncoderClassifier, epoch_data: Callable[[int], tuple[list, np.ndarray]],
                      steps_per_epoch: int, cfg: TrainConfig, rng: np.random.Generator,
-                     desc: str = "fine-tune") -> list[float]:
+                     desc: str = "fine-tune", checkpoint: str | os.PathLike | None = None) -> list[float]:
     """Fine-tune ``clf`` (encoder and a fresh head seeded by ``cfg.seed``) on the examples that
-    ``epoch_data(epoch)`` returns (texts, float32 labels); returns the loss of every step."""
+    ``epoch_data(epoch)`` returns (texts, float32 labels); returns the loss of every step.
+
+    ``checkpoint``: a folder where each finished epoch is saved (:func:`save_checkpoint`); a training that
+    finds one there goes on from it, with the weights, losses and random draws of an uninterrupted one.
+    ``epoch_data`` must draw from ``rng`` only (its state is part of the checkpoint)."""
     torch = clf.torch
     losses: list[float] = []
     with torch.random.fork_rng(devices=[]):
@@ -173,9 +229,15 @@ def train_classifier(clf: EncoderClassifier, epoch_data: Callable[[int], tuple[l
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: (s + 1) / max(1, warm) if s < warm else max(0.0, (total - s) / max(1, total - warm)))
         loss_fn = torch.nn.BCEWithLogitsLoss()
+        start = 0
+        if checkpoint is not None and Path(checkpoint).exists():
+            resumed = _resume(Path(checkpoint), clf, opt, sched, rng, cfg.epochs)
+            if resumed is not None:
+                start, losses = resumed
         from tqdm.auto import tqdm
-        bar = tqdm(total=total, desc=desc, unit="step", disable=not cfg.progress, leave=False)
-        for epoch in range(cfg.epochs):
+        bar = tqdm(total=total, initial=min(total, start * steps_per_epoch), desc=desc, unit="step",
+                   disable=not cfg.progress, leave=False)
+        for epoch in range(start, cfg.epochs):
             texts, labels = first if epoch == 0 else epoch_data(epoch)
             for b in batches(texts, cfg.batch_size, rng, cfg.bucket):
                 loss = loss_fn(clf.forward([texts[i] for i in b]), torch.from_numpy(labels[b]).to(clf.device))
@@ -187,6 +249,8 @@ def train_classifier(clf: EncoderClassifier, epoch_data: Callable[[int], tuple[l
                 losses.append(loss.item())
                 bar.update(1)
                 bar.set_postfix(loss=f"{losses[-1]:.3f}")
+            if checkpoint is not None and epoch + 1 < cfg.epochs:
+                save_checkpoint(Path(checkpoint), clf, opt, sched, epoch + 1, cfg.epochs, rng, losses)
         bar.close()
     clf.train(False)
     return losses
