@@ -76,6 +76,24 @@ def test_a_stream_and_a_corpus_in_memory_score_alike(data):
     assert ids.dtype == np.int64 and ids.shape == (42, 2) and 6 not in ids[ids[:, 0] == 0, 1]  # line 6 is empty
 
 
+@pytest.mark.parametrize("method", ["cosine", "finetune", "student", "moore-lewis", "cosine-tfidf"])
+def test_scores_do_not_depend_on_the_shard_size_to_the_bit(method, data, tiny_models):
+    """Issue 45, item 8: a line's score is computed from its own text alone (int8 encoder rows, a linear
+    head and the cosine summed row by row), so shards of 3 lines and one shard give the same bytes."""
+    ind, files = read_corpus([data["in"]]), [data["med"], data["law"]]
+    params = {"cosine": {"embedder": tiny_models["bert"]},
+              "finetune": {"model": tiny_models["bert"], "epochs": 1},
+              "student": {"model": tiny_models["bert"], "sample": 100},
+              "moore-lewis": {"order": 2}, "cosine-tfidf": {"embedder": "tfidf"}}[method]
+    out = {}
+    for size in (3, 1000):
+        d = data["tmp"] / f"{method}-{size}"
+        run_score(method.split("-tfidf")[0], ind, PoolSource.open(files), d, {**params, "progress": False},
+                  execution=Execution(shard_size=size))
+        out[size] = (d / "scores.npy").read_bytes()
+    assert out[3] == out[1000]
+
+
 def test_random_scores_do_not_depend_on_the_shards(data):
     ind, files = read_corpus([data["in"]]), [data["med"], data["law"]]
     run_score("random", ind, PoolSource.open(files), data["tmp"] / "a", {"seed": 4}, execution=Execution(shard_size=3))

@@ -156,6 +156,14 @@ def mean_pool(hidden, mask):
     return (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
 
 
+def equal_length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """Indices of texts in batches of at most ``batch_size`` texts of one token count each, longest
+    first (in input order within a length): no batch needs padding."""
+    order = np.argsort(-lengths, kind="stable")
+    cuts = np.flatnonzero(np.diff(lengths[order])) + 1  # where the length changes
+    return [group[i:i + batch_size] for group in np.split(order, cuts) for i in range(0, len(group), batch_size)]
+
+
 class TransformersEmbedder:
     """Mean pooling of one hidden layer of a transformers model.
 
@@ -314,7 +322,9 @@ class TransformersEmbedder:
 
         Texts are tokenized once and batched by token count (longest first), so a batch
         carries little padding. ``head``: a torch module applied to each batch's vectors (a
-        fine-tuned classifier's head); its outputs are returned instead, as float64.
+        fine-tuned classifier's head); its outputs are returned instead, as float64 (a linear head
+        of one output is applied in float64, each row alone: a score does not depend on its
+        batch-mates, :mod:`domainsift._internal.rows`).
         """
         torch, tok, model, device = self.load()
         n = len(texts)
@@ -322,19 +332,25 @@ class TransformersEmbedder:
         out = np.zeros((n, dim) if head is None else n, dtype=np.float32 if head is None else np.float64)
         if n == 0:
             return out
+        linear = None
+        if isinstance(head, torch.nn.Linear) and head.out_features == 1:
+            from .._internal.rows import row_dot
+            w = head.weight.detach().double().cpu().numpy()[0]
+            b = float(head.bias.detach().double().cpu()[0]) if head.bias is not None else 0.0
+            linear = lambda v: row_dot(v, w) + b  # noqa: E731
         enc = tok(list(texts), truncation=True, max_length=self.max_length)
         keys = list(enc.keys())
         lengths = np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=n)
-        order = np.argsort(-lengths, kind="stable")
         from tqdm.auto import tqdm
         bar = tqdm(total=n, desc=f"encode {self.name}", unit="sent", disable=not self.progress,
                    leave=False)
         with torch.inference_mode():
-            for start in range(0, n, self.batch_size):
-                idx = order[start:start + self.batch_size]
+            for idx in equal_length_batches(lengths, self.batch_size):
                 batch = tok.pad({k: [enc[k][i] for i in idx] for k in keys}, return_tensors="np")
                 pooled = self._pooled(dict(batch))
-                if head is not None:
+                if linear is not None:
+                    out[idx] = linear(pooled.cpu().numpy())
+                elif head is not None:
                     out[idx] = head(pooled.to(device)).squeeze(-1).double().cpu().numpy()
                 else:
                     out[idx] = pooled.cpu().numpy()

@@ -89,7 +89,8 @@ class CosineSelector(BaseSelector):
     def score(self, records) -> np.ndarray:
         """Cosine similarity to the centroid, (n,) in [-1, 1]."""
         self.require_fitted()
-        return _unit(self._embed(as_corpus(records).texts)) @ self.centroid_
+        from .._internal.rows import row_dot
+        return row_dot(_unit(self._embed(as_corpus(records).texts)), self.centroid_)  # the same bits in any shard
 
     def signature_params(self) -> dict:
         """The declared parameters, the embedder's name, and for a transformers encoder its files'

@@ -200,7 +200,8 @@ class VectorClassifier:
         self.train(False)
         with torch.inference_mode():
             logits = self.head(torch.as_tensor(x, dtype=torch.float32)).squeeze(-1)
-        return logits.double().sigmoid().numpy()
+        from .._internal.rows import sigmoid
+        return sigmoid(logits.double().numpy())
 
 
 class CrosslingualSelector(EncoderSelector):

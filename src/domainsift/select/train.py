@@ -124,7 +124,8 @@ class EncoderClassifier:
             self._scorer = self.embedder(backend=self.backend)
         self._scorer.progress = progress and len(texts) >= 1000
         logits = self._scorer.encode(list(texts), head=self.head)
-        return self.torch.from_numpy(logits).sigmoid().numpy()
+        from .._internal.rows import sigmoid
+        return sigmoid(logits)
 
     # ------------------------------------------------------------------ checkpoint
     def save(self, path: str | os.PathLike, state: dict) -> None:
