@@ -635,3 +635,64 @@ def test_a_damaged_training_checkpoint_starts_the_training_over(data, tiny_model
     assert _run(argv, capsys)[0] == 0
     assert "training from the first epoch" in caplog.text
     assert _outputs(run) == reference
+
+
+# ------------------------------------------------------------------ the low items of issue 45
+
+def test_an_out_that_is_a_symlink_loop_is_named_as_one(data, capsys):
+    os.symlink("loop", data["tmp"] / "loop")
+    rc, err = _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], "--out", "loop"],
+                   capsys)
+    assert rc == 2 and err.count("\n") == 0 and "symbolic link that leads nowhere" in err, err
+
+
+def test_combine_names_what_differs_between_two_pools(data, capsys):
+    """Two runs over files of the same names and number of lines, whose empty lines sit elsewhere:
+    the message names the first record that differs (before: '420 lines of pool.en vs. 420 lines of pool.en')."""
+    pool = data["tmp"] / "pool.txt"
+    lines = make_sentences("med", 12, 5)
+    write_lines(pool, lines[:3] + [""] + lines[3:])
+    assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", pool, "--out", "a"], capsys)[0] == 0
+    write_lines(pool, lines[:5] + [""] + lines[5:])
+    assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", pool, "--out", "b"], capsys)[0] == 0
+    rc, err = _run(["combine", "a", "b", "--top", "3", "--out", "c"], capsys)
+    assert rc == 2 and err.count("\n") == 0, err
+    assert "record 4 is " in err and "pool.txt line 4 vs. " in err and "pool.txt line 5)" in err, err
+
+
+@pytest.mark.parametrize("damage", ["run-json-list", "extra-selected-row", "bad-selected-row"])
+def test_report_refuses_a_damaged_run_directory_in_one_line(damage, data, capsys):
+    """A run.json that is not an object, a selected.ids.tsv with a row more than selection.json counts, or
+    a row that is not 'file<TAB>line': report refuses in one line naming the file (before: accepted)."""
+    assert _run(["select", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], data["law"],
+                 "--top", "5", "--out", "run"], capsys)[0] == 0
+    run = data["tmp"] / "run"
+    if damage == "run-json-list":
+        (run / "run.json").write_text("[1, 2]\n")
+        name = "run.json"
+    else:
+        with open(run / "selected.ids.tsv", "a", encoding="utf-8") as fh:
+            fh.write(f"{data['med']}\t3\n" if damage == "extra-selected-row" else "garbage\n")
+        name = "selected.ids.tsv"
+    rc, err = _run(["report", "run", "--out", "r.html"], capsys)
+    assert rc == 2 and err.count("\n") == 0 and name in err and "Traceback" not in err, err
+    assert not (data["tmp"] / "r.html").exists()
+
+
+def test_a_run_of_the_same_kind_leaves_nothing_of_the_replaced_run(data, capsys):
+    """Item 6: a run that replaces one of its own kind removes, when it finishes, every file of that kind
+    it did not write again: a cluster run's earlier picture, a selection's earlier format."""
+    out = data["tmp"] / "clu"
+    argv = ["cluster", data["med"], data["law"], "--model", "random", "--no-plots", "--out", out]
+    assert _run([*argv, "--k", "2"], capsys)[0] == 0
+    (out / "stale-map.png").write_bytes(b"\x89PNG left by an earlier run")
+    assert _run([*argv, "--k", "3"], capsys)[0] == 0
+    assert not (out / "stale-map.png").exists() and (out / "clustering.json").exists()
+
+    assert _run(["score", "--method", "random", "--in-domain", data["in"], "--pool", data["med"], "--out", "s"],
+                capsys)[0] == 0
+    sel = ["select", "--from-scores", "s", "--top", "3", "--out", "sel"]
+    assert _run(sel, capsys)[0] == 0
+    assert (data["tmp"] / "sel" / "selected.txt").exists()
+    assert _run([*sel, "--out-format", "jsonl"], capsys)[0] == 0
+    assert sorted(p.name for p in (data["tmp"] / "sel").glob("selected.*")) == ["selected.ids.tsv", "selected.jsonl"]

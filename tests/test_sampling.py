@@ -398,3 +398,26 @@ def test_mdac_simulated_steps_clip_as_training_does():
             assert clipped[d] == pytest.approx(j0 - float(learner.dev_loss(twin)), rel=1e-5, abs=1e-7)
     good = sampler.names.index("good")
     assert 0 < clipped[good] < free[good]
+
+
+@pytest.mark.parametrize("damage", ["history-5", "text-weight", "short-weights", "not-an-object"])
+def test_the_report_refuses_a_malformed_sampling_record_in_one_line(damage, tmp_path):
+    """`"history": 5` (before: a TypeError), non-numeric weights (before: accepted), a weight missing,
+    a record that is not an object: one line naming sampling.json."""
+    from domainsift.report.html import build_report
+    sampler, _, _ = train(MDAC(k=2, iterations=5), sessions=3, steps=3)
+    path = save_history(sampler, tmp_path / "run" / "sampling.json")
+    rec = json.loads(path.read_text())
+    if damage == "history-5":
+        rec["history"] = 5
+    elif damage == "text-weight":
+        rec["history"][1]["weights"][0] = "lots"
+    elif damage == "short-weights":
+        rec["history"][0]["weights"] = rec["history"][0]["weights"][:-1]
+    else:
+        rec = [rec]
+    path.write_text(json.dumps(rec))
+    with pytest.raises(DomainsiftError) as exc:
+        build_report([tmp_path / "run"], tmp_path / "report.html")
+    assert "sampling.json" in str(exc.value) and "\n" not in str(exc.value)
+    assert not (tmp_path / "report.html").exists()

@@ -53,6 +53,18 @@ def standardise(scores: np.ndarray, how: str = "zscore", probabilistic: bool = F
     return (s - s.mean()) / sd
 
 
+def _pool_difference(a, b) -> str:
+    """What differs between two runs' pools, in words: the files, the number of records, or the first
+    record that is not the same line."""
+    if a.pool["files"] != b.pool["files"]:
+        return f"{', '.join(a.pool['files'])} vs. {', '.join(b.pool['files'])}"
+    if len(a.id_array) != len(b.id_array):
+        return f"{len(a.id_array)} records vs. {len(b.id_array)} of the same files"
+    i = int(np.flatnonzero((np.asarray(a.id_array) != np.asarray(b.id_array)).any(axis=1))[0])
+    (fa, la), (fb, lb) = a.id_at(i), b.id_at(i)
+    return f"the same files and number of records, but record {i + 1} is {fa} line {la} vs. {fb} line {lb}"
+
+
 def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
                  weights: Sequence[float] | None = None, how: str = "zscore", overwrite: bool = False) -> dict:
     """Write to ``out_dir`` a score directory whose scores are ``sum_i w_i * standardise(run_i)``.
@@ -108,9 +120,7 @@ def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[fl
     members = []
     for d, run, wi in zip(dirs, runs, w):
         if run.pool["files"] != pool0["files"] or not np.array_equal(run.id_array, runs[0].id_array):
-            raise DomainsiftError(f"{d}: scored a different pool than {dirs[0]} "
-                                  f"({run.pool['n']} lines of {', '.join(run.pool['files'])} vs. "
-                                  f"{pool0['n']} lines of {', '.join(pool0['files'])})")
+            raise DomainsiftError(f"{d}: scored a different pool than {dirs[0]} ({_pool_difference(run, runs[0])})")
         for key, what in (("fingerprints", "the pool files' contents"), ("reader", "how the pool was read"),
                           ("target_files", "the other side")):
             if (run.pool.get(key) or None) != (pool0.get(key) or None):

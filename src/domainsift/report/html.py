@@ -229,6 +229,8 @@ def _selection_section(bk, d: Path, name: str) -> tuple[list, str]:
     run = rundir.load_scores(d)
     rundir.verify_inputs(run)  # the texts shown at each rank are the texts that were scored
     sel = rundir.read_json(d, rundir.SELECTION)
+    if sel is not None:
+        rundir.check_selection(d, sel)
     cut = sel.get("min_selected_score") if sel else None
     parts = [_histogram(bk, run.scores, cut, name)]
     order = np.lexsort((np.arange(len(run.scores)), -run.scores))
@@ -260,6 +262,109 @@ def _selection_section(bk, d: Path, name: str) -> tuple[list, str]:
 
 # ---------------------------------------------------------------- the page
 
+def _check_sampling(rec, path: Path) -> None:
+    """A sampling record as the sampler writes it: domains, their sizes, and a history of batches with one
+    finite weight per domain; anything else is one line naming the file."""
+    import math
+
+    def bad(what: str):
+        return DomainsiftError(f"{path}: {what}; not a sampling record that domainsift wrote")
+
+    if not isinstance(rec, dict):
+        raise bad("not a JSON object")
+    domains, sizes, hist = rec.get("domains"), rec.get("sizes"), rec.get("history")
+    if not isinstance(domains, list) or not domains:
+        raise bad("'domains' is not a list of names")
+    if not isinstance(sizes, list) or len(sizes) != len(domains):
+        raise bad(f"'sizes' is not a list of {len(domains)} numbers")
+    if not isinstance(hist, list) or not hist:
+        raise bad("'history' is not a list of weight updates")
+    for k, h in enumerate(hist):
+        w = h.get("weights") if isinstance(h, dict) else None
+        if (not isinstance(h, dict) or not isinstance(h.get("batch"), int) or not isinstance(w, list)
+                or len(w) != len(domains)
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in w)):
+            raise bad(f"history entry {k} is not a batch number with {len(domains)} finite weights")
+    if not isinstance(rec.get("signature", {}), dict):
+        raise bad("'signature' is not a JSON object")
+
+
+def _section(bk, d: Path, name: str) -> tuple[Path, list, list]:
+    """One run directory's part of the page: what it holds, and its blocks of HTML and plots."""
+    from .. import rundir
+    blocks, found = [], []
+    c = rundir.read_json(d, rundir.CLUSTERING)
+    if c is not None:
+        found.append("clustering")
+        if c.get("summary"):
+            blocks.append(("html", "<h3>Purity</h3>" + _table(
+                ["k", "PCA", "purity (mean)", "sd", "seeds"],
+                [[r["k"], r["pca"] or "none", f"{r['purity_mean']:.3f}", f"{r['purity_std']:.3f}", r["n_seeds"]]
+                 for r in c["summary"]])))
+        if c.get("confusions"):
+            conf = c["confusions"][0]
+            blocks.append(("plot", _heatmap(bk, conf["matrix"], conf["domains"], [str(x) for x in conf["clusters"]],
+                                            f"confusion: k={conf['k']}, PCA={conf['pca'] or 'none'}, seed {conf['seed']}",
+                                            name, fmt="{:.0f}")))
+        m = rundir.read_json(d, rundir.MAP)
+        if m is not None:
+            layout, note = _map_section(bk, m, name)
+            blocks.append(("plot", layout))
+            blocks.append(("html", f"<p class='note'>{_esc(note)}</p>"))
+        if c.get("outliers", {}).get("examples"):
+            o = c["outliers"]
+            blocks.append(("html", f"<h3>Outliers: {o['count']} sentences in another domain's cluster</h3>" + _table(
+                ["gold", "cluster's domain", "words", "text"],
+                [[e["gold"], e["cluster_domain"], e["length"], e["text"]] for e in o["examples"][:50]],
+                "examples")))
+    if rundir.has(d, rundir.SCORES):
+        found.append("selection")
+        figs, body = _selection_section(bk, d, name)
+        blocks += [("plot", f) for f in figs] + [("html", body)]
+    al = rundir.read_json(d, rundir.ALIGNMENT)
+    if al is not None:
+        from bokeh.layouts import row
+        blocks.append(("html", f"<h3>Cross-lingual alignment</h3><p class='note'>"
+                               f"{al['n_pairs_shown']} bitext pairs, a seeded sample.</p>"))
+        blocks.append(("plot", row(*_alignment_plots(bk, al, name))))
+    ds = rundir.read_json(d, rundir.DOWNSTREAM)
+    if ds is not None:
+        found.append("downstream")
+        blocks.append(("html", f"<h3>Downstream: {ds['order']}-gram LM perplexity on {_esc(Path(ds['test']).name)}</h3>"
+                       + _table(["training data", "perplexity", "OOV rate", "sentences"],
+                                [[r["name"], f"{r['perplexity']:.1f}", f"{r['oov_rate']:.3f}", r["n_sentences"]]
+                                 for r in ds["rows"]])))
+    cd = rundir.read_json(d, rundir.CROSSDOMAIN)
+    if cd is not None:
+        found.append("cross-domain")
+        blocks.append(("plot", _heatmap(bk, cd["perplexity"], cd["domains"], cd["domains"],
+                                        "perplexity: LM of (row) on test of (column)", name + "p", "{:.0f}")))
+        if cd.get("centroid_similarity"):
+            blocks.append(("plot", _heatmap(bk, cd["centroid_similarity"], cd["domains"], cd["domains"],
+                                            "centroid cosine similarity", name + "s")))
+            blocks.append(("html", f"<p>Pearson r (similarity vs log perplexity, off-diagonal): "
+                                   f"{cd['pearson_similarity_vs_log_perplexity']:.3f}</p>"))
+    rec = rundir.read_json(d, rundir.SAMPLING)
+    if rec is not None:
+        _check_sampling(rec, rundir.path(d, rundir.SAMPLING))
+        found.append("sampling")
+        blocks.append(("html", f"<h3>Domain sampling: {_esc(rec['signature'].get('method', ''))}</h3>"
+                               f"<p class='note'>{len(rec['history']) - 1} updates of the weights; "
+                               f"domains (examples): " + _esc(", ".join(f"{n} ({k})" for n, k in
+                                                                      zip(rec["domains"], rec["sizes"]))) + "</p>"))
+        blocks.append(("plot", _weights_plot(bk, rec, name)))
+    sig = rundir.read_json(d, rundir.SIGNATURE)
+    for other in (c, ds, rec):
+        if sig is None and other is not None:
+            sig = other.get("signature")
+    if not found and sig is None:
+        raise DomainsiftError(f"{d}: holds no domainsift results (clustering, scores, downstream, crossdomain, sampling)")
+    if sig:
+        blocks.append(("html", "<details><summary>signature</summary><pre>" + _esc(sig.get("signature", "")) +
+                       "\n\n" + _esc(json.dumps(sig, indent=1, ensure_ascii=False)[:20000]) + "</pre></details>"))
+    return d, found, blocks
+
+
 def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, title: str = "domainsift report") -> dict:
     """Write one self-contained HTML file over ``run_dirs``; returns what it holds."""
     from .. import rundir
@@ -270,78 +375,14 @@ def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, 
             raise DomainsiftError(f"{d}: not a directory")
     sections, kinds = [], []
     for i, d in enumerate(dirs):
-        name = f"r{i}"
-        blocks, found = [], []
-        c = rundir.read_json(d, rundir.CLUSTERING)
-        if c is not None:
-            found.append("clustering")
-            if c.get("summary"):
-                blocks.append(("html", "<h3>Purity</h3>" + _table(
-                    ["k", "PCA", "purity (mean)", "sd", "seeds"],
-                    [[r["k"], r["pca"] or "none", f"{r['purity_mean']:.3f}", f"{r['purity_std']:.3f}", r["n_seeds"]]
-                     for r in c["summary"]])))
-            if c.get("confusions"):
-                conf = c["confusions"][0]
-                blocks.append(("plot", _heatmap(bk, conf["matrix"], conf["domains"], [str(x) for x in conf["clusters"]],
-                                                f"confusion: k={conf['k']}, PCA={conf['pca'] or 'none'}, seed {conf['seed']}",
-                                                name, fmt="{:.0f}")))
-            m = rundir.read_json(d, rundir.MAP)
-            if m is not None:
-                layout, note = _map_section(bk, m, name)
-                blocks.append(("plot", layout))
-                blocks.append(("html", f"<p class='note'>{_esc(note)}</p>"))
-            if c.get("outliers", {}).get("examples"):
-                o = c["outliers"]
-                blocks.append(("html", f"<h3>Outliers: {o['count']} sentences in another domain's cluster</h3>" + _table(
-                    ["gold", "cluster's domain", "words", "text"],
-                    [[e["gold"], e["cluster_domain"], e["length"], e["text"]] for e in o["examples"][:50]],
-                    "examples")))
-        if rundir.has(d, rundir.SCORES):
-            found.append("selection")
-            figs, body = _selection_section(bk, d, name)
-            blocks += [("plot", f) for f in figs] + [("html", body)]
-        al = rundir.read_json(d, rundir.ALIGNMENT)
-        if al is not None:
-            from bokeh.layouts import row
-            blocks.append(("html", f"<h3>Cross-lingual alignment</h3><p class='note'>"
-                                   f"{al['n_pairs_shown']} bitext pairs, a seeded sample.</p>"))
-            blocks.append(("plot", row(*_alignment_plots(bk, al, name))))
-        ds = rundir.read_json(d, rundir.DOWNSTREAM)
-        if ds is not None:
-            found.append("downstream")
-            blocks.append(("html", f"<h3>Downstream: {ds['order']}-gram LM perplexity on {_esc(Path(ds['test']).name)}</h3>"
-                           + _table(["training data", "perplexity", "OOV rate", "sentences"],
-                                    [[r["name"], f"{r['perplexity']:.1f}", f"{r['oov_rate']:.3f}", r["n_sentences"]]
-                                     for r in ds["rows"]])))
-        cd = rundir.read_json(d, rundir.CROSSDOMAIN)
-        if cd is not None:
-            found.append("cross-domain")
-            blocks.append(("plot", _heatmap(bk, cd["perplexity"], cd["domains"], cd["domains"],
-                                            "perplexity: LM of (row) on test of (column)", name + "p", "{:.0f}")))
-            if cd.get("centroid_similarity"):
-                blocks.append(("plot", _heatmap(bk, cd["centroid_similarity"], cd["domains"], cd["domains"],
-                                                "centroid cosine similarity", name + "s")))
-                blocks.append(("html", f"<p>Pearson r (similarity vs log perplexity, off-diagonal): "
-                                       f"{cd['pearson_similarity_vs_log_perplexity']:.3f}</p>"))
-        rec = rundir.read_json(d, rundir.SAMPLING)
-        if rec is not None:
-            found.append("sampling")
-            blocks.append(("html", f"<h3>Domain sampling: {_esc(rec['signature'].get('method', ''))}</h3>"
-                                   f"<p class='note'>{len(rec['history']) - 1} updates of the weights; "
-                                   f"domains (examples): " + _esc(", ".join(f"{n} ({k})" for n, k in
-                                                                          zip(rec["domains"], rec["sizes"]))) + "</p>"))
-            blocks.append(("plot", _weights_plot(bk, rec, name)))
-        sig = rundir.read_json(d, rundir.SIGNATURE)
-        for other in (c, ds, rec):
-            if sig is None and other is not None:
-                sig = other.get("signature")
-        if not found and sig is None:
-            raise DomainsiftError(f"{d}: holds no domainsift results (clustering, scores, downstream, crossdomain, sampling)")
-        if sig:
-            blocks.append(("html", "<details><summary>signature</summary><pre>" + _esc(sig.get("signature", "")) +
-                           "\n\n" + _esc(json.dumps(sig, indent=1, ensure_ascii=False)[:20000]) + "</pre></details>"))
-        kinds.append(found)
-        sections.append((d, found, blocks))
+        try:
+            sections.append(_section(bk, d, f"r{i}"))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            # a JSON artifact of the right syntax but not the shape a domainsift run writes
+            raise DomainsiftError(f"{d}: holds a file that no domainsift run wrote in this form "
+                                  f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'malformed'})"
+                                  ) from None
+        kinds.append(sections[-1][1])
     # one bokeh document for every plot, so that the page loads its scripts once
     all_plots = [b for _, _, blocks in sections for kind, b in blocks if kind == "plot"]
     script, divs = bk.embed.components(all_plots) if all_plots else ("", [])

@@ -88,6 +88,7 @@ class _Claim:
 
     def __init__(self, out: Path, fh, created: bool):
         self.out, self.fh, self.created = out, fh, created
+        self.earlier: dict = {}  # an earlier run's entries of the kind this run writes (removed if not rewritten)
 
     def release(self) -> None:
         if self.fh is not None:
@@ -100,6 +101,16 @@ class _Claim:
         return self
 
     def __exit__(self, kind, *exc):
+        if kind is None and self.earlier:  # the run finished: what the earlier run wrote and this one did
+            import shutil                  # not write again is not this run's
+            for name, seen in self.earlier.items():
+                p = self.out / name
+                try:
+                    st = p.lstat()
+                except FileNotFoundError:
+                    continue
+                if (st.st_ino, st.st_mtime_ns) == seen:
+                    shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
         self.release()
         if kind is not None and self.created:  # a run that failed in a directory it made leaves nothing
             try:
@@ -127,6 +138,18 @@ def _remove_owned(out: Path, held: str) -> None:
             shutil.rmtree(p) if p.is_dir() else p.unlink()
 
 
+def _owned_entries(out: Path, held: str) -> dict:
+    """The files and folders of ``out`` that a ``held`` run writes, each with its inode and modification
+    time: an entry written again (a new file renamed into place) no longer matches."""
+    import fnmatch
+    found = {}
+    for p in out.iterdir():
+        if any(fnmatch.fnmatch(p.name, n) for n in OWNED[held]):
+            st = p.lstat()
+            found[p.name] = (st.st_ino, st.st_mtime_ns)
+    return found
+
+
 def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, source: str | os.PathLike | None = None,
           identity: str | None = None):
     """Take ``out_dir`` for a run that writes a ``writes`` run (a kind of :data:`KINDS`); use as a
@@ -140,6 +163,9 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
     directory it reads (``source``) or replace another selection."""
     import fcntl
     out = Path(out_dir)
+    if out.is_symlink() and not out.exists():
+        raise DomainsiftError(f"{out}: a symbolic link that leads nowhere (a loop, or its target is gone); "
+                              "choose another --out")
     if out.exists() and not out.is_dir():
         raise DomainsiftError(f"{out}: exists and is not a directory; choose another --out")
     created = not out.exists()
@@ -161,6 +187,8 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
                                   f"Choose another --out (or pass --overwrite to replace it)")
         if held and held != writes and overwrite and not (writes == "selection" and same_source):  # replaced
             _remove_owned(out, held)
+        if held == writes:  # a run of the same kind: what it does not write again is removed when it ends
+            held_claim.earlier = _owned_entries(out, held)
         if held == writes == "score" and identity is not None and not overwrite and has(out, SIGNATURE):
             before = (read_json(out, RUN) or {}).get("identity")
             if before != identity:

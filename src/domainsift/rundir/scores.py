@@ -174,7 +174,9 @@ def check_arrays(run_dir: str | os.PathLike) -> None:
     from .._internal.checksums import DamagedError, file_sha256
     d = Path(run_dir)
     run = _read_json(d / RUN, d) if (d / RUN).is_file() else {}
-    sums = run.get(CHECKSUMS) if isinstance(run, dict) else None
+    if not isinstance(run, dict):
+        raise DomainsiftError(f"{d / RUN}: not a JSON object; not a run record domainsift wrote")
+    sums = run.get(CHECKSUMS)
     if sums is None:
         return
     if not isinstance(sums, dict):

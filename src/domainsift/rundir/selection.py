@@ -134,11 +134,27 @@ def read_selected_ids(run_dir: str | os.PathLike) -> list[tuple[str, int]]:
         raise DomainsiftError(f"{run_dir}: no selection (selected.ids.tsv); run 'domainsift select' first")
     rows = []
     with open(p, encoding="utf-8") as fh:
-        next(fh)
-        for line in fh:
-            f, ln, *_ = line.rstrip("\n").split("\t")
+        next(fh, None)
+        for n, line in enumerate(fh, 2):
+            f, _, rest = line.rstrip("\n").partition("\t")
+            ln = rest.split("\t", 1)[0]
+            if not f or not ln.isdigit():
+                raise DomainsiftError(f"{p}, line {n}: not a 'file<TAB>line' row")
             rows.append((f, int(ln)))
     return rows
+
+
+def check_selection(run_dir: str | os.PathLike, sel: dict) -> None:
+    """``selection.json`` and ``selected.ids.tsv`` agree: a count of selected records, and as many rows."""
+    d = Path(run_dir)
+    n = sel.get("n_selected") if isinstance(sel, dict) else None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise DomainsiftError(f"{d / SELECTION}: 'n_selected' is not a count; not a selection domainsift wrote")
+    if (d / SELECTED_IDS).is_file():
+        rows = len(read_selected_ids(d))
+        if rows != n:
+            raise DomainsiftError(f"{d / SELECTED_IDS}: {rows} rows, but {SELECTION} says {n} records were "
+                                  "selected; run the selection again")
 
 
 def selection_records(run_dir: str | os.PathLike) -> list[tuple[str, str | None]]:
