@@ -696,3 +696,18 @@ def test_a_run_of_the_same_kind_leaves_nothing_of_the_replaced_run(data, capsys)
     assert (data["tmp"] / "sel" / "selected.txt").exists()
     assert _run([*sel, "--out-format", "jsonl"], capsys)[0] == 0
     assert sorted(p.name for p in (data["tmp"] / "sel").glob("selected.*")) == ["selected.ids.tsv", "selected.jsonl"]
+
+
+def test_a_full_disk_in_the_vector_cache_names_the_cache_file(data, tiny_models, capsys, monkeypatch):
+    import domainsift._internal.atomic as atomic
+    real = atomic.np.save
+
+    def short(fh, array, *a, **kw):
+        if "vcache" in str(getattr(fh, "name", "")):
+            raise OSError(f"{array.nbytes} requested and {array.nbytes // 3} written")
+        return real(fh, array, *a, **kw)
+
+    monkeypatch.setattr(atomic.np, "save", short)
+    rc, err = _run(["select", "--method", "cosine", "--model", tiny_models["bert"], "--cache", data["tmp"] / "vcache",
+                    "--in-domain", data["in"], "--pool", data["med"], "--top", "3", "--out", "run"], capsys)
+    assert rc == 2 and err.count("\n") == 0 and "No space left on device" in err and "vcache" in err, err
