@@ -89,6 +89,17 @@ class _Claim:
     def __init__(self, out: Path, fh, created: bool):
         self.out, self.fh, self.created = out, fh, created
         self.earlier: dict = {}  # an earlier run's entries of the kind this run writes (removed if not rewritten)
+        self.writes: str | None = None
+
+    def _rewrote_marker(self) -> bool:
+        """Whether this run wrote the file that marks a finished run of its kind anew (a claim that ends
+        without writing one, a lock held by a test or a tool, removes nothing)."""
+        marker = KINDS[self.writes]
+        try:
+            st = (self.out / marker).lstat()
+        except FileNotFoundError:
+            return False
+        return (st.st_ino, st.st_mtime_ns) != self.earlier.get(marker)
 
     def release(self) -> None:
         if self.fh is not None:
@@ -101,8 +112,8 @@ class _Claim:
         return self
 
     def __exit__(self, kind, *exc):
-        if kind is None and self.earlier:  # the run finished: what the earlier run wrote and this one did
-            import shutil                  # not write again is not this run's
+        if kind is None and self.earlier and self._rewrote_marker():  # the run finished and wrote its
+            import shutil  # own run: what the earlier run wrote and this one did not write again is stale
             for name, seen in self.earlier.items():
                 p = self.out / name
                 try:
@@ -188,7 +199,7 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
         if held and held != writes and overwrite and not (writes == "selection" and same_source):  # replaced
             _remove_owned(out, held)
         if held == writes:  # a run of the same kind: what it does not write again is removed when it ends
-            held_claim.earlier = _owned_entries(out, held)
+            held_claim.earlier, held_claim.writes = _owned_entries(out, held), writes
         if held == writes == "score" and identity is not None and not overwrite and has(out, SIGNATURE):
             before = (read_json(out, RUN) or {}).get("identity")
             if before != identity:
