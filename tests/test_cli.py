@@ -76,3 +76,25 @@ def test_demo_runs_offline(tmp_path, capsys):
     combined = json.loads((tmp_path / "demo" / "select" / "cosine+moore-lewis" / "signature.json").read_text())
     assert combined["method"] == "combine" and combined["combined"] == "cosine+moore-lewis"
     assert "cosine+moore-lewis precision" in out
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    """`domainsift ... | head` where head has already gone: exit 141 (128 + SIGPIPE) and nothing on stderr
+    (before: "error: Broken pipe")."""
+    import os
+    import subprocess
+    import sys
+    from conftest import make_sentences, write_lines
+    pool = write_lines(tmp_path / "pool.txt", make_sentences("med", 20, 1))
+    ind = write_lines(tmp_path / "in.txt", make_sentences("med", 5, 2))
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first line is written
+    try:
+        proc = subprocess.run([sys.executable, "-c", "import sys; from domainsift.cli import main; "
+                               "sys.exit(main(sys.argv[1:]))", "-q", "score", "--method", "random", "--in-domain",
+                               str(ind), "--pool", str(pool), "--out", str(tmp_path / "run")],
+                              stdout=w, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    finally:
+        os.close(w)
+    assert proc.returncode == 141 and proc.stderr == "", proc.stderr
+    assert (tmp_path / "run" / "signature.json").exists()  # the run itself finished

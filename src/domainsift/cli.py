@@ -273,17 +273,20 @@ def _rules(args, positive: bool = True) -> int:
 
 
 def _print_selection(sel, t0) -> None:
-    print(f"selected {sel['n_selected']} / {sel['n_pool']} lines in {time.time() - t0:.1f} s -> "
+    dup = sel.get("dedup")
+    print(f"selected {sel['n_selected']} / {sel['n_pool']} lines in {time.time() - t0:.1f} s"
+          + (f" ({dup['duplicates_removed']} duplicates passed over)" if dup else "") + " -> "
           + ", ".join(sel["outputs"]))
 
 
 def cmd_select(args) -> int:
     from .jobs.select import run_select, score_and_select
-    if _rules(args) != 1:
-        raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")
+    if _rules(args) + (args.resample is not None) != 1:
+        raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive, --resample")
     t0 = time.time()
     rule = dict(top=args.top, fraction=args.fraction, threshold=args.threshold, positive=args.positive,
-                out_format=args.out_format)
+                out_format=args.out_format, dedup=args.dedup, dedup_threshold=args.dedup_threshold,
+                sample=args.resample, temperature=args.temperature, sample_seed=args.resample_seed)
     if args.from_scores:
         _print_selection(run_select(args.from_scores, args.out or args.from_scores, overwrite=args.overwrite,
                                     **rule), t0)
@@ -436,6 +439,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="output directory (default with --from-scores: DIR itself)")
     s.add_argument("--out-format", choices=["text", "jsonl", "parquet"],
                    help="write the selection in this format instead of the pool's own")
+    s.add_argument("--dedup", choices=["exact", "near"],
+                   help="keep the best-scored line of every group of duplicates (exact: the same text after "
+                        "normalising case, punctuation and spaces; near: also MinHash Jaccard >= "
+                        "--dedup-threshold, extra 'dedup'); --top/--fraction still give N distinct lines")
+    s.add_argument("--resample", type=positive_int, metavar="N",
+                   help="instead of the N best: N lines drawn without replacement with probability proportional "
+                        "to exp(w / --temperature), w the score (a probability's logit), as DSIR resamples; seeded")
+    s.add_argument("--temperature", type=finite, default=1.0,
+                   help="with --resample: larger spreads the draw over more of the pool (a cosine score spans "
+                        "about 0.3: try 0.05)")
+    s.add_argument("--resample-seed", type=int, default=0, help="with --resample: the draw's seed")
+    s.add_argument("--dedup-threshold", type=float, metavar="J",
+                   help="with --dedup near: the Jaccard similarity of character 5-grams that makes two lines "
+                        "duplicates (default 0.8)")
     choose_opts(s)
     s.set_defaults(func=cmd_select)
 
@@ -510,6 +527,15 @@ def defaults_fingerprint() -> str:
     return fingerprint({**library_defaults(), "cli": cli_defaults()})
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's own flush at exit finds no closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout without a descriptor (a test's capture)
+        pass
+
+
 def _quiet_libraries() -> None:
     """-q silences the Hugging Face libraries' own bars too ("Writing model shards" when a fine-tuned model
     is saved): by their environment variable before they are imported, by their switch after."""
@@ -531,10 +557,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.quiet:
         _quiet_libraries()
     try:
-        return args.func(args) or 0
+        rc = args.func(args) or 0
+        sys.stdout.flush()  # here, not at exit: a closed pipe is caught below
+        return rc
     except DomainsiftError as exc:
         print(f"domainsift: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `domainsift ... | head`: the reader has gone, which is not an error
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, as a shell tool ends
     except OSError as exc:  # an --out that is a file, an unwritable folder, a full disk
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"domainsift: error: {where}{exc.strerror or exc}", file=sys.stderr)

@@ -15,27 +15,86 @@ import os
 from .. import rundir
 from .._internal.errors import DomainsiftError
 from .._internal.safety import refuse_overwriting_inputs
-from ..select.base import check_n_against_pool, choose
+from ..select.base import check_n_against_pool, choose, importance_sample
 
 
 def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
                top: int | None = None, fraction: float | None = None, threshold: float | None = None,
-               positive: bool = False, out_format: str | None = None, overwrite: bool = False) -> dict:
+               positive: bool = False, out_format: str | None = None, overwrite: bool = False,
+               dedup: str | None = None, dedup_threshold: float | None = None, sample: int | None = None,
+               temperature: float = 1.0, sample_seed: int = 0) -> dict:
     """Choose from saved scores and write the selected lines (no re-scoring); ``out_format``
-    (text, jsonl, parquet) overrides writing them in the pool's own format.
+    (text, jsonl, parquet) overrides writing them in the pool's own format; ``dedup`` (``exact`` or
+    ``near``, :mod:`domainsift.dedup`) keeps the best-scored line of every group of duplicates.
 
     The pool files must be those that were scored (same size and SHA-256), or it is an error.
     ``out_dir`` (default: the score directory itself) is locked while the selection is written; a
     directory that holds another finished run (another score run's scores) is refused unless
     ``overwrite``."""
-    return _select(score_dir, out_dir, dict(top=top, fraction=fraction, threshold=threshold, positive=positive),
-                   out_format, overwrite)
+    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup)
+    return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=_deduplicator(dedup, dedup_threshold))
+
+
+def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup=None) -> dict:
+    """The selection rule: exactly one of top, fraction, threshold, positive, sample (with its temperature
+    and seed), checked before any work."""
+    if sum(v is not None for v in (top, fraction, threshold, sample)) + bool(positive) != 1:
+        raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive, --resample")
+    if sample is not None and dedup is not None:
+        raise DomainsiftError("--dedup with --resample is not supported (a draw has no best-scored copy to keep); "
+                              "deduplicate with --top, --fraction, --threshold or --positive")
+    rule = dict(top=top, fraction=fraction, threshold=threshold, positive=positive)
+    if sample is not None:
+        rule.update(sample=sample, temperature=temperature, sample_seed=sample_seed)
+    return rule
+
+
+def _deduplicator(mode: str | None, threshold: float | None):
+    """The :class:`~domainsift.dedup.Deduplicator` of ``--dedup`` (checked before any work), or None."""
+    if mode is None:
+        if threshold is not None:
+            raise DomainsiftError("--dedup-threshold needs --dedup near")
+        return None
+    from ..dedup import NEAR_THRESHOLD, Deduplicator
+    if threshold is not None and mode != "near":
+        raise DomainsiftError("--dedup-threshold needs --dedup near")
+    return Deduplicator(mode, NEAR_THRESHOLD if threshold is None else threshold)
+
+
+def _distinct(run, idx, rule: dict, dedup) -> tuple:
+    """The selection ``idx`` (best first) without duplicates, the best-scored of each group kept; under
+    ``top`` / ``fraction`` the walk goes past the N-th line until N distinct lines are found (or the
+    pool ends). Returns the indices and how many duplicates were passed over."""
+    import numpy as np
+
+    from ..select.base import choose
+    want = len(idx) if (rule["top"] is not None or rule["fraction"] is not None) else None
+    n = len(run.scores)
+    window = len(idx) if want is None else min(n, want + max(100, want // 4))
+    keep, skipped, seen = [], 0, 0
+    while True:
+        ranked = idx if want is None else choose(run.scores, top=window)
+        fresh = ranked[seen:]
+        got = rundir.records(run, {run.id_at(i) for i in fresh}, verify=False)
+        for i in fresh:
+            text, target = got[run.id_at(i)]
+            if dedup.is_duplicate(text if target is None else f"{text}\t{target}"):
+                skipped += 1
+            else:
+                keep.append(int(i))
+                if want is not None and len(keep) == want:
+                    return np.asarray(keep, dtype=np.int64), skipped
+        seen = len(ranked)
+        if want is None or window >= n:
+            return np.asarray(keep, dtype=np.int64), skipped
+        window = min(n, 2 * window)
 
 
 def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: bool, stats: dict | None = None,
-            kept: dict | None = None) -> dict:
+            kept: dict | None = None, dedup=None) -> dict:
     """``stats``: the pool files' ``(size, mtime_ns)`` when this process hashed them (a changed file is
-    told by its stat, not by hashing it again); ``kept``: selected lines' bytes already read."""
+    told by its stat, not by hashing it again); ``kept``: selected lines' bytes already read; ``dedup``:
+    a :class:`~domainsift.dedup.Deduplicator`."""
     run = rundir.load_scores(score_dir)
     if stats is None:
         rundir.verify_inputs(run)
@@ -44,11 +103,19 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
     _check_scores(run)
     out = out_dir or score_dir
     refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"]), out, rundir.OUTPUTS)
-    idx = choose(run.scores, top=rule["top"], fraction=rule["fraction"], threshold=rule["threshold"],
-                 positive=rule["positive"], probabilistic=run.probabilistic)
+    if rule.get("sample") is not None:
+        idx = importance_sample(run.scores, rule["sample"], rule["temperature"], rule["sample_seed"],
+                                run.probabilistic)
+    else:
+        idx = choose(run.scores, top=rule["top"], fraction=rule["fraction"], threshold=rule["threshold"],
+                     positive=rule["positive"], probabilistic=run.probabilistic)
+    extra = None
+    if dedup is not None:
+        idx, skipped = _distinct(run, idx, rule, dedup)
+        extra = {"dedup": {**dedup.describe(), "duplicates_removed": skipped}}
     rule = {k: v for k, v in {**rule, "positive": rule["positive"] or None}.items() if v is not None}
     with rundir.claim(out, "selection", overwrite=overwrite, source=score_dir):
-        return rundir.write_selection(out, run, idx, rule, out_format=out_format, kept=kept)
+        return rundir.write_selection(out, run, idx, rule, out_format=out_format, kept=kept, extra=extra)
 
 
 def _check_scores(run) -> None:
@@ -68,19 +135,21 @@ def _check_scores(run) -> None:
 def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None = None, seed: int = 0,
                      reader: dict | None = None, execution=None, cascade=None, overwrite: bool = False,
                      top: int | None = None, fraction: float | None = None, threshold: float | None = None,
-                     positive: bool = False, out_format: str | None = None) -> tuple[dict, dict]:
+                     positive: bool = False, out_format: str | None = None, dedup: str | None = None,
+                     dedup_threshold: float | None = None, sample: int | None = None, temperature: float = 1.0,
+                     sample_seed: int = 0) -> tuple[dict, dict]:
     """Score ``pool`` (as :func:`domainsift.jobs.score.run_score`) and select from it into the same
     directory; a ``top`` larger than the pool is refused once the pool is counted, before any fit.
     Returns the score signature and the selection."""
     from .score import score
-    rule = dict(top=top, fraction=fraction, threshold=threshold, positive=positive)
-    if sum(v is not None for v in (top, fraction, threshold)) + bool(positive) != 1:
-        raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive")
+    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup)
+    deduplicator = _deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
     if positive:
         from ..select import selector_class
         if not selector_class(method).probabilistic:
             raise DomainsiftError("--positive needs probability scores (method finetune)")
     job = score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
-                check_pool=lambda n: check_n_against_pool(n, top, fraction),
-                selection_share=lambda n: top / n if top else fraction)
-    return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept)
+                check_pool=lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
+                selection_share=lambda n: (top or sample) / n if (top or sample) else fraction)
+    return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
+                                  deduplicator)

@@ -182,6 +182,9 @@ def rule_in_words(rule: dict, probabilistic: bool = False) -> str:
         return f"every record scoring at least {float(rule['threshold']):g}"
     if rule.get("positive"):
         return "every record the classifier calls in-domain (probability above 0.5)"
+    if rule.get("sample") is not None:
+        return (f"{rule['sample']:,} records drawn in proportion to exp(score / {rule.get('temperature', 1):g}) "
+                f"(seed {rule.get('sample_seed', 0)})")
     return "no rule recorded"
 
 

@@ -72,8 +72,13 @@ def _write_converted(out: Path, run: ScoreRun, idx: np.ndarray, out_format: str)
     return len(order), outputs
 
 
+def _dedup_word(d: dict) -> str:
+    """``--dedup`` as one word of the signature line: ``exact`` or ``near@0.8``."""
+    return d["mode"] if "threshold" not in d else f"{d['mode']}@{d['threshold']:g}"
+
+
 def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, rule: dict,
-                    out_format: str | None = None, kept: dict | None = None) -> dict:
+                    out_format: str | None = None, kept: dict | None = None, extra: dict | None = None) -> dict:
     """Write the selected records (``idx``, best first) of a score run into ``out_dir``: in the pool's
     own format (text in, text out; JSONL, TSV and CRLF byte for byte; Parquet or a save_to_disk folder
     in, Parquet out with every column and a ``score``), or in ``out_format``."""
@@ -119,11 +124,15 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
         save_json(out / POOL, run.pool)
     selection = {"n_selected": int(n), "n_pool": int(len(run.scores)), "rule": rule, "outputs": outputs,
                  "score_dir": resolve(run.dir),
-                 "min_selected_score": float(run.scores[idx].min()) if len(idx) else None}
+                 "min_selected_score": float(run.scores[idx].min()) if len(idx) else None, **(extra or {})}
     save_json(out / SELECTION, selection)
     sig = dict(run.signature)
-    sig["selection"] = {**rule, **({"out_format": out_format} if out_format else {})}
-    sig["signature"] = signature_string({**run.signature, **{f"select_{k}": v for k, v in rule.items()}})
+    sig["selection"] = {**rule, **({"out_format": out_format} if out_format else {}),
+                        **({"dedup": {k: v for k, v in extra["dedup"].items() if k != "duplicates_removed"}}
+                           if extra and "dedup" in extra else {})}
+    sig["signature"] = signature_string({**run.signature, **{f"select_{k}": v for k, v in rule.items()},
+                                         **({"select_dedup": _dedup_word(sig["selection"]["dedup"])}
+                                            if "dedup" in sig["selection"] else {})})
     save_json(out / SIGNATURE, sig)
     return selection
 

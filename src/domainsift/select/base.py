@@ -382,6 +382,33 @@ def choose(scores: np.ndarray, top: int | None = None, fraction: float | None = 
     return best_i[np.lexsort((best_i, -best_s))]
 
 
+def importance_sample(scores: np.ndarray, n: int, temperature: float = 1.0, seed: int = 0,
+                      probabilistic: bool = False, chunk: int = 1 << 20) -> np.ndarray:
+    """``n`` records drawn without replacement with probability proportional to ``exp(w / temperature)``
+    (DSIR's importance resampling), by the Gumbel-top-k trick: the ``n`` largest ``w / temperature + G``,
+    ``G`` standard Gumbel noise from ``seed``, one value per record in pool order (so the draw does not
+    depend on ``chunk``). ``w``, the log importance weight: a probabilistic score's logit (a classifier's
+    log odds of in-domain against the pool, a density ratio up to a constant), any other score as it is
+    (Moore-Lewis: a cross-entropy difference; a cosine spans about 0.3, so give it a temperature near
+    0.05). Returns the indices in the order drawn (largest key first)."""
+    n_pool = len(scores)
+    if not 0 < n <= n_pool:
+        raise DomainsiftError(f"cannot sample {n} lines from a pool of {n_pool}")
+    if not (np.isfinite(temperature) and temperature > 0):
+        raise DomainsiftError(f"--temperature must be a positive number, got {temperature}")
+    rng = np.random.default_rng(seed)
+    best_s, best_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+    for start in range(0, n_pool, chunk):
+        s = np.asarray(scores[start:start + chunk], dtype=np.float64)
+        if probabilistic:
+            p = np.clip(s, 1e-12, 1 - 1e-12)
+            s = np.log(p) - np.log1p(-p)
+        keys = s / temperature + rng.gumbel(size=len(s))
+        i = np.arange(start, start + len(s), dtype=np.int64)
+        best_s, best_i = _best(np.concatenate([best_s, keys]), np.concatenate([best_i, i]), n)
+    return best_i[np.lexsort((best_i, -best_s))]
+
+
 def _best(s: np.ndarray, i: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` best of (score, position) pairs: highest score, then earliest position."""
     if len(s) <= k:

@@ -1,0 +1,128 @@
+"""select --dedup exact|near: the best-scored line of each group of duplicates is kept, --top still gives N
+distinct lines, counts in selection.json, with --from-scores too."""
+
+import json
+
+import pytest
+
+from conftest import make_sentences, run_cli, write_lines
+from domainsift.dedup import Deduplicator, normalise
+
+
+def test_normalise_folds_case_punctuation_and_spaces():
+    assert normalise("The dose:  5 mg.") == normalise("the DOSE 5 mg") == "the dose 5 mg"
+    assert normalise("ﬁve") == "five"  # NFKC
+    assert normalise("a-b") != normalise("ab")
+
+
+def test_exact_and_near_duplicates():
+    exact = Deduplicator("exact")
+    assert [exact.is_duplicate(t) for t in ["Take one tablet daily.", "take one tablet daily", "Take two."]] == \
+        [False, True, False]
+    near = Deduplicator("near", threshold=0.7)
+    a = "Take one tablet of this medicine every day with water after a meal"
+    b = "Take one tablet of this medicine every day with water after meals"
+    c = "The committee adopted the regulation on the internal market"
+    assert [near.is_duplicate(t) for t in (a, b, c)] == [False, True, False]
+    assert not Deduplicator("exact").is_duplicate(b) and not Deduplicator("near", threshold=0.95).is_duplicate(b)
+
+
+@pytest.fixture
+def pool(tmp_path, monkeypatch):
+    """A pool whose best lines come in copies: each in-domain-like line three times, differently cased."""
+    monkeypatch.chdir(tmp_path)
+    med = make_sentences("med", 10, 1)
+    lines = []
+    for t in med:
+        lines += [t, t.upper(), t + " ."]
+    lines += make_sentences("law", 30, 2)
+    return {"pool": write_lines(tmp_path / "pool.txt", lines), "in": write_lines(tmp_path / "in.txt", med[:4]),
+            "tmp": tmp_path, "lines": lines}
+
+
+def _selected(d):
+    return (d / "selected.txt").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.parametrize("mode", ["exact", "near"])
+def test_top_n_gives_n_distinct_lines(mode, pool, capsys):
+    base = ["select", "--method", "moore-lewis", "--order", "2", "--in-domain", pool["in"], "--pool", pool["pool"],
+            "--top", "8"]
+    assert run_cli([*base, "--out", "plain"], capsys)[0] == 0
+    rc, err, out = run_cli([*base, "--dedup", mode, "--out", "dedup"], capsys)
+    assert rc == 0, err
+    plain, dedup = _selected(pool["tmp"] / "plain"), _selected(pool["tmp"] / "dedup")
+    assert len({normalise(t) for t in plain}) < 8  # without it, copies take places in the selection
+    assert len(dedup) == 8 and len({normalise(t) for t in dedup}) == 8
+    sel = json.loads((pool["tmp"] / "dedup" / "selection.json").read_text())
+    assert sel["n_selected"] == 8 and sel["dedup"]["mode"] == mode and sel["dedup"]["duplicates_removed"] > 0
+    assert "duplicates passed over" in out
+    sig = json.loads((pool["tmp"] / "dedup" / "signature.json").read_text())
+    assert sig["selection"]["dedup"]["mode"] == mode and "select_dedup" in sig["signature"]
+    # the kept line of each group is its best-scored: the selection's ids in rank order are a subsequence
+    # of the plain ranking's
+    ranked = [ln.split("\t")[:2] for ln in (pool["tmp"] / "dedup" / "selected.ids.tsv").read_text().splitlines()[1:]]
+    rc, _, _ = run_cli(["select", "--from-scores", "plain", "--top", str(len(pool["lines"])), "--out", "all"], capsys)
+    order = [ln.split("\t")[:2] for ln in (pool["tmp"] / "all" / "selected.ids.tsv").read_text().splitlines()[1:]]
+    pos = [order.index(r) for r in ranked]
+    assert pos == sorted(pos)
+    for r in ranked:  # no line ranked above a kept line duplicates it
+        text = pool["lines"][int(r[1]) - 1]
+        better = [pool["lines"][int(o[1]) - 1] for o in order[:order.index(r)]]
+        assert normalise(text) not in {normalise(b) for b in better}
+
+
+def test_dedup_from_saved_scores_and_with_a_threshold_rule(pool, capsys):
+    assert run_cli(["score", "--method", "moore-lewis", "--order", "2", "--in-domain", pool["in"], "--pool",
+                    pool["pool"], "--out", "s"], capsys)[0] == 0
+    assert run_cli(["select", "--from-scores", "s", "--threshold=-1e9", "--out", "all"], capsys)[0] == 0
+    assert run_cli(["select", "--from-scores", "s", "--threshold=-1e9", "--dedup", "exact", "--out", "d"],
+                   capsys)[0] == 0
+    every, dedup = _selected(pool["tmp"] / "all"), _selected(pool["tmp"] / "d")
+    assert len(every) == len(pool["lines"]) and len(dedup) == len({normalise(t) for t in pool["lines"]})
+
+
+@pytest.mark.parametrize("argv,msg", [(["--dedup-threshold", "0.5"], "needs --dedup near"),
+                                      (["--dedup", "near", "--dedup-threshold", "0.99"], "must be in (0, 0.95]")])
+def test_bad_dedup_options_are_one_line_before_scoring(argv, msg, pool, capsys):
+    rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--in-domain", pool["in"], "--pool", pool["pool"],
+                          "--top", "5", *argv, "--out", "x"], capsys)
+    assert rc == 2 and msg in err and err.count("\n") == 0, err
+    assert not (pool["tmp"] / "x").exists()
+
+
+# ------------------------------------------------------------------ --resample N: importance resampling
+# (named --resample: --sample is the student's sample size, a flag users already pass)
+
+def test_importance_sample_follows_the_weights_and_its_seed():
+    import numpy as np
+    from domainsift.select.base import importance_sample
+    scores = np.r_[np.full(50, 3.0), np.zeros(950)]  # 50 lines e^3 = 20x as likely as each of the others
+    draws = [importance_sample(scores, 20, seed=s) for s in range(200)]
+    share = np.mean([np.mean(d < 50) for d in draws])
+    # the first draw is from the heavy group with p = 50*20.09 / (50*20.09 + 950) = 0.514; later draws less
+    assert 0.35 < share < 0.6
+    assert all(len(set(d.tolist())) == 20 for d in draws)  # without replacement
+    assert np.array_equal(importance_sample(scores, 20, seed=3), importance_sample(scores, 20, seed=3, chunk=7))
+    cold = np.mean([np.mean(importance_sample(scores, 20, temperature=0.1, seed=s) < 50) for s in range(50)])
+    hot = np.mean([np.mean(importance_sample(scores, 20, temperature=100, seed=s) < 50) for s in range(50)])
+    assert cold == 1.0 and hot < 0.15  # cold: the best lines; hot: nearly uniform (50/1000 = 0.05)
+
+
+def test_select_sample_from_saved_scores(pool, capsys):
+    assert run_cli(["score", "--method", "moore-lewis", "--order", "2", "--in-domain", pool["in"], "--pool",
+                    pool["pool"], "--out", "s"], capsys)[0] == 0
+    args = ["select", "--from-scores", "s", "--resample", "12", "--temperature", "0.5"]
+    assert run_cli([*args, "--out", "a"], capsys)[0] == 0
+    assert run_cli([*args, "--out", "b"], capsys)[0] == 0
+    assert run_cli([*args, "--resample-seed", "7", "--out", "c"], capsys)[0] == 0
+    a, b, c = (_selected(pool["tmp"] / d) for d in "abc")
+    assert len(a) == 12 and a == b and a != c
+    sel = json.loads((pool["tmp"] / "a" / "selection.json").read_text())
+    assert sel["rule"] == {"sample": 12, "temperature": 0.5, "sample_seed": 0}
+    rc, err, _ = run_cli(["select", "--from-scores", "s", "--resample", "5", "--top", "5", "--out", "d"], capsys)
+    assert rc == 2 and "exactly one of" in err
+    rc, err, _ = run_cli([*args, "--dedup", "exact", "--out", "e"], capsys)
+    assert rc == 2 and "--dedup with --resample" in err
+    rc, err, _ = run_cli(["select", "--from-scores", "s", "--resample", "500", "--out", "f"], capsys)
+    assert rc == 2 and "cannot sample 500 lines from a pool of 60" in err
