@@ -400,3 +400,18 @@ def test_cosine_fitted_on_a_second_pool_keeps_nothing_of_the_first():
     assert np.array_equal(twice.score(b), once.score(b))
     with pytest.raises(DomainsiftError, match="not fitted"):
         get_selector("moore-lewis").score(["a b"])
+
+
+def test_an_impossible_selection_is_refused_before_any_fit(data, capsys, monkeypatch):
+    """Issue 50, item 2: --top (or --resample) larger than the pool stops once the pool is counted, before
+    the method is fitted or a line is scored (before 0.11.0: after the whole pool was scored)."""
+    from domainsift.select.finetune import FinetuneSelector
+
+    def no_fit(*a, **kw):
+        raise AssertionError("fitted before the selection was checked against the pool")
+
+    monkeypatch.setattr(FinetuneSelector, "fit", no_fit)
+    for rule in (["--top", "10000"], ["--resample", "10000"]):
+        rc, err, _ = _run(["select", "--method", "finetune", "--in-domain", data["in"], "--pool", data["med"],
+                           data["law"], *rule, "--out", "run"], capsys)
+        _one_line(rc, err, "from a pool of")
