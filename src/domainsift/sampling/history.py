@@ -10,11 +10,13 @@ from .._internal.atomic import save_json
 
 
 def history_record(sampler) -> dict:
-    """The sampler's weight history with the domain names, sizes and signature."""
+    """The sampler's weight history with the domain names, sizes and signature; each entry also names
+    its weights (``by_domain``)."""
     return {"signature": sampler.signature(), "domains": list(sampler.names),
             "sizes": [int(s) for s in sampler.sizes], "batch_size": sampler.batch_size,
             "position": int(sampler.position),
-            "history": [dict(h) for h in sampler.history]}
+            "history": [{**h, "by_domain": dict(zip(map(str, sampler.names), h["weights"]))}
+                        for h in sampler.history]}
 
 
 def save_history(sampler, path: str | os.PathLike) -> Path:
