@@ -111,16 +111,21 @@ def cmd_embed(args) -> int:
 
 
 def cmd_cluster(args) -> int:
-    from .jobs.cluster import cluster_files, format_summary_table
+    from .jobs.cluster import cluster_files, format_cluster_table, format_summary_table
     result = cluster_files(args.files, args.out, labels=args.labels, gold=not args.no_gold,
                            max_per_file=args.max_per_file, distinct=args.distinct, reader=reader_kwargs(args),
                            ks=args.k, pcas=args.pca, seeds=list(range(args.seeds)), algorithm=args.algorithm,
-                           n_init=args.n_init, config=embed_config(args), plots=not args.no_plots)
+                           n_init=args.n_init, config=embed_config(args), plots=not args.no_plots,
+                           max_outliers=args.outliers)
     print(f"{result['n_sentences']} sentences, {result['n_gold'] or '?'} gold domains, "
           f"model {result['signature']['model']}")
     if result["n_gold"] is not None:
         print(format_summary_table(result["summary"]))
-        print(f"outliers (k={args.k[0]}, seed 0): {result['outliers']['count']}")
+        a, o = result["assignments"], result["outliers"]
+        print(f"\nwhich cluster holds which domain (k={a['k']}, PCA={a['pca'] or 'none'}, seed {a['seed']}):")
+        print(format_cluster_table(result["clusters_by_domain"]))
+        print(f"\noutliers (sentences in another domain's cluster): {o['count']}; the {o['written']} surest "
+              f"in {rundir.path(args.out, rundir.OUTLIERS)}")
     print(f"results: {rundir.path(args.out, rundir.CLUSTERING)}")
     for p in result["pictures"]:
         print(f"picture: {p}")
@@ -395,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-per-file", type=positive_int, default=None, help="first N lines of each file")
     s.add_argument("--distinct", action="store_true", help="with --max-per-file: first N distinct lines")
     s.add_argument("--no-plots", action="store_true")
+    s.add_argument("--outliers", type=positive_int, default=500, metavar="N",
+                   help="outliers.tsv: the N sentences most surely in another domain's cluster (by the GMM's "
+                        "posterior margin); clustering.json counts them all")
     s.add_argument("--out", required=True, help="output directory")
     add_reader_opts(s)
     add_embed_opts(s)

@@ -81,15 +81,53 @@ def cluster_majority(gold: Sequence, clusters: Sequence[int]) -> dict:
     return {c: names[int(mat[:, j].argmax())] for j, c in enumerate(ids)}
 
 
-def outliers(texts: Sequence[str], gold: Sequence, clusters: Sequence[int]) -> list[dict]:
-    """Sentences placed in a cluster whose majority is another domain (paper 000, Table 2)."""
+def outliers(texts: Sequence[str], gold: Sequence, clusters: Sequence[int],
+             affinity: np.ndarray | None = None) -> list[dict]:
+    """Sentences placed in a cluster whose majority is another domain (paper 000, Table 2), the surest
+    first: ranked by their ``margin`` (see :func:`margins`; without ``affinity``, in input order)."""
     major = cluster_majority(gold, clusters)
+    margin = margins(affinity, clusters, gold, major) if affinity is not None else None
     rows = []
     for i, (t, g, c) in enumerate(zip(texts, gold, clusters)):
         if major[c] != g:
-            rows.append({"index": i, "text": t, "gold": g, "cluster": int(c),
-                         "cluster_domain": major[c], "length": len(t.split())})
+            rows.append({"index": i, "text": t, "gold": g, "cluster": int(c), "cluster_domain": major[c],
+                         "length": len(t.split()),
+                         **({"margin": round(float(margin[i]), 4)} if margin is not None else {})})
+    if margin is not None:
+        rows.sort(key=lambda r: (-r["margin"], r["index"]))
     return rows
+
+
+def margins(affinity: np.ndarray, clusters: Sequence[int], gold: Sequence, major: dict) -> np.ndarray:
+    """How surely each sentence sits in its cluster rather than in one of its own domain's: its
+    affinity (a GMM's posterior probability) to its cluster minus the largest to a cluster whose
+    majority is its gold domain (0 when no cluster's majority is). In [-1, 1]; an outlier's is >= 0."""
+    affinity = np.asarray(affinity, dtype=np.float64)
+    clusters = np.asarray(clusters)
+    n, k = affinity.shape
+    own = affinity[np.arange(n), clusters]
+    out = np.empty(n)
+    by_domain: dict = {}
+    for c, d in major.items():
+        by_domain.setdefault(d, []).append(int(c))
+    for i, g in enumerate(gold):
+        cols = by_domain.get(g, [])
+        out[i] = own[i] - (affinity[i, cols].max() if cols else 0.0)
+    return out
+
+
+def affinities(model, x: np.ndarray) -> np.ndarray:
+    """Each sentence's affinity to each cluster, (n, k) in [0, 1]: a GMM's posterior probabilities; for
+    k-means, a softmax of negative squared distances scaled by the mean squared distance to the nearest
+    centre (k-means has no posterior of its own)."""
+    x = np.asarray(x, dtype=np.float64)
+    if hasattr(model, "predict_proba"):
+        return model.predict_proba(x)
+    d2 = model.transform(x) ** 2
+    scale = max(float(d2.min(axis=1).mean()), 1e-12)
+    z = -(d2 - d2.min(axis=1, keepdims=True)) / scale
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
 
 
 @dataclass
@@ -99,6 +137,7 @@ class ClusteringResult:
     runs: list[dict] = field(default_factory=list)
     confusions: list[dict] = field(default_factory=list)
     labels: dict = field(default_factory=dict)  # (k, pca, seed) -> cluster labels
+    affinity: dict = field(default_factory=dict)  # the first (k, pca, seed) -> (n, k) affinities
 
     def summary(self) -> list[dict]:
         """Purity mean ± std over seeds for every (k, pca)."""
@@ -121,7 +160,9 @@ def cluster_grid(x: np.ndarray, gold: Sequence | None, ks: Sequence[int] = (5,),
         p = p or None
         if p not in reduced:
             reduced[p] = reduce(x, p, seed=0)[0]
-        labels, _ = fit_clusters(reduced[p], k, seed=s, algorithm=algorithm, n_init=n_init)
+        labels, model = fit_clusters(reduced[p], k, seed=s, algorithm=algorithm, n_init=n_init)
+        if not res.affinity:  # the first run's: ranks its outliers
+            res.affinity[(int(k), p, int(s))] = affinities(model, reduced[p])
         run = {"k": int(k), "pca": p, "seed": int(s), "algorithm": algorithm, "n_init": n_init}
         if gold is not None:
             run["purity"] = purity(gold, labels)

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import rundir
-from ..cluster import cluster_grid, outliers
+from ..cluster import cluster_grid, cluster_majority, confusion, outliers
 from ..io.corpus import Corpus
 from ..embed import EmbedConfig
 from .._internal.errors import DomainsiftError
@@ -38,6 +38,9 @@ def cluster_files(files: Sequence[str | os.PathLike], out_dir: str | os.PathLike
     return result
 
 
+MAX_OUTLIERS = 500  # rows of outliers.tsv (the surest first); clustering.json counts them all
+
+
 def check_pcas(pcas: Sequence[int | None]) -> None:
     """PCA dimensions are >= 0 (0 or None: no PCA); otherwise a one-line error."""
     bad = [p for p in pcas if p is not None and p < 0]
@@ -49,8 +52,9 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
                 ks: Sequence[int] = (5,), pcas: Sequence[int | None] = (50,),
                 seeds: Sequence[int] = (0, 1, 2, 3, 4), algorithm: str = "gmm", n_init: int = 3,
                 config: EmbedConfig = EmbedConfig(), plots: bool = True,
-                vectors: np.ndarray | None = None, overwrite: bool = False) -> dict:
+                vectors: np.ndarray | None = None, overwrite: bool = False, max_outliers: int = MAX_OUTLIERS) -> dict:
     """Embed, cluster for every k × PCA × seed, score against ``gold``, write results and plots.
+    ``outliers.tsv`` holds the ``max_outliers`` surest outliers (by margin); ``clustering.json`` counts them all.
 
     Writes ``clustering.json`` (``runs``, ``summary``, ``confusions``, ``outliers``,
     ``assignments``, ``signature``), ``outliers.tsv``, ``clusters.tsv`` (the cluster of every
@@ -67,10 +71,37 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     out = Path(out_dir)
     refuse_overwriting_inputs(corpus.files, out, rundir.CLUSTER_OUTPUTS)
     with rundir.claim(out, "cluster", overwrite=overwrite):
-        return _cluster_into(out, corpus, gold, ks, pcas, seeds, algorithm, n_init, config, plots, vectors)
+        return _cluster_into(out, corpus, gold, ks, pcas, seeds, algorithm, n_init, config, plots, vectors,
+                             max_outliers)
 
 
-def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, config, plots, vectors) -> dict:
+def cluster_table(gold, clusters) -> list[dict]:
+    """Which cluster holds which domain: each cluster's size, majority domain and its share, and its
+    count of every domain (the first run's; what ``cluster`` prints)."""
+    mat, names, ids = confusion(gold, clusters)
+    rows = []
+    for j, c in enumerate(ids):
+        col = mat[:, j]
+        top = int(col.argmax())
+        rows.append({"cluster": int(c), "size": int(col.sum()), "majority": names[top],
+                     "share": round(float(col[top] / max(1, col.sum())), 4),
+                     "counts": {names[i]: int(v) for i, v in enumerate(col) if v}})
+    return rows
+
+
+def format_cluster_table(rows: list[dict]) -> str:
+    lines = ["cluster   size  majority domain (share)   other domains",
+             "-------  -----  ------------------------  -------------"]
+    for r in rows:
+        others = ", ".join(f"{d} {n}" for d, n in sorted(r["counts"].items(), key=lambda kv: -kv[1])
+                           if d != r["majority"])
+        lines.append(f"{r['cluster']:>7}  {r['size']:>5}  {r['majority'] + ' (' + format(r['share'], '.2f') + ')':<24}"
+                     f"  {others or '-'}")
+    return "\n".join(lines)
+
+
+def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, config, plots, vectors,
+                  max_outliers) -> dict:
     emb = None
     if vectors is None:
         vectors, emb = embed_corpus(corpus, config)
@@ -91,8 +122,11 @@ def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, c
     pictures = []
     outl = None
     if gold is not None:
-        outl = outliers(corpus.texts, gold, first)
-        result["outliers"] = {"k": k0, "pca": p0, "seed": s0, "count": len(outl), "examples": outl[:200]}
+        outl = outliers(corpus.texts, gold, first, res.affinity.get((k0, p0, s0)))
+        result["outliers"] = {"k": k0, "pca": p0, "seed": s0, "count": len(outl), "written": min(len(outl), max_outliers),
+                              "ranked_by": "margin", "examples": outl[:200]}
+        outl = outl[:max_outliers]
+        result["clusters_by_domain"] = cluster_table(gold, first)
     if plots:
         from ..report.plots import confusion_plot, pca_map
         seed0 = seeds[0]
@@ -128,7 +162,10 @@ def sentence_map(vectors: np.ndarray, texts, gold, clusters, max_points: int = M
     return {"n_total": n, "n_shown": int(len(keep)), "seed": seed, "projection": "PCA, 2 components",
             "x": np.round(xy[:, 0], 4).tolist(), "y": np.round(xy[:, 1], 4).tolist(),
             "text": [texts[i][:300] for i in keep], "gold": [str(gold[i]) for i in keep] if gold is not None else None,
-            "cluster": [int(clusters[i]) for i in keep]}
+            "cluster": [int(clusters[i]) for i in keep],
+            # each cluster's majority domain over every sentence (not the sample): the map's cluster colours
+            "cluster_majority": ({str(c): str(d) for c, d in cluster_majority(gold, clusters).items()}
+                                 if gold is not None else None)}
 
 
 def format_summary_table(summary: list[dict]) -> str:

@@ -73,6 +73,10 @@ def _map_section(bk, m: dict, name: str):
     groups = {"gold": sorted(set(gold)), "cluster": sorted(set(clusters), key=lambda c: int(c))}
     colours = {k: [PALETTE[v.index(g) % len(PALETTE)] for g in (gold if k == "gold" else clusters)]
                for k, v in groups.items()}
+    major = {str(c): d for c, d in (m.get("cluster_majority") or {}).items()}
+    if m.get("gold") and set(clusters) <= set(major):  # a cluster in its majority domain's colour: one palette
+        colours["cluster"] = [PALETTE[groups["gold"].index(major[c]) % len(PALETTE)] if major[c] in groups["gold"]
+                              else "#888888" for c in clusters]
     source = ColumnDataSource({"x": m["x"], "y": m["y"], "text": m["text"], "gold": gold, "cluster": clusters,
                                "colour_gold": colours["gold"], "colour_cluster": colours["cluster"],
                                "colour": list(colours["gold"] if m.get("gold") else colours["cluster"])},
@@ -89,7 +93,8 @@ def _map_section(bk, m: dict, name: str):
         if e:  # in one neutral colour, labelled: the points' colours (gold or cluster) never clash with it
             fig.ellipse(x=e[0], y=e[1], width=e[2], height=e[3], angle=e[4], fill_alpha=0,
                         line_color="#444444", line_dash="dashed", line_width=1.5)
-            fig.text(x=[e[0]], y=[e[1]], text=[f"cluster {c}"], text_font_size="9px", text_color="#222222",
+            fig.text(x=[e[0]], y=[e[1]], text=[f"cluster {c}" + (f" ({major[c]})" if c in major else "")],
+                     text_font_size="9px", text_color="#222222",
                      text_align="center", text_baseline="middle")
     select = Select(title="colour by", value="gold" if m.get("gold") else "cluster",
                     options=["gold", "cluster"], name=f"colour-{name}")
@@ -101,7 +106,8 @@ def _map_section(bk, m: dict, name: str):
     note = (f"{m['n_shown']} of {m['n_total']} sentences" +
             (f", a seeded sample (seed {m['seed']})" if m["n_shown"] < m["n_total"] else "") +
             "; hover a point for its text; dashed ellipses: each cluster's 2-sigma ellipse in this projection, "
-            "labelled with its cluster.")
+            "labelled with its cluster" + (" and its majority domain; 'colour by cluster' paints each cluster in "
+                                           "its majority domain's colour" if major else "") + ".")
     return column(select, fig), note
 
 

@@ -57,11 +57,18 @@ def pca_map(x: np.ndarray, gold: Sequence | None, clusters: Sequence[int], path:
         ax.legend(markerscale=3, fontsize=8, loc="best")
         ax.set_title("by gold domain")
     ax = axes[0, -1]
+    major = None
+    if gold is not None:  # a cluster takes the colour of its majority domain on the left panel
+        from ..cluster import cluster_majority
+        major, names = cluster_majority(gold, clusters), sorted(set(gold.tolist()))
     for i, c in enumerate(sorted(set(clusters.tolist()))):
         m = clusters == c
-        ax.scatter(xy[m, 0], xy[m, 1], s=4, alpha=0.6, color=cmap(i % 20), label=f"cluster {c}")
-        _ellipse(ax, xy[m], cmap(i % 20))
-    ax.set_title("by cluster (2-sigma ellipses)")
+        colour = cmap((names.index(major[c]) if major else i) % 20)
+        ax.scatter(xy[m, 0], xy[m, 1], s=4, alpha=0.6, color=colour,
+                   label=f"cluster {c}" + (f" ({major[c]})" if major else ""))
+        _ellipse(ax, xy[m], colour)
+    ax.set_title("by cluster, coloured by its majority domain (2-sigma ellipses)" if major
+                 else "by cluster (2-sigma ellipses)")
     if len(set(clusters.tolist())) <= 15:
         ax.legend(markerscale=3, fontsize=7, loc="best")
     if title:

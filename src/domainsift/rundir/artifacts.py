@@ -35,8 +35,10 @@ def write_clustering(out_dir: str | os.PathLike, result: dict, ids, labels, outl
     write_lines(out / CLUSTERS, ["file\tline\tcluster"] + [f"{f}\t{line}\t{int(c)}" for (f, line), c in zip(ids, labels)])
     result["assignments"] = {**result.get("assignments", {}), "file": CLUSTERS}
     if outliers is not None:
-        write_lines(out / OUTLIERS, ["gold\tcluster_domain\tlength\ttext"] +
-                    [f"{o['gold']}\t{o['cluster_domain']}\t{o['length']}\t{o['text']}" for o in outliers])
+        # the columns of 0.11.0 first, in their places; then the margin (the rows are ranked by it) and the cluster
+        write_lines(out / OUTLIERS, ["gold\tcluster_domain\tlength\ttext\tmargin\tcluster"] +
+                    [f"{o['gold']}\t{o['cluster_domain']}\t{o['length']}\t{o['text']}\t{o.get('margin', '')}\t"
+                     f"{o['cluster']}" for o in outliers])
     save_json(out / MAP, sentence_map)
     save_json(out / CLUSTERING, result)
     return out / CLUSTERING
