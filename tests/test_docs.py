@@ -37,3 +37,20 @@ def test_the_sampling_docs_examples_run(tmp_path, monkeypatch):
     assert len(record["history"]) == 4  # the initial weights and three updates
     assert all(set(h["by_domain"]) == {"a", "b", "c"} for h in record["history"])
     assert (tmp_path / "ckpt.pt").exists() and (tmp_path / "runs" / "hf" / "sampling.json").exists()
+
+
+def test_one_recommendation_in_the_readme_the_help_and_the_demo(capsys):
+    """Issue 50, item 5: the README, `select --help` and the demo's closing lines recommend the same method
+    for the same situation (all three print domainsift.advice), and the README's table ranks that method
+    first by precision."""
+    from domainsift.advice import advice_text, recommend
+    from domainsift.cli import build_parser
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert advice_text() in readme
+    help_text = next(a for a in build_parser()._actions if a.dest == "command").choices["select"].format_help()
+    assert all(" ".join(line.split()) in " ".join(help_text.split()) for line in advice_text().splitlines())
+    demo = (ROOT / "src" / "domainsift" / "jobs" / "demo.py").read_text(encoding="utf-8")
+    assert "advice_text()" in demo and "recommend().command()" in demo
+    rows = re.findall(r"^\| `([a-z-]+)` \|.*?\| (0\.\d{4})[^|]*\| [^|]*\|$", readme, flags=re.M)
+    best = max(rows, key=lambda r: float(r[1]))[0]
+    assert best == recommend().method == "finetune"

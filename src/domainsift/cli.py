@@ -441,7 +441,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="run directory")
     s.set_defaults(func=cmd_score)
 
-    s = sub.add_parser("select", help="score and select in one go, or re-select from saved scores")
+    from .advice import advice_text
+    s = sub.add_parser("select", help="score and select in one go, or re-select from saved scores",
+                       epilog="which method (measured: README, 'Which method when'):\n" + advice_text(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_method_opts(s)
     s.add_argument("--from-scores", metavar="DIR", help="re-select from a score directory (no re-scoring)")
     s.add_argument("--out", help="output directory (default with --from-scores: DIR itself)")

@@ -96,6 +96,9 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
     print("  (an n-gram LM learns little from 8 sentences; Moore-Lewis needs hundreds, and only then does\n"
           "   domainsift combine, the sum of both runs' z-scores, beat either: bench/results/selection.md)")
     best = max(results, key=lambda m: results[m]["precision"])
-    print(f"best: {best}. Try it on your data: domainsift select --method cosine --in-domain MINE.txt "
-          f"--pool BIG.txt --top N --out run/")
+    from ..advice import advice_text, recommend
+    print(f"best on this toy sample (8 in-domain sentences, no fine-tuning in a demo): {best}.")
+    print("On your data (a few hundred in-domain lines), as measured in the README's table:")
+    print(advice_text())
+    print(f"  e.g. {recommend().command()}")
     return results
