@@ -263,8 +263,23 @@ def _print_score(sig: dict, t0: float, out) -> None:
     print(f"signature: {sig['signature']}")
 
 
+def _plan(args, rule: dict | None = None) -> int:
+    """--plan: count the pool, calibrate, print what the run would do and cost; run nothing."""
+    from .jobs.plan import format_plan, plan_run
+    opts = job_options(args)
+    in_domain, pool = read_inputs(args)
+    rule = rule or {}
+    print(format_plan(plan_run(args.method, in_domain, pool, opts["params"], opts["seed"], opts["cascade"],
+                               top=rule.get("top"), fraction=rule.get("fraction"))))
+    return 0
+
+
 def cmd_score(args) -> int:
     from .jobs.score import run_score
+    if args.plan:
+        return _plan(args)
+    if not args.out:
+        raise DomainsiftError("--out is required")
     opts = job_options(args)
     in_domain, pool = read_inputs(args)
     t0 = time.time()
@@ -296,6 +311,8 @@ def cmd_select(args) -> int:
         _print_selection(run_select(args.from_scores, args.out or args.from_scores, overwrite=args.overwrite,
                                     **rule), t0)
         return 0
+    if args.plan:
+        return _plan(args, rule)
     if not args.out:
         raise DomainsiftError("--out is required")
     opts = job_options(args)
@@ -436,9 +453,12 @@ def build_parser() -> argparse.ArgumentParser:
             g.add_argument("--positive", action="store_true",
                            help="probabilistic methods (finetune): lines the classifier calls in-domain (p > 0.5)")
 
+    plan_help = ("print what the run would do and cost on this machine (the pool counted once, a few seconds of "
+                 "calibration, kept per machine), and run nothing")
     s = sub.add_parser("score", help="score a pool by how in-domain each line is (no selection)")
     add_method_opts(s)
-    s.add_argument("--out", required=True, help="run directory")
+    s.add_argument("--plan", action="store_true", help=plan_help)
+    s.add_argument("--out", help="run directory (required unless --plan)")
     s.set_defaults(func=cmd_score)
 
     from .advice import advice_text
@@ -446,6 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="which method (measured: README, 'Which method when'):\n" + advice_text(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_method_opts(s)
+    s.add_argument("--plan", action="store_true", help=plan_help)
     s.add_argument("--from-scores", metavar="DIR", help="re-select from a score directory (no re-scoring)")
     s.add_argument("--out", help="output directory (default with --from-scores: DIR itself)")
     s.add_argument("--out-format", choices=["text", "jsonl", "parquet"],

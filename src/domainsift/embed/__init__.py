@@ -56,7 +56,9 @@ class Abilities:
     - ``distils``: it has token embeddings to distil static vectors from (a Hugging Face encoder);
     - ``shared_space``: it puts several languages in one space (USE-m);
     - ``monolingual``: known to hold one language only (MiniLM and the baselines);
-    - ``has_max_length``: it truncates at a token length that a model's config caps.
+    - ``has_max_length``: it truncates at a token length that a model's config caps;
+    - ``languages``: the ISO 639-1 codes of the languages it was trained on, or None when unknown (a
+      Hugging Face model of the user's, or a baseline that learns from the texts themselves).
     """
 
     kind: str
@@ -65,6 +67,14 @@ class Abilities:
     shared_space: bool
     monolingual: bool
     has_max_length: bool
+    languages: frozenset | None = None
+
+
+# all-MiniLM-L6-v2: trained on English sentence pairs only
+MINILM_LANGUAGES = frozenset({"en"})
+# Universal Sentence Encoder Multilingual v3: its 16 languages (Chinese simplified and traditional are "zh")
+USEM_LANGUAGES = frozenset({"ar", "zh", "nl", "en", "fr", "de", "it", "ja", "ko", "pl", "pt", "es", "th", "tr",
+                            "ru"})
 
 
 def abilities(model: str) -> Abilities:
@@ -72,8 +82,9 @@ def abilities(model: str) -> Abilities:
     if model in BASELINES:
         return Abilities("baseline", False, False, False, True, False)
     if model in MULTILINGUAL_NAMES:
-        return Abilities("sentence", False, False, True, False, False)
-    return Abilities("transformers", True, True, False, model in MINILM_NAMES, True)
+        return Abilities("sentence", False, False, True, False, False, USEM_LANGUAGES)
+    return Abilities("transformers", True, True, False, model in MINILM_NAMES, True,
+                     MINILM_LANGUAGES if model in MINILM_NAMES else None)
 
 
 @runtime_checkable

@@ -37,8 +37,8 @@ from .shards import assemble
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "fit-checkpoint"  # under a run's state: a training's last finished epoch
-FIT, STUDENT_SAMPLE = "fit", "student"  # the samples the counting pass draws
-SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2}  # each sample's own random stream: seed, stream
+FIT, STUDENT_SAMPLE, LANGUAGE, CALIBRATION = "fit", "student", "language", "calibration"  # the counting pass's
+SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, CALIBRATION: 9}  # samples, each its own random stream
 
 
 def fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, extra: dict,
@@ -128,6 +128,13 @@ def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample
         out[FIT] = (n_fit, [seed, SAMPLE_STREAMS[FIT]])
     if cascade is not None and student_sample:
         out[STUDENT_SAMPLE] = (student_sample, [seed, SAMPLE_STREAMS[STUDENT_SAMPLE]])
+    from ..embed import abilities
+    if selector.encoder_name is not None and abilities(selector.encoder_name).languages:
+        from ..languages import SAMPLE
+        out[LANGUAGE] = (SAMPLE, [seed, SAMPLE_STREAMS[LANGUAGE]])  # is the pool in the encoder's languages?
+    if selector.encoder_name is not None and selector.name in ("cosine", "finetune"):
+        from ..jobs.plan import CALIBRATION_LINES  # a long run says what it will cost (jobs.plan)
+        out[CALIBRATION] = (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]])
     return out
 
 

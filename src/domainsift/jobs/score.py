@@ -93,7 +93,11 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
         raise DomainsiftError("the pool is empty")
     if check_pool:
         check_pool(scan.n)
+    warnings = _language_warnings(selector, in_domain, scan.samples.get("language"))
     share = selection_share(scan.n) if selection_share else (cascade.share if cascade is not None else None)
+    from .plan import announce
+    announce(selector, method, scan.n, len(in_domain), scan.samples.get("calibration"),
+             int(round(share * scan.n)) if share else None, cascade)
     _learn_share(selector, params, share)
     if student is not None:
         _learn_share(student, {}, share, default=True)
@@ -116,7 +120,8 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
             from ..engine.run import kept
             raise Interrupted(kept(state)) from None
         sig = _signature(method, selector, params, in_domain, manifest, done)
-        run = {"identity": identity, **({"cascade": done.plan} if done.plan else {})}
+        run = {"identity": identity, **({"cascade": done.plan} if done.plan else {}),
+               **({"warnings": warnings} if warnings else {})}
         def artifacts(out: Path) -> None:
             selector.write_artifacts(out)  # e.g. the cross-lingual alignment picture
             if done.student is not None:
@@ -131,6 +136,16 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     if done.kept is not None:
         kept = {(rundir.resolve(f), line): v for (f, line), v in done.kept.items()}
     return ScoreJob(sig, out, stats, kept)
+
+
+def _language_warnings(selector, in_domain, pool_sample) -> list[str]:
+    """One warning line for the in-domain set, and one for the pool, in a language the method's encoder
+    was not trained on (:mod:`domainsift.languages`); said before the fit, kept in ``run.json``."""
+    if selector.encoder_name is None or pool_sample is None:
+        return []
+    from ..languages import check_coverage
+    return check_coverage(selector.encoder_name, {"the in-domain set": in_domain.texts,
+                                                  "the pool (a seeded sample)": pool_sample.texts})
 
 
 def _learn_share(selector, params: dict, share: float | None, default: bool = False) -> None:

@@ -245,6 +245,15 @@ class BaseSelector:
         return self.set_fitted(state)
 
     @property
+    def encoder_name(self) -> str | None:
+        """The encoder the method's ``model`` (or ``embedder``) parameter names, or None (no encoder)."""
+        for attr in ("model", "embedder"):
+            v = getattr(self, attr, None)
+            if isinstance(v, str):
+                return v
+        return None
+
+    @property
     def shippable(self) -> bool:
         """Whether a fitted copy can score on another machine (Ray workers)."""
         return self.saves_state or type(self).fitted_state is not BaseSelector.fitted_state

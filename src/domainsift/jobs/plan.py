@@ -1,0 +1,239 @@
+"""``score``/``select --plan``: what a run will do and what it will cost on this machine, before it runs.
+
+The pool is read once (counted, and a seeded sample of 256 lines drawn); nothing is fitted or written.
+The cost is an estimate from per-line and per-step costs measured here on that sample (a calibration of
+a few seconds, kept per machine, encoder, backend and version in ``<cache>/calibration.json``):
+
+* ``encode``: seconds a line through the method's encoder (its backend, as a run uses it), after a
+  warm-up; ``load``: loading the encoder and its first batch (a run pays it once);
+* ``train_step``: one fine-tuning step of ``batch_size`` lines of similar length (finetune), and
+  ``export``: exporting a freshly fine-tuned encoder to the scoring backend (a run pays it once);
+* ``student``: seconds a line for the student (tokenizing; its head is a sum).
+
+The model of a run (:func:`estimate`) multiplies them by what the run does: lines encoded, training
+steps (epochs x the positives and negatives over the batch size), a cascade's teacher sample and
+candidates (at least 2 N: the plan's floor; the student's own plan after its fit may take more). How
+close it comes is measured (``bench/live/plan.py``, bench/results/plan.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+from .._internal.errors import DomainsiftError
+
+CALIBRATION_LINES = 256
+TIMED_METHODS = ("cosine", "finetune")  # the teachers whose cost is modelled; others say "no estimate"
+KEY_VERSION = 1
+
+
+def _cache_file() -> Path:
+    from ..embed.cache import default_cache_dir
+    return Path(default_cache_dir()) / "calibration.json"
+
+
+def _key(method: str, model: str, backend: str, batch_size: int) -> str:
+    from .._internal.machine import cpu_isa, cpu_model
+    from .._version import __version__
+    from ..embed import model_path
+    from ..embed.transformers import model_fingerprint
+    import torch
+    return "|".join(map(str, (KEY_VERSION, __version__, cpu_model(), cpu_isa(), torch.get_num_threads(), method,
+                              model_fingerprint(model_path(model)), backend, batch_size)))
+
+
+def calibrate(method: str, model: str, backend: str, sample: list[str], batch_size: int = 16,
+              freeze: int = 1, max_length: int = 128) -> dict:
+    """Measure (or read back) this machine's costs for ``method`` on ``model`` (module docstring)."""
+    cache = _cache_file()
+    key = _key(method, model, backend, batch_size)
+    try:
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        saved = {}
+    if key in saved:
+        return {**saved[key], "cached": True}
+    from ..embed import get_embedder
+    from ..embed.cache import default_cache_dir
+    texts = [t for t in sample if t.strip()][:CALIBRATION_LINES] or ["a line"]
+    export_dir = str(Path(default_cache_dir()) / "onnx")  # where a run keeps the encoder's export
+
+    def encoder():  # as a run builds it: its batch size, backend and export folder; no vector cache
+        return get_embedder(model, max_length=max_length, batch_size=32, progress=False, backend=backend,
+                            export_dir=export_dir)
+
+    # built twice: the first may export the encoder to its backend (once per machine), the second is what
+    # every later run pays
+    encoder().encode(texts[:8])
+    t = time.perf_counter()
+    enc = encoder()
+    enc.encode(texts[:8])
+    load = time.perf_counter() - t
+    t = time.perf_counter()
+    enc.encode(texts)
+    costs = {"load": load, "encode": (time.perf_counter() - t) / len(texts)}
+    tok = enc.load()[1]
+    t = time.perf_counter()
+    tok.backend_tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+    costs["student"] = (time.perf_counter() - t) / len(texts)
+    if method == "finetune":
+        costs.update(_train_costs(model, backend, texts, batch_size, freeze, max_length, costs["encode"]))
+    saved[key] = costs
+    from .._internal.atomic import save_json
+    try:
+        save_json(cache, saved)
+    except OSError:  # a read-only cache: the estimate stands, measured again next time
+        pass
+    return {**costs, "cached": False}
+
+
+def _train_costs(model: str, backend: str, texts: list[str], batch_size: int, freeze: int, max_length: int,
+                 encode: float) -> dict:
+    """Seconds a fine-tuning step (batches of similar length, as the bucketed training draws them) and the
+    export of a newly trained encoder to ``backend``."""
+    import numpy as np
+
+    from ..embed import model_path
+    from ..select.train import EncoderClassifier, TrainConfig
+    clf = EncoderClassifier(model_path(model), max_length=max_length, backend=backend)
+    clf.freeze(freeze)
+    torch = clf.torch
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        clf.new_head()
+        clf.train(True)
+        cfg = TrainConfig(batch_size=batch_size)
+        opt = torch.optim.AdamW([{**g, "params": list(g["params"])} for g in clf.param_groups(cfg)])
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        rng = np.random.default_rng(0)
+        starts = rng.choice(max(1, len(texts) - batch_size), size=5)
+        times = []
+        for s in starts:
+            batch = [texts[i] for i in order[s:s + batch_size]]
+            t = time.perf_counter()
+            loss = clf.forward(batch).float().pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            times.append(time.perf_counter() - t)
+        clf.train(False)
+        t = time.perf_counter()
+        clf.predict(texts[:32])
+        export = time.perf_counter() - t
+    step = float(np.mean(times[1:]))
+    return {"train_step": step, "export": max(0.0, export - 32 * encode)}
+
+
+def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, selection: int | None,
+             cascade: bool, student_sample: int = 20000) -> dict:
+    """Seconds for each stage of the run (module docstring) and their sum."""
+    parts = {"load the encoder": costs["load"]}
+    if method == "finetune":
+        holdout, neg_ratio = params.get("holdout", 0.1), params.get("neg_ratio", 1.0)
+        pos = n_in - int(round(holdout * n_in))
+        steps = params.get("epochs", 10) * math.ceil((pos + max(1, round(neg_ratio * pos))) /
+                                                       params.get("batch_size", 16))
+        parts[f"fine-tune ({steps:,} steps)"] = steps * costs["train_step"]
+        parts["export the fine-tuned encoder"] = costs["export"]
+        parts["score the held-out lines"] = 2 * (n_in - pos) * costs["encode"]
+    else:
+        parts["encode the in-domain set"] = n_in * costs["encode"]
+    if not cascade:
+        parts[f"score {n_pool:,} pool lines"] = n_pool * costs["encode"]
+    else:
+        k = min(student_sample, n_pool)
+        cand = min(n_pool, 2 * (selection or max(1, n_pool // 100)))
+        parts[f"the teacher scores the student's sample ({k:,} lines)"] = k * costs["encode"]
+        parts[f"the student scores {n_pool:,} lines"] = n_pool * costs["student"]
+        parts[f"the teacher scores at least {cand:,} candidates"] = cand * costs["encode"]
+    return {"parts": {k: round(v, 1) for k, v in parts.items()}, "seconds": round(sum(parts.values()), 1)}
+
+
+def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=None, top: int | None = None,
+             fraction: float | None = None) -> dict:
+    """Count the pool (one read), calibrate on a seeded sample, and say what the run will do and cost."""
+    from ..io.source import MemorySource, PoolSource
+    from ..select import get_selector
+    selector = get_selector(method, **params)
+    source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
+    from ..engine.run import CALIBRATION, SAMPLE_STREAMS
+    scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]])})
+    n = scan.n
+    if n == 0:
+        raise DomainsiftError("the pool is empty")
+    selection = top if top is not None else (max(1, int(round(fraction * n))) if fraction is not None else None)
+    passes = 3 if cascade is not None else (3 if selection is not None else 2)
+    out = {"method": method, "n_pool": n, "n_in_domain": len(in_domain), "selection": selection,
+           "cascade": cascade is not None, "reads_of_the_pool": passes}
+    if method not in TIMED_METHODS or selector.encoder_name is None:
+        out["estimate"] = None
+        out["why_no_estimate"] = (f"'{method}' has no cost model yet (cosine and finetune do, with or without "
+                                  "--cascade)")
+        return out
+    from ..embed import abilities
+    if abilities(selector.encoder_name).kind != "transformers":
+        out["estimate"] = None
+        out["why_no_estimate"] = "this encoder has no cost model yet (a Hugging Face encoder has)"
+        return out
+    costs = _costs(selector, method, scan.samples[CALIBRATION].texts)
+    out["costs"] = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in costs.items()}
+    out["estimate"] = _estimate_for(selector, method, n, len(in_domain), costs, selection, cascade)
+    return out
+
+
+LONG_RUN = 200_000  # pool lines from which a run prints its plan's estimate before it starts
+
+
+def announce(selector, method: str, n_pool: int, n_in: int, sample, selection: int | None, cascade) -> None:
+    """Log the estimated wall time at the start of a long run (``LONG_RUN`` lines or more); calibrates once
+    per machine and encoder (a few seconds), from the counting pass's sample."""
+    import logging
+    if n_pool < LONG_RUN or sample is None or method not in TIMED_METHODS:
+        return
+    from ..embed import abilities
+    if selector.encoder_name is None or abilities(selector.encoder_name).kind != "transformers":
+        return
+    costs = _costs(selector, method, sample.texts)
+    est = _estimate_for(selector, method, n_pool, n_in, costs, selection, cascade)
+    logging.getLogger(__name__).info("plan: about %s on this machine (%s)", _hms(est["seconds"]),
+                                     "; ".join(f"{k} {_hms(v)}" for k, v in est["parts"].items()))
+
+
+def _costs(selector, method: str, texts) -> dict:
+    """:func:`calibrate` for the encoder and settings ``selector`` runs with."""
+    return calibrate(method, selector.encoder_name, getattr(selector, "backend", "onnx-int8"), texts,
+                     batch_size=getattr(selector, "batch_size", 16), freeze=getattr(selector, "freeze", 1),
+                     max_length=getattr(selector, "max_length", 128))
+
+
+def _estimate_for(selector, method, n, n_in, costs, selection, cascade) -> dict:
+    p = {k: getattr(selector, k) for k in ("epochs", "batch_size", "holdout", "neg_ratio") if hasattr(selector, k)}
+    est = estimate(method, p, n, n_in, costs, selection, cascade is not None)
+    if cascade is not None:
+        est["note"] = ("the candidates are at least 2 N; the student's plan after its fit may take more (its "
+                       "figure is in run.json)")
+    return est
+
+
+def format_plan(plan: dict) -> str:
+    lines = [f"plan: {plan['method']}{' --cascade' if plan['cascade'] else ''} over {plan['n_pool']:,} pool lines "
+             f"({plan['n_in_domain']:,} in-domain), the pool read {plan['reads_of_the_pool']} times"]
+    est = plan.get("estimate")
+    if est is None:
+        lines.append(f"  no time estimate: {plan['why_no_estimate']}")
+        return "\n".join(lines)
+    for what, s in est["parts"].items():
+        lines.append(f"  {what:<56} {_hms(s):>9}")
+    lines.append(f"  {'estimated wall time on this machine':<56} {_hms(est['seconds']):>9}"
+                 f"  (calibrated{' earlier' if plan['costs'].get('cached') else ' now'}; an empty vector cache)")
+    if est.get("note"):
+        lines.append(f"  ({est['note']})")
+    return "\n".join(lines)
+
+
+def _hms(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")

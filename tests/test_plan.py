@@ -1,0 +1,36 @@
+"""`score`/`select --plan` (issue 50, item 1): what a run will do and cost, before it runs; nothing is written
+but the calibration. How close the estimate comes is a benchmark (bench/live/plan.py), not a test."""
+
+import json
+import os
+from pathlib import Path
+
+from conftest import cli_data, run_cli
+
+
+def test_plan_prints_the_stages_and_writes_no_run(tmp_path, monkeypatch, tiny_models, capsys):
+    data = cli_data(tmp_path, monkeypatch)
+    argv = ["select", "--method", "finetune", "--model", tiny_models["bert"], "--epochs", "2", "--in-domain",
+            data["in"], "--pool", data["med"], data["law"], "--top", "5", "--out", "run", "--plan"]
+    rc, err, out = run_cli(argv, capsys)
+    assert rc == 0, err
+    assert "plan: finetune over 40 pool lines (6 in-domain), the pool read 3 times" in out
+    assert "fine-tune (2 steps)" in out and "score 40 pool lines" in out and "estimated wall time" in out
+    assert "calibrated now" in out
+    assert not (tmp_path / "run").exists()
+    cal = Path(os.environ["DOMAINSIFT_CACHE"]) / "calibration.json"
+    entry = next(iter(json.loads(cal.read_text()).values()))
+    assert all(entry[k] > 0 for k in ("encode", "load", "train_step", "student"))
+    rc, _, out = run_cli([*argv[:-3], "--cascade", "--out", "run", "--plan"], capsys)
+    assert rc == 0 and "calibrated earlier" in out and "the student scores 40 lines" in out
+    assert "at least 10 candidates" in out
+
+
+def test_plan_says_when_it_has_no_estimate(tmp_path, monkeypatch, capsys):
+    data = cli_data(tmp_path, monkeypatch)
+    rc, err, out = run_cli(["score", "--method", "moore-lewis", "--in-domain", data["in"], "--pool", data["med"],
+                            "--plan"], capsys)
+    assert rc == 0, err
+    assert "no time estimate" in out and "moore-lewis" in out
+    rc, err, _ = run_cli(["score", "--method", "moore-lewis", "--in-domain", data["in"], "--pool", data["med"]], capsys)
+    assert rc == 2 and "--out is required" in err
