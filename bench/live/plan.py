@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from _common import ROOT, SEVEN, data_file, write_results
+from _common import RESULTS, ROOT, SEVEN, data_file, write_results
 
 WORK = ROOT / "bench" / "work" / "plan"
 RUNS = {"cosine": ["--method", "cosine"], "finetune": ["--method", "finetune"],
@@ -36,11 +36,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS))
     ap.add_argument("--target", default="KDE4")
+    ap.add_argument("--recalibrate", action="store_true", help="measure this machine's costs again")
     args = ap.parse_args()
     base = ["select", "--in-domain", data_file(args.target, "test"), "--pool",
             *[data_file(d, "train") for d in SEVEN], "--top", "5000"]
     keep = WORK / "kept-cache"  # the calibration and the ONNX exports, kept across runs
-    rows = []
+    if args.recalibrate:
+        (keep / "calibration.json").unlink(missing_ok=True)
+    earlier = RESULTS / "plan.json"  # rows of runs not measured now stay (each row carries its own figures)
+    rows = [r for r in (json.loads(earlier.read_text())["rows"] if earlier.exists() else [])
+            if r["run"] not in args.runs]
     for name in args.runs:
         cache = WORK / "cache"
         shutil.rmtree(cache, ignore_errors=True)
@@ -58,12 +63,13 @@ def main() -> None:
         rows.append({"run": name, "estimate_s": seconds, "wall_s": round(wall, 1),
                      "error": round((seconds - wall) / wall, 3), "plan": plan_out})
         print(rows[-1]["run"], rows[-1]["estimate_s"], rows[-1]["wall_s"], rows[-1]["error"])
-        if not keep.exists():
-            shutil.copytree(cache, keep, ignore=shutil.ignore_patterns("*.npy", "*.sha256"))
+        shutil.rmtree(keep, ignore_errors=True)  # the calibration (and exports) as they stand now
+        shutil.copytree(cache, keep, ignore=shutil.ignore_patterns("*.npy", "*.sha256"))
     table = ["# `--plan`: the estimate against the run", "",
              f"`select --top 5000` on the shared pool (35,000 lines; in-domain set {args.target}.test.en), each "
              "a fresh process with an empty vector cache; the estimate from `select --plan` just before.", "",
              "| run | estimate | wall time | error |", "|---|---|---|---|"]
+    rows.sort(key=lambda r: list(RUNS).index(r["run"]))
     table += [f"| {r['run']} | {r['estimate_s']:.0f} s | {r['wall_s']:.0f} s | {100 * r['error']:+.0f}% |" for r in rows]
     write_results("plan", {"rows": rows}, "\n".join(table) + "\n")
     print("\n".join(table))
