@@ -418,8 +418,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--distinct", action="store_true", help="with --max-per-file: first N distinct lines")
     s.add_argument("--no-plots", action="store_true")
     s.add_argument("--outliers", type=positive_int, default=500, metavar="N",
-                   help="outliers.tsv: the N sentences most surely in another domain's cluster (by the GMM's "
-                        "posterior margin); clustering.json counts them all")
+                   help=f"{rundir.OUTLIERS}: the N sentences most surely in another domain's cluster (by the "
+                        f"GMM's posterior margin); {rundir.CLUSTERING} counts them all")
     s.add_argument("--out", required=True, help="output directory")
     add_reader_opts(s)
     add_embed_opts(s)

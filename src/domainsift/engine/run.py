@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 CHECKPOINT = "fit-checkpoint"  # under a run's state: a training's last finished epoch
 FIT, STUDENT_SAMPLE, LANGUAGE, CALIBRATION = "fit", "student", "language", "calibration"  # the counting pass's
 SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, CALIBRATION: 9}  # samples, each its own random stream
+CALIBRATION_LINES = 256  # the sample a run's cost is calibrated on (domainsift.jobs.plan)
 
 
 def fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, extra: dict,
@@ -132,8 +133,7 @@ def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample
     if selector.encoder_name is not None and abilities(selector.encoder_name).languages:
         from ..languages import SAMPLE
         out[LANGUAGE] = (SAMPLE, [seed, SAMPLE_STREAMS[LANGUAGE]])  # is the pool in the encoder's languages?
-    if selector.encoder_name is not None and selector.name in ("cosine", "finetune"):
-        from ..jobs.plan import CALIBRATION_LINES  # a long run says what it will cost (jobs.plan)
+    if selector.encoder_name is not None:  # a long run says what it will cost (domainsift.jobs.plan)
         out[CALIBRATION] = (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]])
     return out
 

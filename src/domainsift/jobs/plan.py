@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from .._internal.errors import DomainsiftError
+from ..engine.run import CALIBRATION_LINES  # the counting pass draws that sample
 
-CALIBRATION_LINES = 256
 REPEAT = 4  # the calibration sample is encoded this many times over (calibrate's comment)
 TIMED_METHODS = ("cosine", "finetune")  # the teachers whose cost is modelled; others say "no estimate"
 KEY_VERSION = 2  # 2: the encoder timed on the sample four times over
@@ -218,8 +218,9 @@ def _estimate_for(selector, method, n, n_in, costs, selection, cascade) -> dict:
     p = {k: getattr(selector, k) for k in ("epochs", "batch_size", "holdout", "neg_ratio") if hasattr(selector, k)}
     est = estimate(method, p, n, n_in, costs, selection, cascade is not None)
     if cascade is not None:
+        from .. import rundir
         est["note"] = ("the candidates are at least 2 N; the student's plan after its fit may take more (its "
-                       "figure is in run.json)")
+                       f"figure is in {rundir.RUN})")
     return est
 
 
