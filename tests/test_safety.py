@@ -579,17 +579,23 @@ def test_damaged_distilled_vectors_in_the_cache_are_distilled_again(damage, data
 
 # ------------------------------------------------------------------ an interrupted fine-tuning resumes from its last epoch
 
-@pytest.mark.parametrize("how", ["sigkill", "ctrl-c"])
-def test_an_interrupted_fine_tuning_resumes_from_its_last_epoch(how, data, tiny_models, capsys, monkeypatch):
-    """Killed (or Ctrl-C) in the third of four epochs: the rerun trains only the epochs after the last
-    checkpoint and ends with the bytes of an uninterrupted run; Ctrl-C says what was kept."""
-    import domainsift.select.train as train
-    argv = ["select", "--method", "finetune", "--model", tiny_models["bert"], "--epochs", "4", "--in-domain",
+def _finetune_reference(data, tiny_models, capsys, epochs: int):
+    """A finetune select's argv, its run directory (removed again) and the bytes an uninterrupted run wrote."""
+    argv = ["select", "--method", "finetune", "--model", tiny_models["bert"], "--epochs", str(epochs), "--in-domain",
             data["in"], "--pool", data["med"], data["law"], "--top", "5", "--out", "run"]
     run = data["tmp"] / "run"
     assert _run(argv, capsys)[0] == 0
     reference = _outputs(run)
     shutil.rmtree(run)
+    return argv, run, reference
+
+
+@pytest.mark.parametrize("how", ["sigkill", "ctrl-c"])
+def test_an_interrupted_fine_tuning_resumes_from_its_last_epoch(how, data, tiny_models, capsys, monkeypatch):
+    """Killed (or Ctrl-C) in the third of four epochs: the rerun trains only the epochs after the last
+    checkpoint and ends with the bytes of an uninterrupted run; Ctrl-C says what was kept."""
+    import domainsift.select.train as train
+    argv, run, reference = _finetune_reference(data, tiny_models, capsys, epochs=4)
 
     if how == "sigkill":  # in a child process, at the third epoch's first step
         run_killed(argv, "domainsift.select.train:save_checkpoint", 3, data["tmp"], when="before")
@@ -623,12 +629,7 @@ def test_an_interrupted_fine_tuning_resumes_from_its_last_epoch(how, data, tiny_
 
 def test_a_damaged_training_checkpoint_starts_the_training_over(data, tiny_models, capsys, caplog):
     """A checkpoint damaged between the kill and the rerun costs its epochs, never the run or its bytes."""
-    argv = ["select", "--method", "finetune", "--model", tiny_models["bert"], "--epochs", "3", "--in-domain",
-            data["in"], "--pool", data["med"], data["law"], "--top", "5", "--out", "run"]
-    run = data["tmp"] / "run"
-    assert _run(argv, capsys)[0] == 0
-    reference = _outputs(run)
-    shutil.rmtree(run)
+    argv, run, reference = _finetune_reference(data, tiny_models, capsys, epochs=3)
     run_killed(argv, "domainsift.select.train:save_checkpoint", 2, data["tmp"], when="before")
     state = next((run / ".resume").iterdir())
     _damage_one_file(state / "fit-checkpoint")

@@ -98,8 +98,9 @@ def _digest_path(path: Path) -> Path:
 
 def _write_digest(path: Path) -> None:
     from .._internal.atomic import atomic_open
+    from .._internal.checksums import file_sha256
     with atomic_open(_digest_path(path)) as fh:
-        fh.write(hashlib.sha256(path.read_bytes()).hexdigest() + "\n")
+        fh.write(file_sha256(path) + "\n")
 
 
 def _read_checked(path: Path, n: int) -> np.ndarray | None:

@@ -321,23 +321,22 @@ class TransformersEmbedder:
         """Return float32 ``(len(texts), hidden_size)`` vectors, in input order.
 
         Texts are tokenized once and batched by token count (longest first), so a batch
-        carries little padding. ``head``: a torch module applied to each batch's vectors (a
-        fine-tuned classifier's head); its outputs are returned instead, as float64 (a linear head
-        of one output is applied in float64, each row alone: a score does not depend on its
-        batch-mates, :mod:`domainsift._internal.rows`).
+        carries little padding. ``head``: a linear layer of one output (a fine-tuned classifier's
+        head) applied to each vector in float64, row by row, so a score does not depend on its
+        batch-mates (:mod:`domainsift._internal.rows`); its outputs are returned instead.
         """
-        torch, tok, model, device = self.load()
+        torch, tok, model, _ = self.load()
         n = len(texts)
         dim = model.config.hidden_size if hasattr(model.config, "hidden_size") else model.config.d_model
         out = np.zeros((n, dim) if head is None else n, dtype=np.float32 if head is None else np.float64)
         if n == 0:
             return out
-        linear = None
-        if isinstance(head, torch.nn.Linear) and head.out_features == 1:
+        if head is not None:
+            if not (isinstance(head, torch.nn.Linear) and head.out_features == 1):
+                raise TypeError(f"head must be a linear layer of one output, got {type(head).__name__}")
             from .._internal.rows import row_dot
             w = head.weight.detach().double().cpu().numpy()[0]
             b = float(head.bias.detach().double().cpu()[0]) if head.bias is not None else 0.0
-            linear = lambda v: row_dot(v, w) + b  # noqa: E731
         enc = tok(list(texts), truncation=True, max_length=self.max_length)
         keys = list(enc.keys())
         lengths = np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=n)
@@ -348,10 +347,8 @@ class TransformersEmbedder:
             for idx in equal_length_batches(lengths, self.batch_size):
                 batch = tok.pad({k: [enc[k][i] for i in idx] for k in keys}, return_tensors="np")
                 pooled = self._pooled(dict(batch))
-                if linear is not None:
-                    out[idx] = linear(pooled.cpu().numpy())
-                elif head is not None:
-                    out[idx] = head(pooled.to(device)).squeeze(-1).double().cpu().numpy()
+                if head is not None:
+                    out[idx] = row_dot(pooled.cpu().numpy(), w) + b
                 else:
                     out[idx] = pooled.cpu().numpy()
                 bar.update(len(idx))

@@ -23,7 +23,6 @@ Engines:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Callable
 import numpy as np
 
 from .._internal.atomic import save_json, save_npy
+from .._internal.checksums import file_sha256
 from .._internal.errors import DomainsiftError
 
 
@@ -44,7 +44,7 @@ def shard_paths(state: Path, shard: int) -> tuple[Path, Path, Path]:
 
 
 def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return file_sha256(path)
 
 
 def _intact(state: Path, shard: int) -> bool:

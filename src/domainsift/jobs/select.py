@@ -95,7 +95,7 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
     """``stats``: the pool files' ``(size, mtime_ns)`` when this process hashed them (a changed file is
     told by its stat, not by hashing it again); ``kept``: selected lines' bytes already read; ``dedup``:
     a :class:`~domainsift.dedup.Deduplicator`."""
-    run = rundir.load_scores(score_dir)
+    run = rundir.load_scores(score_dir, check=stats is None)  # stats: this process scored (and wrote) them
     if stats is None:
         rundir.verify_inputs(run)
     else:

@@ -145,8 +145,10 @@ def read_ids(run_dir: str | os.PathLike, pool: dict | None = None) -> np.ndarray
     raise DomainsiftError(f"{d}: no ids.npy; not a complete domainsift run directory")
 
 
-def load_scores(score_dir: str | os.PathLike) -> ScoreRun:
-    """Read a score directory; a missing file or scores that do not match the pool is an error."""
+def load_scores(score_dir: str | os.PathLike, check: bool = True) -> ScoreRun:
+    """Read a score directory; a missing file or scores that do not match the pool is an error.
+    ``check``: compare the arrays with the SHA-256s in ``run.json`` (False only for arrays this process
+    has just written)."""
     d = Path(score_dir)
     for name in SCORE_FILES:
         if name == IDS:
@@ -160,7 +162,8 @@ def load_scores(score_dir: str | os.PathLike) -> ScoreRun:
         ids = read_ids(d, pool)
     except (OSError, ValueError) as exc:
         raise DomainsiftError(f"{d}: unreadable score directory: {exc}") from None
-    check_arrays(d)
+    if check:
+        check_arrays(d)
     n = pool.get("n", len(pool.get("ids", [])))
     if scores.shape != (n,) or ids.shape != (n, 2):
         raise DomainsiftError(f"{d}: {scores.shape[0] if scores.ndim else 0} scores and {len(ids)} ids for "
