@@ -179,8 +179,12 @@ def run_cascade(teacher, student, in_domain, source, state: Path, student_sample
     how = plan(student, n, cascade.share, cascade.candidates)
     cand = top_candidates(state, n_shards, how["candidates"])
     teacher_state = state / f"teacher-{len(cand)}"
-    records, kept = source.take(cand, raw=True)
-    score_shards(teacher, MemorySource(records), teacher_state, execution, model_dir=state / "model")
+    if getattr(source, "remote", False):  # the workers read their own candidates
+        kept = None
+        score_shards(teacher, source, teacher_state, execution, model_dir=state / "model", positions=cand)
+    else:
+        records, kept = source.take(cand, raw=True)
+        score_shards(teacher, MemorySource(records), teacher_state, execution, model_dir=state / "model")
     seconds["teacher_score_seconds"] = round(time.time() - t, 1)  # with the candidates' reading
     t_scores, _ = assemble(teacher_state, max(1, -(-len(cand) // execution.shard_size)))
     teacher_scores = np.concatenate([np.load(p) for p in t_scores]) if len(cand) else np.zeros(0)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .._internal.errors import DomainsiftError
+from ..io.parts import PART_BYTES
 
 ENGINES = ("local", "ray")
 DEFAULT_SHARD_SIZE = 16384  # a multiple of the vector cache's 1,024-line chunks
@@ -16,7 +17,8 @@ FIT_SAMPLE = 200_000  # a selector that fits on the pool sees at most this many 
 @dataclass(frozen=True)
 class Execution:
     """How a scoring job runs: ``engine`` (``local`` or ``ray``, with ``workers`` and ``address``),
-    records per shard, the fit sample's size, progress bars; ``on_shard`` is called after each shard
+    records per shard, the fit sample's size, the bytes of a part of a large pool file that a Ray
+    worker reads on its own (:mod:`domainsift.io.parts`), progress bars; ``on_shard`` is called after each shard
     is written (tests stop a run there)."""
 
     engine: str = "local"
@@ -24,12 +26,15 @@ class Execution:
     address: str | None = None
     shard_size: int = DEFAULT_SHARD_SIZE
     fit_sample: int = FIT_SAMPLE
+    part_bytes: int = PART_BYTES
     progress: bool = False
     on_shard: Callable[[int], None] | None = field(default=None, compare=False)
 
     def check(self) -> None:
         if self.engine not in ENGINES:
             raise DomainsiftError(f"unknown engine '{self.engine}' (choose from {', '.join(ENGINES)})")
+        if self.part_bytes < 1:
+            raise DomainsiftError(f"the part size must be at least 1 byte, got {self.part_bytes}")
         if self.shard_size < 1:
             raise DomainsiftError(f"the shard size must be at least 1, got {self.shard_size}")
 

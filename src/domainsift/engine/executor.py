@@ -12,12 +12,14 @@ from .shards import finished_shards, score_local
 log = logging.getLogger(__name__)
 
 
-def score_shards(selector, source, state: Path, execution: Execution, model_dir: Path | None = None) -> int:
+def score_shards(selector, source, state: Path, execution: Execution, model_dir: Path | None = None,
+                 positions=None) -> int:
     """Score every shard of ``source`` that has no completion marker in ``state``; return the
-    number of shards."""
+    number of shards. ``positions``: score only these pool positions (sorted; the Ray engine's
+    workers read them from a pool of files themselves)."""
     execution.check()
     state.mkdir(parents=True, exist_ok=True)
-    n = len(source)
+    n = len(source) if positions is None else len(positions)
     shard_size = execution.shard_size
     n_shards = max(1, -(-n // shard_size))
     done = finished_shards(state)
@@ -31,11 +33,13 @@ def score_shards(selector, source, state: Path, execution: Execution, model_dir:
                disable=not execution.progress, smoothing=0.1, dynamic_ncols=True)
     try:
         if execution.engine == "local":
+            if positions is not None:
+                raise ValueError("the local engine scores positions of a pool taken into memory")
             score_local(selector, source, state, shard_size, done, bar, execution.on_shard)
         else:
             from .ray import score_on_ray
             score_on_ray(selector, source, state, shard_size, done, bar, execution.workers, execution.address,
-                         model_dir, execution.on_shard)
+                         model_dir, execution.on_shard, positions=positions, n_shards=n_shards)
     finally:
         bar.close()
     return n_shards

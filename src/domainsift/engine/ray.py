@@ -1,7 +1,25 @@
-"""The Ray engine: shards scored by Ray actors (``--workers N``, on this machine or on the cluster
-at ``--address``). Each actor builds the selector once from its method, parameters and fitted
-state (shipped through Ray's object store, so no shared file system is needed); the driver reads
-the pool and writes the shards, as the local engine does, so the scores are the same."""
+"""The Ray engine: the driver plans, the workers read, score and write (``--engine ray``, ``--workers N``,
+on this machine or on the cluster at ``--address``).
+
+A pool of files is a :class:`RemoteSource`: the driver cuts it into parts from the files' sizes
+(:mod:`domainsift.io.parts`) and hands out part and shard descriptions only.
+
+- **Scan**: Ray tasks count, hash and mark the parts; the driver sums their reports into the pool's
+  size, line numbering and fingerprint (the SHA-256s the workers computed), and draws the fit's
+  samples as positions, which tasks read back.
+- **Score**: Ray actors, each holding the fitted selector (built once from its method, parameters and
+  fitted state, shipped through the object store), read their own shard (a range of pool positions,
+  or the cascade's candidates among them), score it and write its files and completion marker into the
+  run's state themselves (on shared storage when the cluster has several machines). The driver
+  waits, then assembles the shards as the local engine does, so the bytes are the same.
+- **A lost worker**: an actor whose process dies is restarted by Ray and its shards in flight handed
+  out again (``max_restarts``, ``max_task_retries``); a shard is finished only when its marker is
+  written, after its files, so a shard scored twice writes the same bytes.
+- **The selection**: the selected lines are read by tasks and written by the driver.
+
+A pool already in memory (a Python user's ``Corpus``) has no files to hand out: its shards' texts
+travel through the object store and the driver writes their files, as before.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +28,7 @@ import logging
 import os
 import tarfile
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +39,13 @@ from .shards import score_one
 
 log = logging.getLogger(__name__)
 
+RETRIES = 3  # a worker process that dies is restarted, and its shards handed out again, this many times
+
+
+def _ray():
+    from .._internal.optional import require
+    return require("ray", "ray")
+
 
 def _pack(folder: Path) -> bytes:
     buf = io.BytesIO()
@@ -28,13 +54,37 @@ def _pack(folder: Path) -> bytes:
     return buf.getvalue()
 
 
-class _Scorer:
-    """A Ray actor's state: the selector, built once from its method, parameters and fitted state."""
+def _unwrap(ray, fn):
+    """``fn()``, with a domainsift error raised in a worker re-raised here as itself (one line)."""
+    try:
+        return fn()
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, DomainsiftError):
+            raise cause from None
+        raise
 
-    def __init__(self, method: str, params: dict, packed_state: bytes | None, fitted: dict | None):
+
+# ------------------------------------------------------------------ what runs on the workers
+def _scan_part(source, part):
+    from ..io.parts import scan_part
+    return scan_part(source, part)
+
+
+def _read(source, segments, raw):
+    from ..io.parts import read_segments
+    return read_segments(source, segments, raw)
+
+
+class _Scorer:
+    """A Ray actor's state: the selector, built once from its method, parameters and fitted state, and
+    the pool's files (a :class:`~domainsift.io.source.PoolSource`, or None for a pool in memory)."""
+
+    def __init__(self, method: str, params: dict, packed_state: bytes | None, fitted: dict | None, source=None):
         from ..select import get_selector
         if "progress" in params:
             params = {**params, "progress": False}
+        self.source = source
         self.selector = get_selector(method, **params)
         if packed_state is not None:
             self.tmp = tempfile.mkdtemp(prefix="domainsift-ray-")
@@ -44,18 +94,25 @@ class _Scorer:
         elif fitted is not None:
             self.selector.set_fitted(fitted)
 
-    def score(self, shard: int, texts: list, targets: list | None, start: int) -> tuple[int, np.ndarray]:
+    def pid(self) -> int:
+        return os.getpid()
+
+    def score(self, state: str, shard: int, segments: list, start: int) -> tuple[int, int]:
+        """Read a shard of the pool, score it, write its files and marker; the driver gets its length."""
+        texts, targets, fidx, lines, _ = _read(self.source, segments, False)
+        records = self.source._corpus(texts, targets, fidx, lines)
+        scores = score_one(self.selector, records, start)
+        shards.write_shard(Path(state), shard, scores, np.asarray(fidx, np.int32), np.asarray(lines, np.int64))
+        return shard, len(scores)
+
+    def score_texts(self, shard: int, texts: list, targets: list | None, start: int) -> tuple[int, np.ndarray]:
         from ..io.corpus import Corpus
         records = Corpus(texts=texts, ids=[("<shard>", i) for i in range(len(texts))], files=["<shard>"],
                          targets=targets)
         return shard, score_one(self.selector, records, start)
 
 
-def _ray():
-    from .._internal.optional import require
-    return require("ray", "ray")
-
-
+# ------------------------------------------------------------------ the driver
 def check_address(address: str | None, timeout: float = 5.0) -> None:
     """A cluster address must answer within ``timeout`` seconds (``ray.init`` on an address with no
     cluster waits for minutes); ``auto`` and no address are left to Ray."""
@@ -91,7 +148,110 @@ def plan(selector, workers: int | None, address: str | None) -> int | None:
     return workers
 
 
-def score_on_ray(selector, source, state, shard_size, done, bar, workers, address, model_dir, on_shard) -> None:
+@contextmanager
+def session(workers: int | None, address: str | None):
+    """Ray, started for the run (on this machine, or joined at ``address``) unless it already runs;
+    shut down at the end only if started here."""
+    ray = _ray()
+    started = False
+    if not ray.is_initialized():
+        kw = {"address": address} if address else {"num_cpus": max(1, workers or os.cpu_count() or 1)}
+        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.WARNING, **kw)
+        started = True
+    try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
+class RemoteSource:
+    """A pool of files read by Ray workers only (see the module docstring): the same interface as the
+    :class:`~domainsift.io.source.PoolSource` it wraps for what a run asks of it (scan, length, take),
+    and the layout the workers' shards are described by."""
+
+    remote = True
+
+    def __init__(self, source, part_bytes: int, progress: bool = False):
+        self.source, self.part_bytes, self.progress = source, part_bytes, progress
+        self.layout = None
+
+    def __getattr__(self, name):  # files, target_files, paired, reader(), _corpus(): the wrapped source's
+        return getattr(self.__dict__["source"], name)
+
+    def __len__(self) -> int:
+        if self.layout is None:
+            raise RuntimeError("a RemoteSource is scanned before it is used")
+        return len(self.layout)
+
+    def _tasks(self, fn, args_list: list, desc: str | None = None) -> list:
+        ray = _ray()
+        remote = ray.remote(num_cpus=1, max_retries=RETRIES)(fn)
+        src = ray.put(self.source)
+        refs = [remote.remote(src, *args) for args in args_list]
+        if desc is None or not self.progress:
+            return _unwrap(ray, lambda: ray.get(refs))
+        from tqdm.auto import tqdm
+        out = {}
+        with tqdm(total=len(refs), desc=desc, unit="part", dynamic_ncols=True) as bar:
+            pending = list(refs)
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                out[ready[0]] = _unwrap(ray, lambda: ray.get(ready[0]))
+                bar.update(1)
+        return [out[r] for r in refs]
+
+    def scan(self, samples: dict | None = None):
+        """As :meth:`PoolSource.scan`, with every byte read by a worker: the parts are scanned by tasks,
+        the samples drawn as positions (:func:`~domainsift.io.source.sample_positions`) and read back."""
+        from ..io.parts import Layout, cut
+        from ..io.source import Scan, sample_positions
+        parts = cut(self.source, self.part_bytes)
+        scans = self._tasks(_scan_part, [(p,) for p in parts], "scan")
+        self.layout = Layout(self.source, parts, scans, self.part_bytes)
+        n = len(self.layout)
+        self.source._n = n
+        stats = {}
+        for f in list(self.files) + list(self.target_files):
+            st = os.stat(f)
+            stats[f] = (st.st_size, st.st_mtime_ns)
+        drawn = {name: self.take(sample_positions(n, k, seed)) for name, (k, seed) in (samples or {}).items()}
+        return Scan(n, self.layout.fingerprints, stats, drawn)
+
+    def take(self, positions: np.ndarray, raw: bool = False):
+        """The records at sorted ``positions``, read by tasks (one per part that holds any); with
+        ``raw`` also their bytes by ``(file, line)``."""
+        segments = self.layout.segments(np.asarray(positions, dtype=np.int64))
+        got = self._tasks(_read, [([s], raw) for s in segments])
+        texts, targets, fidx, lines, kept = [], [], [], [], {}
+        for t, g, f, ln, b in got:
+            texts += t
+            targets += g
+            fidx += f
+            lines += ln
+            if raw:
+                kept.update({(self.files[k], line): v for k, line, v in zip(f, ln, b)})
+        corpus = self.source._corpus(texts, targets, fidx, lines)
+        return (corpus, kept) if raw else corpus
+
+    def shard_segments(self, shard: int, shard_size: int, positions: np.ndarray | None) -> list:
+        """The segments of shard ``shard``: pool positions ``[shard * size, ...)``, or that slice of
+        ``positions`` (the cascade's candidates)."""
+        if positions is None:
+            lo = shard * shard_size
+            wanted = np.arange(lo, min(len(self), lo + shard_size), dtype=np.int64)
+        else:
+            wanted = np.asarray(positions[shard * shard_size:(shard + 1) * shard_size], dtype=np.int64)
+        return self.layout.segments(wanted)
+
+
+def score_on_ray(selector, source, state, shard_size, done, bar, workers, address, model_dir, on_shard,
+                 positions=None, n_shards=None) -> None:
+    """Score the shards not in ``done`` on Ray actors: read and written by the actors for a
+    :class:`RemoteSource` (``positions``: the pool positions to score, by default all), or shipped
+    as texts for a pool in memory. A shard whose actor died is handed to a new actor (at most
+    :data:`RETRIES` times a shard)."""
     ray = _ray()
     fitted = selector.fitted_state()
     if fitted is not None:
@@ -100,52 +260,77 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
         packed = _pack(model_dir)
     else:
         raise DomainsiftError(f"method '{selector.name}' cannot be shipped to Ray workers; use --engine local")
-    started = False
-    if not ray.is_initialized():
-        kw = {"address": address} if address else {"num_cpus": max(1, workers or os.cpu_count() or 1)}
-        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.WARNING, **kw)
-        started = True
-    try:
+    remote = isinstance(source, RemoteSource)
+    with session(workers, address):
         cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
         if workers is not None and workers > cluster_cpus:
             log.warning("--workers %d is more than the cluster's %d CPUs; using %d", workers, cluster_cpus, cluster_cpus)
             workers = cluster_cpus
         n_workers = max(1, workers or cluster_cpus)
-        threads = max(1, int(ray.cluster_resources().get("CPU", 1)) // n_workers)
+        threads = max(1, cluster_cpus // n_workers)
         actor = ray.remote(num_cpus=threads)(_Scorer)
         params = selector.param_values()
-        actors = [actor.remote(selector.name, params, ray.put(packed) if packed else None, fitted)
-                  for _ in range(n_workers)]
-        pending, meta = {}, {}
-        pending_shards = source.shards(shard_size, done)
-        next_actor = 0
+        packed_ref = ray.put(packed) if packed else None
+        src = source.source if remote else None
 
-        def submit() -> bool:
-            nonlocal next_actor
-            item = next(pending_shards, None)
+        def new_actor():
+            return actor.remote(selector.name, params, packed_ref, fitted, src)
+
+        actors = [new_actor() for _ in range(n_workers)]
+        todo = iter([k for k in range(n_shards) if k not in done]) if remote else source.shards(shard_size, done)
+        pending, work, tries = {}, {}, {}
+        turn = 0
+
+        def submit(item, slot: int) -> None:
+            a = actors[slot]
+            if remote:
+                shard = item
+                ref = a.score.remote(str(state), shard, source.shard_segments(shard, shard_size, positions),
+                                     shard * shard_size)
+            else:
+                shard, records = item[0], item[1]
+                ref = a.score_texts.remote(shard, records.texts, records.targets, shard * shard_size)
+            pending[ref] = (shard, slot, a)
+            work[shard] = item
+
+        def next_item() -> bool:
+            nonlocal turn
+            item = next(todo, None)
             if item is None:
                 return False
-            shard, records, fidx, lines = item
-            ref = actors[next_actor % n_workers].score.remote(shard, records.texts, records.targets, shard * shard_size)
-            next_actor += 1
-            pending[ref] = shard
-            meta[shard] = (fidx, lines)
+            submit(item, turn % n_workers)
+            turn += 1
             return True
 
         for _ in range(2 * n_workers):  # keep every worker busy, a bounded number of shards in flight
-            if not submit():
+            if not next_item():
                 break
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            shard, scores = ray.get(ready[0])
-            del pending[ready[0]]
-            fidx, lines = meta.pop(shard)
-            shards.write_shard(state, shard, scores, fidx, lines)
-            bar.update(len(scores))
-            if on_shard:
-                on_shard(shard)
-            submit()
-    finally:
-        if started:
-            ray.shutdown()
+        try:
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                shard, slot, a = pending.pop(ready[0])
+                try:
+                    _, got = _unwrap(ray, lambda: ray.get(ready[0]))
+                except ray.exceptions.RayActorError as exc:
+                    tries[shard] = tries.get(shard, 0) + 1
+                    if tries[shard] > RETRIES:
+                        raise DomainsiftError(f"shard {shard}: its Ray worker died {tries[shard]} times "
+                                              f"({str(exc).splitlines()[0]}); see the Ray logs") from None
+                    log.warning("the Ray worker scoring shard %d died; handing the shard to a new worker", shard)
+                    if actors[slot] is a:  # the first of its shards in flight to report it: replace it
+                        actors[slot] = new_actor()
+                    submit(work[shard], slot)
+                    continue
+                item = work.pop(shard)
+                if remote:
+                    bar.update(got)
+                else:
+                    _, _, fidx, lines = item
+                    shards.write_shard(state, shard, got, fidx, lines)
+                    bar.update(len(got))
+                if on_shard:
+                    on_shard(shard)
+                next_item()
+        finally:
+            for a in actors:
+                ray.kill(a)

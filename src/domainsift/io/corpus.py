@@ -317,19 +317,29 @@ def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
             yield item
 
 
+def decode_line(path, lineno: int, data: bytes) -> str:
+    """A line's bytes as text, without its line ending (strict UTF-8; an error names the file and line)."""
+    try:
+        line = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}:{lineno}: invalid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
+    return line.rstrip("\r\n")
+
+
+def extract_text(path, lineno: int, data: bytes, fmt: str, column: int = 0, field_name: str = "text") -> str:
+    """A line's record text, as :func:`iter_texts` gives it ('' for a line that holds none)."""
+    return _extract(path, lineno, decode_line(path, lineno, data), fmt, column, field_name).strip()
+
+
 def iter_raw_lines(path: str | os.PathLike, tap: Digest | None = None, raw: bool = False):
     """Yield ``(line_number, decoded line without newline)``, or with ``raw`` ``(line_number, line,
     its bytes as read)``; strict UTF-8. ``tap``: a :class:`Digest` of the file's bytes."""
     with _open_bytes(path, tap) as fh:
         try:
             for lineno, data in enumerate(fh, start=1):
-                try:
-                    line = data.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputError(
-                        f"{path}:{lineno}: invalid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r})"
-                    ) from None
-                yield (lineno, line.rstrip("\r\n"), data) if raw else (lineno, line.rstrip("\r\n"))
+                line = decode_line(path, lineno, data)
+                yield (lineno, line, data) if raw else (lineno, line)
         except (OSError, EOFError, ValueError) as exc:  # corrupt gzip or zstd
             raise InputError(f"{path}: cannot read: {exc}") from None
 

@@ -55,6 +55,18 @@ class Reservoir:
         return [self.items[i] for i in order]
 
 
+def sample_positions(n: int, k: int, seed) -> np.ndarray:
+    """The positions, sorted, that a :class:`Reservoir` ``(k, seed)`` keeps of a stream of ``n`` items,
+    drawn without the items: which positions a reservoir keeps depends only on its seed and the
+    stream's length (a pool read by workers is sampled as one read here would sample it)."""
+    box = Reservoir(k, seed)
+    for pos in range(min(box.k, n)):
+        box.offer(pos, pos)
+    while box.k > 0 and box._next < n:
+        box.offer(box._next, box._next)
+    return np.sort(np.asarray(box.pos, dtype=np.int64))
+
+
 @dataclass
 class Scan:
     """What one pass over the pool found: its number of records, each file's size and SHA-256 (by the

@@ -123,7 +123,9 @@ def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[fl
             raise DomainsiftError(f"{d}: scored a different pool than {dirs[0]} ({_pool_difference(run, runs[0])})")
         for key, what in (("fingerprints", "the pool files' contents"), ("reader", "how the pool was read"),
                           ("target_files", "the other side")):
-            if (run.pool.get(key) or None) != (pool0.get(key) or None):
+            same = (_same_contents(run.pool.get(key) or {}, pool0.get(key) or {}) if key == "fingerprints"
+                    else (run.pool.get(key) or None) == (pool0.get(key) or None))
+            if not same:
                 raise DomainsiftError(f"{d}: {what} differ from {dirs[0]}'s (the same paths, other records); "
                                       "score both runs on the same pool")
         total += wi * standardise(run.scores, how, run.probabilistic, name=str(rundir.path(d, rundir.SCORES)))
@@ -134,3 +136,19 @@ def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[fl
                          weights=",".join(f"{x:g}" for x in w), members=members, pool=pool0["files"],
                          pool_target=pool0.get("target_files") or None, n_pool=len(total), probabilistic=False)
     return total, np.asarray(runs[0].id_array), pool0, sig
+
+
+def _same_contents(a: dict, b: dict) -> bool:
+    """Two runs' fingerprints of the same files describe the same bytes: equal, or, where one run hashed
+    a file whole and the other (a Ray run) part by part, both match the file as it is now."""
+    if a.keys() != b.keys():
+        return False
+    from ..io.parts import fingerprint_matches
+    for path in a:
+        if a[path] == b[path]:
+            continue
+        if ("sha256_parts" in a[path]) == ("sha256_parts" in b[path]) or not os.path.isfile(path):
+            return False
+        if not (fingerprint_matches(path, a[path]) and fingerprint_matches(path, b[path])):
+            return False
+    return True

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from contextlib import ExitStack
+from typing import Callable
 import shutil
 import time
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ class ScoreJob:
     out_dir: Path
     stats: dict
     kept: dict | None
+    fetch: Callable | None = None  # Ray: the records at pool positions, read by the workers
 
 
 def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike, params: dict | None = None,
@@ -56,11 +59,17 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike, 
 
 def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
           reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
-          overwrite: bool = False, check_pool=None, selection_share=None) -> ScoreJob:
+          overwrite: bool = False, check_pool=None, selection_share=None, stack: ExitStack | None = None
+          ) -> ScoreJob:
     """:func:`run_score`, returning the :class:`ScoreJob`. ``check_pool(n)`` is called once the pool is
     counted, before any fit (``select`` refuses a ``--top`` larger than the pool there);
     ``selection_share(n)``: the share of the pool the selection will take (the student learns it, the
-    cascade plans for it)."""
+    cascade plans for it). ``stack``: where the Ray engine's session is kept open (the caller's, so
+    that its workers can still read the selection's lines; by default closed on return)."""
+    if stack is None:
+        with ExitStack() as own:
+            return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
+                         check_pool, selection_share, own)
     from ..io.source import MemorySource, PoolSource
     t0 = time.time()
     execution = execution or Execution()
@@ -86,6 +95,11 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     if cascade is not None:
         from ..engine.cascade import build_student
         student = build_student(selector, params)
+    if execution.engine == "ray":  # from here on, the workers read the pool's files; the driver plans
+        from ..engine.ray import RemoteSource, session
+        stack.enter_context(session(execution.workers, execution.address))
+        if not isinstance(source, MemorySource):
+            source = RemoteSource(source, execution.part_bytes, execution.progress)
     # pass 1: count, fingerprint, sample
     scan = source.scan(samples_needed(selector, execution.fit_sample, cascade,
                                       student.sample if student is not None else None, params["seed"]))
@@ -135,7 +149,16 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     kept = None
     if done.kept is not None:
         kept = {(rundir.resolve(f), line): v for (f, line), v in done.kept.items()}
-    return ScoreJob(sig, out, stats, kept)
+    fetch = None
+    if getattr(source, "remote", False):
+        def fetch(positions):
+            import numpy as np
+            order = np.unique(np.asarray(positions, dtype=np.int64))
+            records, raw = source.take(order, raw=True)
+            targets = records.targets or [None] * len(records)
+            return {(rundir.resolve(f), line): (text, target, *raw[(f, line)])
+                    for (f, line), text, target in zip(records.ids, records.texts, targets)}
+    return ScoreJob(sig, out, stats, kept, fetch)
 
 
 def _language_warnings(selector, in_domain, pool_sample) -> list[str]:

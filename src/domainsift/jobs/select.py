@@ -11,6 +11,7 @@ under ``--cascade`` the selected lines written from the candidates' bytes kept b
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 
 from .. import rundir
 from .._internal.errors import DomainsiftError
@@ -61,7 +62,7 @@ def _deduplicator(mode: str | None, threshold: float | None):
     return Deduplicator(mode, NEAR_THRESHOLD if threshold is None else threshold)
 
 
-def _distinct(run, idx, rule: dict, dedup) -> tuple:
+def _distinct(run, idx, rule: dict, dedup, fetch=None) -> tuple:
     """The selection ``idx`` (best first) without duplicates, the best-scored of each group kept; under
     ``top`` / ``fraction`` the walk goes past the N-th line until N distinct lines are found (or the
     pool ends). Returns the indices and how many duplicates were passed over."""
@@ -75,7 +76,8 @@ def _distinct(run, idx, rule: dict, dedup) -> tuple:
     while True:
         ranked = idx if want is None else choose(run.scores, top=window)
         fresh = ranked[seen:]
-        got = rundir.records(run, {run.id_at(i) for i in fresh}, verify=False)
+        got = (rundir.records(run, {run.id_at(i) for i in fresh}, verify=False) if fetch is None
+               else {i: v[:2] for i, v in fetch(fresh).items()})
         for i in fresh:
             text, target = got[run.id_at(i)]
             if dedup.is_duplicate(text if target is None else f"{text}\t{target}"):
@@ -91,10 +93,12 @@ def _distinct(run, idx, rule: dict, dedup) -> tuple:
 
 
 def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: bool, stats: dict | None = None,
-            kept: dict | None = None, dedup=None) -> dict:
+            kept: dict | None = None, dedup=None, fetch=None) -> dict:
     """``stats``: the pool files' ``(size, mtime_ns)`` when this process hashed them (a changed file is
     told by its stat, not by hashing it again); ``kept``: selected lines' bytes already read; ``dedup``:
-    a :class:`~domainsift.dedup.Deduplicator`."""
+    a :class:`~domainsift.dedup.Deduplicator`; ``fetch(positions)``: the records at pool positions, read
+    by the Ray engine's workers (``{(file, line): (text, other side, bytes, other side's bytes)}``), so
+    that this process reads no pool file."""
     run = rundir.load_scores(score_dir, check=stats is None)  # stats: this process scored (and wrote) them
     if stats is None:
         rundir.verify_inputs(run)
@@ -111,9 +115,11 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
                      positive=rule["positive"], probabilistic=run.probabilistic)
     extra = None
     if dedup is not None:
-        idx, skipped = _distinct(run, idx, rule, dedup)
+        idx, skipped = _distinct(run, idx, rule, dedup, fetch)
         extra = {"dedup": {**dedup.describe(), "duplicates_removed": skipped}}
     rule = {k: v for k, v in {**rule, "positive": rule["positive"] or None}.items() if v is not None}
+    if fetch is not None and kept is None:  # columnar rows have no bytes: written from their files
+        kept = {i: (v[2], v[3]) for i, v in fetch(idx).items()}
     with rundir.claim(out, "selection", overwrite=overwrite, source=score_dir):
         return rundir.write_selection(out, run, idx, rule, out_format=out_format, kept=kept, extra=extra)
 
@@ -148,8 +154,9 @@ def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None 
         from ..select import selector_class
         if not selector_class(method).probabilistic:
             raise DomainsiftError("--positive needs probability scores (method finetune)")
-    job = score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
-                check_pool=lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
-                selection_share=lambda n: (top or sample) / n if (top or sample) else fraction)
-    return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
-                                  deduplicator)
+    with ExitStack() as stack:  # a Ray session stays open for its workers to read the selection's lines
+        job = score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
+                    check_pool=lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
+                    selection_share=lambda n: (top or sample) / n if (top or sample) else fraction, stack=stack)
+        return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
+                                      deduplicator, job.fetch)

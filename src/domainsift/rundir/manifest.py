@@ -48,7 +48,9 @@ def pool_manifest(pool: Corpus, reader: dict | None = None) -> tuple[dict, np.nd
 def verify_inputs(run, where: str | os.PathLike | None = None) -> None:
     """Every pool file is where it was and holds the same bytes; otherwise a one-line error.
 
-    A pool without fingerprints (an earlier version's, or a planted ``pool.json``) is refused."""
+    A pool without fingerprints (an earlier version's, or a planted ``pool.json``) is refused. A file a
+    Ray run cut into parts is checked part by part (:func:`~domainsift.io.parts.fingerprint_matches`)."""
+    from ..io.parts import fingerprint_matches
     pool = run.pool if not isinstance(run, dict) else run
     where = run.dir if not isinstance(run, dict) else where
     fingerprints = pool.get("fingerprints") or {}
@@ -58,7 +60,7 @@ def verify_inputs(run, where: str | os.PathLike | None = None) -> None:
     for path, fp in fingerprints.items():
         if not os.path.isfile(path):
             raise DomainsiftError(f"{where}: pool file {path} is gone")
-        if os.path.getsize(path) != fp["size"] or file_fingerprint(path)["sha256"] != fp["sha256"]:
+        if not fingerprint_matches(path, fp):
             raise DomainsiftError(f"{where}: pool file {path} changed since it was scored; score it again")
 
 

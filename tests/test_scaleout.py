@@ -1,0 +1,124 @@
+"""Past one machine: a real two-node Ray cluster (``ray.cluster_utils.Cluster``, two nodes of one CPU
+each on this machine). The driver plans, the workers read their own parts of the pool, score them and
+write the shards; the outputs are the local engine's, byte for byte; a worker killed by its PID costs
+only the shards it had in flight; and the driver process opens no pool file."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from conftest import make_sentences
+from domainsift.engine import Cascade, Execution
+from domainsift.io.corpus import read_corpus
+from domainsift.io.source import PoolSource
+from domainsift.jobs.select import score_and_select
+
+pytestmark = pytest.mark.slow
+OUTPUTS = ("scores.npy", "ids.npy", "scores.tsv", "selected.ids.tsv")
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    import ray  # the test extra installs it: a missing Ray fails here, it is never skipped
+    from ray.cluster_utils import Cluster
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+@pytest.fixture
+def pool(tmp_path):
+    """Two pool files: a text file large enough to be cut into several parts (with empty lines), and
+    a gzip file that a worker reads whole."""
+    med = make_sentences("med", 60, 1)
+    for i in (3, 17, 40):
+        med.insert(i, "")
+    (tmp_path / "a.txt").write_text("".join(f"{x}\n" for x in med + make_sentences("law", 50, 2)), encoding="utf-8")
+    with gzip.open(tmp_path / "b.txt.gz", "wt", encoding="utf-8") as fh:
+        fh.write("".join(f"{x}\n" for x in make_sentences("it", 30, 4)))
+    (tmp_path / "in.txt").write_text("".join(f"{x}\n" for x in make_sentences("med", 8, 3)), encoding="utf-8")
+    return tmp_path
+
+
+def _run(pool: Path, out: str, engine: str, params: dict, cascade=None, on_shard=None) -> dict:
+    ind = read_corpus([pool / "in.txt"])
+    source = PoolSource.open([pool / "a.txt", pool / "b.txt.gz"])
+    score_and_select("cosine", ind, source, pool / out, {**params, "cache_dir": str(pool / f"cache-{out}")},
+                     top=20, cascade=cascade,
+                     execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700, on_shard=on_shard))
+    d = pool / out
+    return {n: (d / n).read_bytes() for n in OUTPUTS + ("selected.txt",)}
+
+
+class _Opens:
+    """Every pool file this process opens, through the one opener (Ray workers are other processes)."""
+
+    def __init__(self, monkeypatch, pool: Path):
+        import domainsift.io.corpus as corpus
+        self.seen, real = [], corpus.open_file
+        names = {str(pool / "a.txt"), str(pool / "b.txt.gz")}
+
+        def counted(path):
+            if str(path) in names:
+                self.seen.append(str(path))
+            return real(path)
+
+        monkeypatch.setattr(corpus, "open_file", counted)
+
+
+@pytest.mark.parametrize("cascade", [None, Cascade(share=0.1)], ids=["plain", "cascade"])
+def test_two_nodes_give_the_local_bytes_and_the_driver_reads_no_pool_text(two_nodes, tiny_models, pool,
+                                                                          cascade, monkeypatch):
+    params = {"embedder": tiny_models["bert"]}
+    local = _run(pool, "local", "local", params, cascade)
+    opens = _Opens(monkeypatch, pool)
+    ray_out = _run(pool, "ray", "ray", params, cascade)
+    assert opens.seen == []  # the scan, samples, shards, candidates and selected lines: all read by workers
+    assert ray_out == local
+    import json
+    fp = json.loads((pool / "ray" / "pool.json").read_text())["fingerprints"]
+    assert "sha256_parts" in fp[str((pool / "a.txt").resolve())]  # cut into parts, hashed by the workers
+
+
+def _scorer_pids() -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                cmd = open(f"/proc/{d}/cmdline", "rb").read()
+            except OSError:
+                continue
+            if cmd.startswith(b"ray::_Scorer"):
+                out.append(int(d))
+    return out
+
+
+def test_a_killed_worker_costs_only_its_shards(two_nodes, tiny_models, pool, caplog):
+    params = {"embedder": tiny_models["bert"]}
+    local = _run(pool, "local", "local", params)
+    killed = []
+
+    def kill_one(shard):
+        if not killed:
+            pids = _scorer_pids()
+            assert pids, "no Ray actor process found"
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    with caplog.at_level(logging.WARNING, logger="domainsift.engine.ray"):
+        got = _run(pool, "ray", "ray", params, on_shard=kill_one)
+    assert killed
+    assert got == local
+    died = [r for r in caplog.records if "died" in r.getMessage()]
+    assert 1 <= len(died) <= 2  # the shards in flight on the killed worker (at most two), no more
