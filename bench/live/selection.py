@@ -4,7 +4,7 @@ Pool: <D>.train.en of all seven domains, concatenated (35,000 lines). For each o
 the five classic targets, the in-domain set is <D>.test.en (500 lines); select
 N = 5,000; precision = recall = the share of selected lines from <D>.train.en.
 Methods: every registered selector (finetune with its defaults: 10 epochs of
-batch 16, negatives from the bottom 80% of the cosine ranking), finetune with the
+batch 16, negatives drawn at random from the pool), finetune with the
 paper's cut (the bottom two thirds: finetune-paper-cut), finetune at 15 epochs and
 at the earlier settings (5 epochs of batch 32; 3 epochs), the pre-ranking ablation
 (finetune with random negatives, 3 epochs, against finetune-3-epochs, and at the
