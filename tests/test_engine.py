@@ -192,6 +192,21 @@ def test_ray_actors_score_as_the_local_engine(method, ray_cluster, tiny_models, 
         assert out["ray"][name] == out["local"][name], name
 
 
+@pytest.mark.slow
+def test_ray_scores_a_pool_held_in_memory_as_the_local_engine(ray_cluster, tiny_models, tmp_path):
+    """A Python user's Corpus has no files for the workers to open: its shards' texts travel to the
+    actors, and the driver writes their files; the same bytes as the local engine."""
+    pool = read_corpus([_write(tmp_path / "pool.txt", make_sentences("med", 30, 1) + make_sentences("law", 30, 2))])
+    ind = read_corpus([_write(tmp_path / "in.txt", make_sentences("med", 8, 3))])
+    out = {}
+    for engine in ("local", "ray"):
+        run_score("cosine", ind, pool, tmp_path / engine,
+                  {"embedder": tiny_models["bert"], "cache_dir": str(tmp_path / f"cache-{engine}")},
+                  execution=Execution(shard_size=16, engine=engine, workers=2))
+        out[engine] = {n: (tmp_path / engine / n).read_bytes() for n in ("scores.npy", "ids.npy", "scores.tsv")}
+    assert out["ray"] == out["local"]
+
+
 def test_memory_source_keeps_ids_of_their_own_files():
     from domainsift.io.corpus import Corpus
     c = Corpus(["a", "b", "c"], [("x", 3), ("y", 1), ("x", 9)], ["x", "y"])

@@ -80,7 +80,11 @@ class _Scorer:
     """A Ray actor's state: the selector, built once from its method, parameters and fitted state, and
     the pool's files (a :class:`~domainsift.io.source.PoolSource`, or None for a pool in memory)."""
 
-    def __init__(self, method: str, params: dict, packed_state: bytes | None, fitted: dict | None, source=None):
+    def __init__(self, method: str, params: dict, packed_state: bytes | None, fitted: dict | None, source=None,
+                 threads: int = 1):
+        # the actor's share of the CPUs bounds every library's threads: Ray sets OMP_NUM_THREADS (torch,
+        # and so ONNX Runtime, take it), and the Rust tokenizers' pool (Rayon) reads this when it starts
+        os.environ["RAYON_NUM_THREADS"] = str(threads)
         from ..select import get_selector
         if "progress" in params:
             params = {**params, "progress": False}
@@ -212,11 +216,14 @@ class RemoteSource:
         self.layout = Layout(self.source, parts, scans, self.part_bytes)
         n = len(self.layout)
         self.source._n = n
-        stats = {}
-        for f in list(self.files) + list(self.target_files):
-            st = os.stat(f)
-            stats[f] = (st.st_size, st.st_mtime_ns)
-        drawn = {name: self.take(sample_positions(n, k, seed)) for name, (k, seed) in (samples or {}).items()}
+        from ..io.urls import stat
+        stats = {f: stat(f) for f in list(self.files) + list(self.target_files)}  # sizes and versions: no byte read
+        wanted = {name: sample_positions(n, k, seed) for name, (k, seed) in (samples or {}).items()}
+        drawn = {}
+        if wanted:  # every sample's lines read in one pass over the parts that hold any
+            union = np.unique(np.concatenate(list(wanted.values())))
+            records = self.take(union)
+            drawn = {name: records[np.searchsorted(union, pos).tolist()] for name, pos in wanted.items()}
         return Scan(n, self.layout.fingerprints, stats, drawn)
 
     def take(self, positions: np.ndarray, raw: bool = False):
@@ -274,7 +281,7 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
         src = source.source if remote else None
 
         def new_actor():
-            return actor.remote(selector.name, params, packed_ref, fitted, src)
+            return actor.remote(selector.name, params, packed_ref, fitted, src, threads)
 
         actors = [new_actor() for _ in range(n_workers)]
         todo = iter([k for k in range(n_shards) if k not in done]) if remote else source.shards(shard_size, done)

@@ -11,6 +11,10 @@ read at most three times by a ``select``, with or without ``--cascade``:
    scores them and their bytes are kept, so that the selection among them is written without a
    fourth read.
 
+Under ``--engine ray`` the workers do the reading (:mod:`domainsift.engine.ray`): the pool's parts
+are scanned (1), the samples' lines read in one more pass over the parts that hold any, the shards
+read by the actors that score them (2), and the selection's or candidates' lines by position (3).
+
 Scoring is resumable: chunks kept under ``DIR/.resume/<fingerprint>/`` (with the fitted model, for
 selectors that can save one), so a killed run started again with the same inputs and parameters
 neither refits nor rescores what it had finished.

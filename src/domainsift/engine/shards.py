@@ -16,9 +16,9 @@ Engines:
 - ``local``: shards are scored one after another in this process.
 - ``ray``: shards are scored by Ray actors (``--workers N``, on the local machine or on
   the cluster at ``--address``); each actor builds the selector once from its method,
-  parameters and fitted state (shipped through Ray's object store, so no shared file system
-  is needed), and the driver reads the pool and writes the shards, as the local engine
-  does. The scores are the same as the local engine's.
+  parameters and fitted state (shipped through Ray's object store), reads its own shard of
+  the pool's files and writes the shard's files and marker itself
+  (:mod:`domainsift.engine.ray`). The scores are the same as the local engine's.
 """
 
 from __future__ import annotations

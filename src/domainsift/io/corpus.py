@@ -46,9 +46,15 @@ def expand_paths(paths: Sequence[str | os.PathLike]) -> list[str]:
     import glob
     from .columnar import hf_disk_files, is_hf_disk
     out: list[str] = []
+    from .urls import expand as expand_url, is_url, local
     for p in paths:
-        p = str(p)
-        if any(ch in p for ch in "*?[") and not os.path.exists(p):
+        p = local(p)
+        if is_url(p):
+            if detect_format(p) in ("parquet", "arrow"):
+                raise InputError(f"{p}: Parquet and Arrow pools are read from local paths; copy the file here "
+                                 "or give a text, TSV or JSONL file by URL")
+            out += expand_url(p)
+        elif any(ch in p for ch in "*?[") and not os.path.exists(p):
             hits = sorted(glob.glob(p))
             if not hits:
                 raise InputError(f"{p}: no file matches this pattern")
@@ -164,7 +170,11 @@ def file_suffix(path: str | os.PathLike) -> str:
 
 def open_file(path: str | os.PathLike):
     """The one place a data file's bytes are opened (binary, unbuffered reads by the callers' own
-    buffers); tests count the passes over a pool by wrapping it."""
+    buffers); tests count the passes over a pool by wrapping it. A URL is opened through fsspec
+    (:mod:`domainsift.io.urls`)."""
+    from .urls import is_url, open_url
+    if is_url(path):
+        return open_url(path)
     return open(path, "rb")
 
 
@@ -234,9 +244,12 @@ def file_digest(path: str | os.PathLike) -> dict:
 
 def _open_bytes(path: str | os.PathLike, tap: Digest | None = None):
     path = str(path)
-    if not os.path.exists(path):
+    from .urls import is_url
+    if is_url(path):
+        pass  # open_file names a missing URL
+    elif not os.path.exists(path):
         raise InputError(f"{path}: no such file")
-    if os.path.isdir(path):
+    elif os.path.isdir(path):
         raise InputError(f"{path}: is a directory, expected a file")
     raw = open_file(path)
     if tap is not None:

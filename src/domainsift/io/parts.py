@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._internal.errors import InputError
+from . import urls
 from .corpus import COMPRESSED, Digest, detect_format, extract_text, open_file
 
 PART_BYTES = 64 << 20  # a part of a large text file; a 1M-line pool of ~100-byte lines is ~2 parts
@@ -87,7 +88,7 @@ def cut(source, part_bytes: int = PART_BYTES) -> list[Part]:
     parts = []
     for k, path in enumerate(source.files):
         try:
-            size = os.stat(path).st_size
+            size = urls.size(path)
         except FileNotFoundError:
             raise InputError(f"{path}: no such file") from None
         if size > part_bytes and splittable(source, k):
@@ -196,7 +197,7 @@ def file_parts_fingerprint(path: str, part_bytes: int) -> dict:
 def fingerprint_matches(path: str, fp: dict) -> bool:
     """Whether ``path`` still holds the bytes a recorded fingerprint (either kind) describes."""
     from .corpus import file_digest
-    if os.path.getsize(path) != fp.get("size"):
+    if urls.size(path) != fp.get("size"):
         return False
     if "sha256_parts" in fp:
         return file_parts_fingerprint(path, int(fp["part_bytes"]))["sha256_parts"] == fp["sha256_parts"]

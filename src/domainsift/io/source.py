@@ -179,10 +179,8 @@ class PoolSource:
                 box.offer(pos, (k, line, text, target))
             n = pos + 1
         self._n = n
-        stats = {}
-        for f in taps:
-            st = os.stat(f)
-            stats[f] = (st.st_size, st.st_mtime_ns)
+        from .urls import stat
+        stats = {f: stat(f) for f in taps}
         return Scan(n, {f: t.result() for f, t in taps.items()}, stats,
                     {name: self._sample_corpus(box.result())
                      for name, box in boxes.items()})

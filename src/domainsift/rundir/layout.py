@@ -222,7 +222,9 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
 
 
 def resolve(path: str | os.PathLike) -> str:
-    return os.path.realpath(str(path))
+    """A local path made absolute (links resolved); a URL as it is."""
+    from ..io.urls import is_url
+    return str(path) if is_url(path) else os.path.realpath(str(path))
 
 
 def check_recordable(paths) -> None:

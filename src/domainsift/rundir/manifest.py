@@ -32,7 +32,8 @@ def source_manifest(files: Sequence[str], target_files: Sequence[str], n: int, r
     check_one_format([f for f in target_files if os.path.exists(f)], (reader or {}).get("format"), "the other side")
     check_recordable(real.values())
     given = fingerprints or {}
-    fingerprints = {real[f]: given.get(f) or file_fingerprint(f) for f in real if os.path.isfile(f)}
+    from ..io.urls import is_file
+    fingerprints = {real[f]: given.get(f) or file_fingerprint(f) for f in real if is_file(f)}
     return {"files": [real[f] for f in files], "target_files": [real[f] for f in target_files], "n": int(n),
             "reader": dict(reader or {}), "fingerprints": fingerprints}
 
@@ -51,6 +52,7 @@ def verify_inputs(run, where: str | os.PathLike | None = None) -> None:
     A pool without fingerprints (an earlier version's, or a planted ``pool.json``) is refused. A file a
     Ray run cut into parts is checked part by part (:func:`~domainsift.io.parts.fingerprint_matches`)."""
     from ..io.parts import fingerprint_matches
+    from ..io.urls import is_file
     pool = run.pool if not isinstance(run, dict) else run
     where = run.dir if not isinstance(run, dict) else where
     fingerprints = pool.get("fingerprints") or {}
@@ -58,7 +60,7 @@ def verify_inputs(run, where: str | os.PathLike | None = None) -> None:
     if missing:
         raise DomainsiftError(f"{where}: pool.json has no fingerprint for {missing[0]}; score the pool again")
     for path, fp in fingerprints.items():
-        if not os.path.isfile(path):
+        if not is_file(path):
             raise DomainsiftError(f"{where}: pool file {path} is gone")
         if not fingerprint_matches(path, fp):
             raise DomainsiftError(f"{where}: pool file {path} changed since it was scored; score it again")
@@ -67,14 +69,15 @@ def verify_inputs(run, where: str | os.PathLike | None = None) -> None:
 def verify_stats(run, stats: dict) -> None:
     """Every pool file has the size and modification time it had when this process read and hashed it
     (a selection written right after its scoring: the files are not hashed a second time)."""
+    from ..io.urls import stat
     for path in list(run.pool["files"]) + list(run.pool.get("target_files") or []):
         if path not in stats:
             continue
         try:
-            st = os.stat(path)
+            now = stat(path)
         except OSError:
             raise DomainsiftError(f"{run.dir}: pool file {path} is gone") from None
-        if (st.st_size, st.st_mtime_ns) != tuple(stats[path]):
+        if tuple(now) != tuple(stats[path]):
             raise DomainsiftError(f"{run.dir}: pool file {path} changed since it was scored; score it again")
 
 
