@@ -96,3 +96,64 @@ def test_cluster_prints_which_cluster_holds_which_domain_and_caps_outliers(tmp_p
     m = json.loads((tmp_path / "c" / "map.json").read_text())
     assert set(m["cluster_majority"]) == {str(r["cluster"]) for r in table}
     assert all(m["cluster_majority"][str(r["cluster"])] == r["majority"] for r in table)
+    # the paper's outlier statistics, and the GMM's own ellipses on the map (paper 000, sections 2.5-2.6)
+    s = res["outliers"]["summary"]
+    assert s["count"] == res["outliers"]["count"] and s["of"] == 80
+    assert {e["cluster"] for e in m["ellipses"]} == {r["cluster"] for r in table}
+
+
+def _gmm(x, k, seed=0):
+    from sklearn.mixture import GaussianMixture
+    return GaussianMixture(n_components=k, covariance_type="full", random_state=seed).fit(x)
+
+
+def test_the_map_projects_each_gmm_component_through_the_maps_pca():
+    """In 2-D the map's PCA is a rotation about the mean: every projected component keeps its
+    covariance's axes (2-sigma: four standard deviations end to end) and the distances between means."""
+    from domainsift.cluster import projection
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal([0, 0], [1.0, 0.3], (300, 2)), rng.normal([6, 2], [0.5, 2.0], (300, 2))])
+    gmm = _gmm(x, 2)
+    xy, ellipses = projection(x, gmm)
+    assert xy.shape == (600, 2) and len(ellipses) == 2
+    for e, cov in zip(ellipses, gmm.covariances_):
+        sd = np.sqrt(np.linalg.eigvalsh(cov))
+        np.testing.assert_allclose([e["height"], e["width"]], 4 * sd, rtol=1e-9)
+    d_map = np.hypot(ellipses[0]["x"] - ellipses[1]["x"], ellipses[0]["y"] - ellipses[1]["y"])
+    np.testing.assert_allclose(d_map, np.linalg.norm(gmm.means_[0] - gmm.means_[1]), rtol=1e-9)
+
+
+def test_a_projected_component_matches_its_points_in_more_dimensions():
+    """Points drawn from a 6-D mixture: each GMM component's projected ellipse agrees with the ellipse
+    of its own points on the map (centre and axes within a few percent)."""
+    from domainsift.cluster import projection
+    rng = np.random.default_rng(1)
+    centres = rng.normal(0, 6, (3, 6))
+    x = np.concatenate([rng.normal(c, rng.uniform(0.5, 2, 6), (2000, 6)) for c in centres])
+    gmm = _gmm(x, 3)
+    labels = gmm.predict(x)
+    xy, ellipses = projection(x, gmm)
+    for e in ellipses:
+        pts = xy[labels == e["cluster"]]
+        vals = np.linalg.eigvalsh(np.cov(pts.T))
+        np.testing.assert_allclose([e["x"], e["y"]], pts.mean(0), atol=0.1)
+        np.testing.assert_allclose([e["height"], e["width"]], 4 * np.sqrt(vals), rtol=0.05)
+
+
+def test_kmeans_has_no_gaussians_to_draw():
+    from sklearn.cluster import KMeans
+    from domainsift.cluster import projection
+    x = np.random.default_rng(2).normal(size=(50, 4))
+    xy, ellipses = projection(x, KMeans(n_clusters=2, n_init=1, random_state=0).fit(x))
+    assert xy.shape == (50, 2) and ellipses is None
+
+
+def test_outlier_summary_counts_lengths_and_digits():
+    from domainsift.cluster import outlier_summary
+    texts = ["a b", "a b c d", "in 1999", "x", "y 2", "z"]
+    gold = ["med", "med", "med", "law", "law", "law"]
+    clusters = [0, 0, 1, 1, 1, 0]  # cluster 0: med majority; cluster 1: law majority
+    s = outlier_summary(texts, gold, clusters)
+    # outliers: "in 1999" (med in the law cluster) and "z" (law in the med cluster)
+    assert s == {"count": 2, "of": 6, "mean_words_outliers": 1.5, "mean_words_rest": 2.25,
+                 "share_with_digits_outliers": 0.5, "share_with_digits_rest": 0.25}

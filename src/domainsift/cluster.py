@@ -138,6 +138,8 @@ class ClusteringResult:
     confusions: list[dict] = field(default_factory=list)
     labels: dict = field(default_factory=dict)  # (k, pca, seed) -> cluster labels
     affinity: dict = field(default_factory=dict)  # the first (k, pca, seed) -> (n, k) affinities
+    reduced: dict = field(default_factory=dict)  # pca -> the vectors the clusterings were fitted on
+    models: dict = field(default_factory=dict)  # (k, pca, first seed) -> the fitted model (the maps' runs)
 
     def summary(self) -> list[dict]:
         """Purity mean ± std over seeds for every (k, pca)."""
@@ -163,6 +165,8 @@ def cluster_grid(x: np.ndarray, gold: Sequence | None, ks: Sequence[int] = (5,),
         labels, model = fit_clusters(reduced[p], k, seed=s, algorithm=algorithm, n_init=n_init)
         if not res.affinity:  # the first run's: ranks its outliers
             res.affinity[(int(k), p, int(s))] = affinities(model, reduced[p])
+        if int(s) == int(list(seeds)[0]):  # the runs the maps draw
+            res.models[(int(k), p, int(s))] = model
         run = {"k": int(k), "pca": p, "seed": int(s), "algorithm": algorithm, "n_init": n_init}
         if gold is not None:
             run["purity"] = purity(gold, labels)
@@ -171,4 +175,48 @@ def cluster_grid(x: np.ndarray, gold: Sequence | None, ks: Sequence[int] = (5,),
                                    "clusters": [int(c) for c in ids], "matrix": mat.tolist()})
         res.runs.append(run)
         res.labels[(int(k), p, int(s))] = labels
+    res.reduced = reduced
     return res
+
+
+def projection(z: np.ndarray, model=None) -> tuple[np.ndarray, list[dict] | None]:
+    """The 2-D map of the vectors ``z`` a clustering was fitted on (PCA to 2 components, seeded) and,
+    for a Gaussian mixture, each component's 2-sigma ellipse as paper 000 draws it (section 2.5): its
+    mean and full covariance projected through the same PCA (``{cluster, x, y, width, height, angle}``,
+    angle in radians); None for a model without covariances (k-means)."""
+    from sklearn.decomposition import PCA
+    z = np.asarray(z, dtype=np.float64)
+    if z.shape[1] < 2 or len(z) < 2:
+        return np.zeros((len(z), 2)), None
+    pca = PCA(n_components=2, random_state=0).fit(z)
+    xy = pca.transform(z)
+    cov = getattr(model, "covariances_", None)
+    if cov is None or getattr(model, "covariance_type", None) != "full":
+        return xy, None
+    c = pca.components_  # (2, dim): the projection is linear, so a Gaussian stays one
+    out = []
+    for j, (mu, sigma) in enumerate(zip(model.means_, cov)):
+        m2 = (mu - pca.mean_) @ c.T
+        vals, vecs = np.linalg.eigh(c @ sigma @ c.T)
+        vals = np.clip(vals, 0.0, None)
+        out.append({"cluster": j, "x": float(m2[0]), "y": float(m2[1]), "width": float(4 * np.sqrt(vals[1])),
+                    "height": float(4 * np.sqrt(vals[0])), "angle": float(np.arctan2(vecs[1, 1], vecs[0, 1]))})
+    return xy, out
+
+
+def outlier_summary(texts: Sequence[str], gold: Sequence, clusters: Sequence[int]) -> dict:
+    """Paper 000's outlier statistics (section 2.6): how many sentences sit in a cluster whose majority
+    is another domain, their mean length in words against the rest's, and the share of each that holds
+    a digit."""
+    major = cluster_majority(gold, clusters)
+    out = np.array([major[c] != g for g, c in zip(gold, clusters)], dtype=bool)
+    words = np.array([len(t.split()) for t in texts], dtype=np.float64)
+    digits = np.array([any(ch.isdigit() for ch in t) for t in texts], dtype=bool)
+
+    def mean(a, m):
+        return round(float(a[m].mean()), 4) if m.any() else None
+
+    return {"count": int(out.sum()), "of": int(len(out)),
+            "mean_words_outliers": mean(words, out), "mean_words_rest": mean(words, ~out),
+            "share_with_digits_outliers": mean(digits.astype(float), out),
+            "share_with_digits_rest": mean(digits.astype(float), ~out)}

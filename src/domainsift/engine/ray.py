@@ -286,7 +286,6 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
         actors = [new_actor() for _ in range(n_workers)]
         todo = iter([k for k in range(n_shards) if k not in done]) if remote else source.shards(shard_size, done)
         pending, work, tries = {}, {}, {}
-        turn = 0
 
         def submit(item, slot: int) -> None:
             a = actors[slot]
@@ -300,17 +299,15 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
             pending[ref] = (shard, slot, a)
             work[shard] = item
 
-        def next_item() -> bool:
-            nonlocal turn
+        def next_item(slot: int) -> bool:
             item = next(todo, None)
             if item is None:
                 return False
-            submit(item, turn % n_workers)
-            turn += 1
+            submit(item, slot)
             return True
 
-        for _ in range(2 * n_workers):  # keep every worker busy, a bounded number of shards in flight
-            if not next_item():
+        for turn in range(2 * n_workers):  # two shards per worker in flight; each finished one is replaced
+            if not next_item(turn % n_workers):  # on the worker that finished it
                 break
         try:
             while pending:
@@ -337,7 +334,7 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
                     bar.update(len(got))
                 if on_shard:
                     on_shard(shard)
-                next_item()
+                next_item(slot)
         finally:
             for a in actors:
                 ray.kill(a)

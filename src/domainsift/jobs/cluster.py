@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import rundir
-from ..cluster import cluster_grid, cluster_majority, confusion, outliers
+from ..cluster import cluster_grid, cluster_majority, confusion, outlier_summary, outliers, projection
 from ..io.corpus import Corpus
 from ..embed import EmbedConfig
 from .._internal.errors import DomainsiftError
@@ -124,7 +124,8 @@ def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, c
     if gold is not None:
         outl = outliers(corpus.texts, gold, first, res.affinity.get((k0, p0, s0)))
         result["outliers"] = {"k": k0, "pca": p0, "seed": s0, "count": len(outl), "written": min(len(outl), max_outliers),
-                              "ranked_by": "margin", "examples": outl[:200]}
+                              "ranked_by": "margin", "summary": outlier_summary(corpus.texts, gold, first),
+                              "examples": outl[:200]}
         outl = outl[:max_outliers]
         result["clusters_by_domain"] = cluster_table(gold, first)
     if plots:
@@ -134,8 +135,9 @@ def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, c
             for k in ks:
                 labels = res.labels[(int(k), p or None, int(seed0))]
                 tag = f"k{k}_pca{p or 'none'}"
-                pictures.append(pca_map(vectors, gold, labels, out / f"map_{tag}.png",
-                                        title=f"{model_params['model']}: k={k}, PCA={p or 'none'}"))
+                pictures.append(pca_map(res.reduced[p or None], gold, labels, out / f"map_{tag}.png",
+                                        title=f"{model_params['model']}: k={k}, PCA={p or 'none'}",
+                                        model=res.models.get((int(k), p or None, int(seed0)))))
                 if gold is not None:
                     conf = next(c for c in res.confusions if c["k"] == k and c["pca"] == (p or None)
                                 and c["seed"] == seed0)
@@ -143,23 +145,29 @@ def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, c
                                                    out / f"confusion_{tag}.png",
                                                    title=f"k={k}, PCA={p or 'none'}, seed {seed0}"))
     result["pictures"] = pictures
-    rundir.write_clustering(out, result, corpus.ids, first, outl, sentence_map(vectors, corpus.texts, gold, first))
+    rundir.write_clustering(out, result, corpus.ids, first, outl,
+                            sentence_map(res.reduced[p0], corpus.texts, gold, first, model=res.models.get((k0, p0, s0))))
     return result
 
 
 MAP_POINTS = 3000
 
 
-def sentence_map(vectors: np.ndarray, texts, gold, clusters, max_points: int = MAP_POINTS, seed: int = 0) -> dict:
+def sentence_map(vectors: np.ndarray, texts, gold, clusters, max_points: int = MAP_POINTS, seed: int = 0,
+                 model=None) -> dict:
     """A 2-D PCA map of (a seeded sample of at most ``max_points``) sentences, for the HTML report:
-    coordinates, text, gold domain and cluster of each point."""
-    from sklearn.decomposition import PCA
+    coordinates, text, gold domain and cluster of each point, from the vectors the clustering was
+    fitted on; with a GMM ``model``, each component's 2-sigma ellipse projected through the same PCA
+    (:func:`domainsift.cluster.projection`)."""
     n = len(texts)
     keep = np.arange(n) if n <= max_points else np.sort(
         np.random.default_rng(seed).choice(n, max_points, replace=False))
-    xy = PCA(n_components=2, random_state=0).fit_transform(np.asarray(vectors, dtype=np.float64))[keep] \
-        if vectors.shape[1] >= 2 and n >= 2 else np.zeros((len(keep), 2))
+    xy, gaussians = projection(vectors, model)
+    xy = xy[keep]
     return {"n_total": n, "n_shown": int(len(keep)), "seed": seed, "projection": "PCA, 2 components",
+            **({"ellipses": [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in e.items()}
+                             for e in gaussians], "ellipses_from": "the GMM's means and covariances"}
+               if gaussians else {}),
             "x": np.round(xy[:, 0], 4).tolist(), "y": np.round(xy[:, 1], 4).tolist(),
             "text": [texts[i][:300] for i in keep], "gold": [str(gold[i]) for i in keep] if gold is not None else None,
             "cluster": [int(clusters[i]) for i in keep],

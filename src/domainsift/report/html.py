@@ -88,8 +88,9 @@ def _map_section(bk, m: dict, name: str):
     fig.add_tools(HoverTool(renderers=[points], tooltips=[("text", "@text"), ("gold", "@gold"),
                                                           ("cluster", "@cluster")]))
     xs, ys = np.asarray(m["x"]), np.asarray(m["y"])
+    gmm = {str(e["cluster"]): (e["x"], e["y"], e["width"], e["height"], e["angle"]) for e in m.get("ellipses") or []}
     for c in groups["cluster"]:
-        e = _ellipse(xs[np.array(clusters) == c], ys[np.array(clusters) == c])
+        e = gmm.get(c) or _ellipse(xs[np.array(clusters) == c], ys[np.array(clusters) == c])
         if e:  # in one neutral colour, labelled: the points' colours (gold or cluster) never clash with it
             fig.ellipse(x=e[0], y=e[1], width=e[2], height=e[3], angle=e[4], fill_alpha=0,
                         line_color="#444444", line_dash="dashed", line_width=1.5)
@@ -105,8 +106,9 @@ def _map_section(bk, m: dict, name: str):
     """))
     note = (f"{m['n_shown']} of {m['n_total']} sentences" +
             (f", a seeded sample (seed {m['seed']})" if m["n_shown"] < m["n_total"] else "") +
-            "; hover a point for its text; dashed ellipses: each cluster's 2-sigma ellipse in this projection, "
-            "labelled with its cluster" + (" and its majority domain; 'colour by cluster' paints each cluster in "
+            "; hover a point for its text; dashed ellipses: each cluster's 2-sigma ellipse in this projection"
+            + (" (the GMM's own: each component's mean and covariance projected through the map's PCA)"
+               if m.get("ellipses") else " (of the points)") + ", labelled with its cluster" + (" and its majority domain; 'colour by cluster' paints each cluster in "
                                            "its majority domain's colour" if major else "") + ".")
     return column(select, fig), note
 
@@ -322,7 +324,12 @@ def _section(bk, d: Path, name: str) -> tuple[Path, list, list]:
             blocks.append(("html", f"<p class='note'>{_esc(note)}</p>"))
         if c.get("outliers", {}).get("examples"):
             o = c["outliers"]
-            blocks.append(("html", f"<h3>Outliers: {o['count']} sentences in another domain's cluster</h3>" + _table(
+            s = o.get("summary")
+            stats = (f"<p>Mean length {s['mean_words_outliers']} words against {s['mean_words_rest']} for the rest; "
+                     f"holding a digit: {s['share_with_digits_outliers']:.0%} of the outliers against "
+                     f"{s['share_with_digits_rest']:.0%} of the rest.</p>"
+                     if s and s.get("mean_words_rest") is not None and s.get("mean_words_outliers") is not None else "")
+            blocks.append(("html", f"<h3>Outliers: {o['count']} sentences in another domain's cluster</h3>" + stats + _table(
                 ["gold", "cluster's domain", "words", "text"],
                 [[e["gold"], e["cluster_domain"], e["length"], e["text"]] for e in o["examples"][:50]],
                 "examples")))

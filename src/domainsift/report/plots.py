@@ -23,26 +23,31 @@ def _save(fig, path) -> str:
     return str(path)
 
 
-def _ellipse(ax, pts: np.ndarray, color) -> None:
-    """Draw the 2-sigma ellipse of the points' Gaussian (mean and covariance)."""
-    from matplotlib.patches import Ellipse
+def _points_ellipse(pts: np.ndarray) -> dict | None:
+    """The 2-sigma ellipse of the points' own Gaussian (a clustering without covariances: k-means)."""
     if len(pts) < 3:
-        return
-    mean = pts.mean(0)
-    cov = np.cov(pts.T)
-    vals, vecs = np.linalg.eigh(cov)
+        return None
+    vals, vecs = np.linalg.eigh(np.cov(pts.T))
     vals = np.clip(vals, 1e-12, None)
-    angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
-    w, h = 2 * 2 * np.sqrt(vals[::-1])
-    ax.add_patch(Ellipse(mean, w, h, angle=angle, fill=False, lw=1.5, color=color))
+    return {"x": float(pts[:, 0].mean()), "y": float(pts[:, 1].mean()), "width": float(4 * np.sqrt(vals[1])),
+            "height": float(4 * np.sqrt(vals[0])), "angle": float(np.arctan2(vecs[1, 1], vecs[0, 1]))}
+
+
+def _draw(ax, e: dict | None, color) -> None:
+    from matplotlib.patches import Ellipse
+    if e:
+        ax.add_patch(Ellipse((e["x"], e["y"]), e["width"], e["height"], angle=float(np.degrees(e["angle"])),
+                             fill=False, lw=1.5, color=color))
 
 
 def pca_map(x: np.ndarray, gold: Sequence | None, clusters: Sequence[int], path: str | Path,
-            title: str = "") -> str:
-    """2-D PCA map coloured by gold domain (left) and by cluster with GMM ellipses (right)."""
+            title: str = "", model=None) -> str:
+    """2-D PCA map of the vectors the clustering was fitted on, coloured by gold domain (left) and by
+    cluster (right) with each cluster's 2-sigma ellipse: the GMM's own (``model``'s mean and covariance
+    projected through the same PCA, as paper 000 draws them), or the points' for k-means."""
     plt = _plt()
-    from sklearn.decomposition import PCA
-    xy = PCA(n_components=2, random_state=0).fit_transform(x)
+    from ..cluster import projection
+    xy, gaussians = projection(x, model)
     clusters = np.asarray(clusters)
     ncols = 2 if gold is not None else 1
     fig, axes = plt.subplots(1, ncols, figsize=(6.5 * ncols, 5.5), squeeze=False)
@@ -66,9 +71,9 @@ def pca_map(x: np.ndarray, gold: Sequence | None, clusters: Sequence[int], path:
         colour = cmap((names.index(major[c]) if major else i) % 20)
         ax.scatter(xy[m, 0], xy[m, 1], s=4, alpha=0.6, color=colour,
                    label=f"cluster {c}" + (f" ({major[c]})" if major else ""))
-        _ellipse(ax, xy[m], colour)
-    ax.set_title("by cluster, coloured by its majority domain (2-sigma ellipses)" if major
-                 else "by cluster (2-sigma ellipses)")
+        _draw(ax, gaussians[int(c)] if gaussians else _points_ellipse(xy[m]), colour)
+    what = "the GMM's 2-sigma ellipses" if gaussians else "2-sigma ellipses of the points"
+    ax.set_title(f"by cluster, coloured by its majority domain ({what})" if major else f"by cluster ({what})")
     if len(set(clusters.tolist())) <= 15:
         ax.legend(markerscale=3, fontsize=7, loc="best")
     if title:
