@@ -194,14 +194,23 @@ def projection(z: np.ndarray, model=None) -> tuple[np.ndarray, list[dict] | None
     if cov is None or getattr(model, "covariance_type", None) != "full":
         return xy, None
     c = pca.components_  # (2, dim): the projection is linear, so a Gaussian stays one
-    out = []
-    for j, (mu, sigma) in enumerate(zip(model.means_, cov)):
-        m2 = (mu - pca.mean_) @ c.T
-        vals, vecs = np.linalg.eigh(c @ sigma @ c.T)
-        vals = np.clip(vals, 0.0, None)
-        out.append({"cluster": j, "x": float(m2[0]), "y": float(m2[1]), "width": float(4 * np.sqrt(vals[1])),
-                    "height": float(4 * np.sqrt(vals[0])), "angle": float(np.arctan2(vecs[1, 1], vecs[0, 1]))})
-    return xy, out
+    return xy, [{"cluster": j, **ellipse((mu - pca.mean_) @ c.T, c @ sigma @ c.T)}
+                for j, (mu, sigma) in enumerate(zip(model.means_, cov))]
+
+
+def ellipse(mean, cov) -> dict:
+    """The 2-sigma ellipse of a 2-D Gaussian: centre, width and height (four standard deviations along
+    each axis) and angle in radians."""
+    vals, vecs = np.linalg.eigh(np.asarray(cov, dtype=np.float64))
+    vals = np.clip(vals, 0.0, None)
+    return {"x": float(mean[0]), "y": float(mean[1]), "width": float(4 * np.sqrt(vals[1])),
+            "height": float(4 * np.sqrt(vals[0])), "angle": float(np.arctan2(vecs[1, 1], vecs[0, 1]))}
+
+
+def points_ellipse(pts: np.ndarray) -> dict | None:
+    """The 2-sigma ellipse of the points' own Gaussian (a clustering without covariances: k-means)."""
+    pts = np.asarray(pts, dtype=np.float64)
+    return ellipse(pts.mean(0), np.cov(pts.T)) if len(pts) >= 3 else None
 
 
 def outlier_summary(texts: Sequence[str], gold: Sequence, clusters: Sequence[int]) -> dict:

@@ -12,9 +12,9 @@ A pool of files is a :class:`RemoteSource`: the driver cuts it into parts from t
   or the cascade's candidates among them), score it and write its files and completion marker into the
   run's state themselves (on shared storage when the cluster has several machines). The driver
   waits, then assembles the shards as the local engine does, so the bytes are the same.
-- **A lost worker**: an actor whose process dies is restarted by Ray and its shards in flight handed
-  out again (``max_restarts``, ``max_task_retries``); a shard is finished only when its marker is
-  written, after its files, so a shard scored twice writes the same bytes.
+- **A lost worker**: the shards in flight on an actor whose process died are handed to a new actor
+  (at most :data:`RETRIES` times a shard); a shard is finished only when its marker is written, after
+  its files, so a shard scored twice writes the same bytes.
 - **The selection**: the selected lines are read by tasks and written by the driver.
 
 A pool already in memory (a Python user's ``Corpus``) has no files to hand out: its shards' texts
@@ -39,7 +39,7 @@ from .shards import score_one
 
 log = logging.getLogger(__name__)
 
-RETRIES = 3  # a worker process that dies is restarted, and its shards handed out again, this many times
+RETRIES = 3  # a shard whose worker died is handed out again at most this many times
 
 
 def _ray():
@@ -97,9 +97,6 @@ class _Scorer:
             self.selector.load_state(Path(self.tmp) / "model")
         elif fitted is not None:
             self.selector.set_fitted(fitted)
-
-    def pid(self) -> int:
-        return os.getpid()
 
     def score(self, state: str, shard: int, segments: list, start: int) -> tuple[int, int]:
         """Read a shard of the pool, score it, write its files and marker; the driver gets its length."""

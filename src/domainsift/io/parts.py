@@ -22,7 +22,6 @@ again by :func:`fingerprint_matches`.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,21 +118,6 @@ def _range_lines(path: str, start: int, end: int, tap: Digest | None = None):
                 tap.update(data[:end - off])
             n += 1
             yield off, n, data
-            off += len(data)
-
-
-def _lines_from(path: str, seek: int, end: int):
-    """``(line number from 1, bytes)`` of the lines from byte ``seek`` (a line start) while they start
-    before ``end``."""
-    with open_file(path) as fh:
-        fh.seek(seek)
-        off, n = seek, 0
-        while off < end:
-            data = fh.readline()
-            if not data:
-                return
-            n += 1
-            yield n, data
             off += len(data)
 
 
@@ -280,13 +264,12 @@ def read_segments(source, segments: list[Segment], raw: bool = False):
         want = seg.positions
         j, pos = 0, seg.first
         if seg.seek is None:
-            items = ((line, text, target, s_raw, t_raw)
-                     for line, text, target, s_raw, t_raw in source._file_items(seg.part.file, raw=raw))
-        else:
+            items = source._file_items(seg.part.file, raw=raw)
+        else:  # from a line start: _range_lines skips nothing there
             path = source.files[seg.part.file]
             fmt = source.fmt or detect_format(path)
             items = ((seg.line + n, text, None, data, None)
-                     for n, data in _lines_from(path, seg.seek, seg.part.end)
+                     for _, n, data in _range_lines(path, seg.seek, seg.part.end)
                      if (text := extract_text(path, seg.line + n, data, fmt, source.column, source.field)))
         for line, text, target, s_raw, t_raw in items:
             if pos == want[j]:

@@ -170,7 +170,6 @@ class PoolSource:
     def scan(self, samples: dict | None = None) -> Scan:
         """One pass over the pool: count its records, hash every file as it is read, and draw the seeded
         samples asked for (``{name: (size, seed)}``, each a :class:`Reservoir`)."""
-        import os
         taps = {f: Digest() for f in list(self.files) + list(self.target_files)}
         boxes = {name: Reservoir(k, seed) for name, (k, seed) in (samples or {}).items()}
         n = 0

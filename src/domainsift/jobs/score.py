@@ -149,16 +149,19 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     kept = None
     if done.kept is not None:
         kept = {(rundir.resolve(f), line): v for (f, line), v in done.kept.items()}
-    fetch = None
-    if getattr(source, "remote", False):
-        def fetch(positions):
-            import numpy as np
-            order = np.unique(np.asarray(positions, dtype=np.int64))
-            records, raw = source.take(order, raw=True)
-            targets = records.targets or [None] * len(records)
-            return {(rundir.resolve(f), line): (text, target, *raw[(f, line)])
-                    for (f, line), text, target in zip(records.ids, records.texts, targets)}
-    return ScoreJob(sig, out, stats, kept, fetch)
+    return ScoreJob(sig, out, stats, kept, _fetcher(source) if getattr(source, "remote", False) else None)
+
+
+def _fetcher(source) -> Callable:
+    """``fetch(positions)``: the records at pool positions, read by the Ray engine's workers, as
+    ``{(file, line): (text, other side, bytes, other side's bytes)}``."""
+    def fetch(positions):
+        import numpy as np
+        records, raw = source.take(np.unique(np.asarray(positions, dtype=np.int64)), raw=True)
+        targets = records.targets or [None] * len(records)
+        return {(rundir.resolve(f), line): (text, target, *raw[(f, line)])
+                for (f, line), text, target in zip(records.ids, records.texts, targets)}
+    return fetch
 
 
 def _language_warnings(selector, in_domain, pool_sample) -> list[str]:

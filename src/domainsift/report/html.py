@@ -52,16 +52,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence], cls: str = "") -> st
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _ellipse(xs: np.ndarray, ys: np.ndarray):
-    """Centre, width, height and angle (radians) of the 2-sigma ellipse of the points' Gaussian."""
-    pts = np.stack([xs, ys], 1)
-    if len(pts) < 3:
-        return None
-    vals, vecs = np.linalg.eigh(np.cov(pts.T))
-    vals = np.clip(vals, 1e-12, None)
-    return (*pts.mean(0), 4 * np.sqrt(vals[1]), 4 * np.sqrt(vals[0]), float(np.arctan2(vecs[1, 1], vecs[0, 1])))
-
-
 # ---------------------------------------------------------------- sections
 
 def _map_section(bk, m: dict, name: str):
@@ -88,13 +78,15 @@ def _map_section(bk, m: dict, name: str):
     fig.add_tools(HoverTool(renderers=[points], tooltips=[("text", "@text"), ("gold", "@gold"),
                                                           ("cluster", "@cluster")]))
     xs, ys = np.asarray(m["x"]), np.asarray(m["y"])
-    gmm = {str(e["cluster"]): (e["x"], e["y"], e["width"], e["height"], e["angle"]) for e in m.get("ellipses") or []}
+    from ..cluster import points_ellipse
+    gmm = {str(e["cluster"]): e for e in m.get("ellipses") or []}
     for c in groups["cluster"]:
-        e = gmm.get(c) or _ellipse(xs[np.array(clusters) == c], ys[np.array(clusters) == c])
+        mask = np.array(clusters) == c
+        e = gmm.get(c) or points_ellipse(np.stack([xs[mask], ys[mask]], 1))
         if e:  # in one neutral colour, labelled: the points' colours (gold or cluster) never clash with it
-            fig.ellipse(x=e[0], y=e[1], width=e[2], height=e[3], angle=e[4], fill_alpha=0,
+            fig.ellipse(x=e["x"], y=e["y"], width=e["width"], height=e["height"], angle=e["angle"], fill_alpha=0,
                         line_color="#444444", line_dash="dashed", line_width=1.5)
-            fig.text(x=[e[0]], y=[e[1]], text=[f"cluster {c}" + (f" ({major[c]})" if c in major else "")],
+            fig.text(x=[e["x"]], y=[e["y"]], text=[f"cluster {c}" + (f" ({major[c]})" if c in major else "")],
                      text_font_size="9px", text_color="#222222",
                      text_align="center", text_baseline="middle")
     select = Select(title="colour by", value="gold" if m.get("gold") else "cluster",

@@ -23,16 +23,6 @@ def _save(fig, path) -> str:
     return str(path)
 
 
-def _points_ellipse(pts: np.ndarray) -> dict | None:
-    """The 2-sigma ellipse of the points' own Gaussian (a clustering without covariances: k-means)."""
-    if len(pts) < 3:
-        return None
-    vals, vecs = np.linalg.eigh(np.cov(pts.T))
-    vals = np.clip(vals, 1e-12, None)
-    return {"x": float(pts[:, 0].mean()), "y": float(pts[:, 1].mean()), "width": float(4 * np.sqrt(vals[1])),
-            "height": float(4 * np.sqrt(vals[0])), "angle": float(np.arctan2(vecs[1, 1], vecs[0, 1]))}
-
-
 def _draw(ax, e: dict | None, color) -> None:
     from matplotlib.patches import Ellipse
     if e:
@@ -46,7 +36,7 @@ def pca_map(x: np.ndarray, gold: Sequence | None, clusters: Sequence[int], path:
     cluster (right) with each cluster's 2-sigma ellipse: the GMM's own (``model``'s mean and covariance
     projected through the same PCA, as paper 000 draws them), or the points' for k-means."""
     plt = _plt()
-    from ..cluster import projection
+    from ..cluster import points_ellipse, projection
     xy, gaussians = projection(x, model)
     clusters = np.asarray(clusters)
     ncols = 2 if gold is not None else 1
@@ -71,7 +61,7 @@ def pca_map(x: np.ndarray, gold: Sequence | None, clusters: Sequence[int], path:
         colour = cmap((names.index(major[c]) if major else i) % 20)
         ax.scatter(xy[m, 0], xy[m, 1], s=4, alpha=0.6, color=colour,
                    label=f"cluster {c}" + (f" ({major[c]})" if major else ""))
-        _draw(ax, gaussians[int(c)] if gaussians else _points_ellipse(xy[m]), colour)
+        _draw(ax, gaussians[int(c)] if gaussians else points_ellipse(xy[m]), colour)
     what = "the GMM's 2-sigma ellipses" if gaussians else "2-sigma ellipses of the points"
     ax.set_title(f"by cluster, coloured by its majority domain ({what})" if major else f"by cluster ({what})")
     if len(set(clusters.tolist())) <= 15:
