@@ -67,6 +67,8 @@ def test_alignment_carries_the_classifier_across_languages(bilingual):
     again, _, s2 = _precision(bilingual, seed=0)
     np.testing.assert_array_equal(s, s2)  # seeded
     assert sel.refined_ and sel.alignment_.alpha_ in sel.alignment_.ALPHAS
+    # the default alignment (auto) on an encoder that does not share a space across languages: the ridge map
+    assert sel.alignment == "auto" and not sel.bitext_unused() and sel.signature_params()["alignment"] == "ridge"
 
 
 def test_refining_adds_the_first_classifiers_top_and_bottom_of_the_pool(bilingual, monkeypatch):

@@ -140,3 +140,37 @@ def test_run_names_need_signature(tmp_path):
     from domainsift._internal.errors import DomainsiftError
     with pytest.raises(DomainsiftError, match="not a domainsift run directory"):
         run_names([str(tmp_path)])
+
+
+def _ngram_counts(arpa: str) -> dict:
+    return {int(k): int(v) for k, v in (line.split()[1].split("=") for line in open(arpa) if line.startswith("ngram "))}
+
+
+def test_unpruned_lm_keeps_every_ngram():
+    """prune_scale 0 (paper 000's Moore–Lewis): every distinct n-gram of the training text is in the model;
+    the default pruning keeps fewer trigrams (those seen once are cut)."""
+    sents = make_sentences("med", 120, 5) + make_sentences("law", 40, 6)
+    toks = [["<s>"] + tokenize(s) + ["</s>"] for s in sents]
+    distinct = {n: len({tuple(t[i:i + n]) for t in toks for i in range(len(t) - n + 1)}) for n in (2, 3)}
+    full_lm, pruned_lm = NgramLM(order=3, prune_scale=0).fit(sents), NgramLM(order=3).fit(sents)
+    full, pruned = _ngram_counts(full_lm.arpa_path), _ngram_counts(pruned_lm.arpa_path)
+    assert full[2] == distinct[2] and full[3] == distinct[3]
+    assert pruned[3] < distinct[3]
+    with pytest.raises(Exception, match="pruning scale"):
+        NgramLM(order=3, prune_scale=-1)
+
+
+def test_moore_lewis_per_sentence_is_per_token_times_length():
+    """per="sentence" ranks by the difference of whole-sentence log-probabilities: the per-token score
+    times the tokens scored (</s> included), so long in-domain lines rise above short ones."""
+    from domainsift.io.corpus import as_corpus as Corpus
+    from domainsift.select.moore_lewis import MooreLewisSelector
+    ind = Corpus(make_sentences("med", 80, 1))
+    pool = Corpus(make_sentences("med", 40, 2) + make_sentences("law", 40, 3) + ["zz"] * 3)
+    tok = MooreLewisSelector(order=2, seed=1, progress=False).fit(ind, pool).score(pool)
+    sent = MooreLewisSelector(order=2, seed=1, progress=False, per="sentence").fit(ind, pool).score(pool)
+    lengths = np.array([len(tokenize(t)) + 1 for t in pool.texts])
+    np.testing.assert_allclose(sent, tok * lengths, rtol=1e-9, atol=1e-9)
+    assert not np.array_equal(np.argsort(-sent, kind="stable"), np.argsort(-tok, kind="stable"))
+    with pytest.raises(Exception, match="per must be one of"):
+        MooreLewisSelector(per="word")

@@ -140,3 +140,33 @@ def test_the_cascade_serves_it_with_a_student_distilled_from_minilm(tmp_path):
     assert main(["-q", "score", "--method", "crosslingual", *common, "--cascade", "--candidates", "12",
                  "--out", str(tmp_path / "xl")]) == 0
     assert json.loads((tmp_path / "xl" / "signature.json").read_text())["cascade_student"]["model"] == "minilm"
+
+
+def test_a_bitext_on_a_shared_space_encoder_is_not_used_by_default(tmp_path, caplog):
+    """Issue 46, item 3: more input never makes the selection worse. On USE-m a --bitext measured worse
+    every way it was used, so the default (--alignment auto) leaves it out, says so in one line and gives
+    the scores of a run without it; an explicit --alignment ridge still fits the map on it."""
+    import json
+    import logging
+    (tmp_path / "in.de").write_text("\n".join(MED_DE) + "\n", encoding="utf-8")
+    (tmp_path / "pool.en").write_text("\n".join(IT_EN + MED_EN + LAW_EN) + "\n", encoding="utf-8")
+    (tmp_path / "bi.de").write_text("\n".join(MED_DE) + "\n", encoding="utf-8")
+    (tmp_path / "bi.en").write_text("\n".join(LAW_EN) + "\n", encoding="utf-8")
+    common = ["-q", "score", "--method", "crosslingual", "--model", "multilingual", "--in-domain",
+              str(tmp_path / "in.de"), "--pool", str(tmp_path / "pool.en"), "--seed", "0", "--cache", ""]
+    bitext = ["--bitext", str(tmp_path / "bi.de"), str(tmp_path / "bi.en")]
+    assert main(common + ["--out", str(tmp_path / "none")]) == 0
+    with caplog.at_level(logging.WARNING):
+        assert main(common + bitext + ["--out", str(tmp_path / "auto")]) == 0
+    notice = [r.getMessage() for r in caplog.records if "--bitext is not used" in r.getMessage()]
+    assert len(notice) == 1 and "\n" not in notice[0]
+    assert np.array_equal(np.load(tmp_path / "none" / "scores.npy"), np.load(tmp_path / "auto" / "scores.npy"))
+    sig = json.loads((tmp_path / "auto" / "signature.json").read_text())
+    assert sig["bitext"] == [] and len(sig["bitext_not_used"]) == 1 and sig["negatives_from"] == "pool"
+    assert sig["alignment"] is None
+    caplog.clear()
+    assert main(common + bitext + ["--alignment", "ridge", "--out", str(tmp_path / "ridge")]) == 0
+    assert not [r for r in caplog.records if "--bitext is not used" in r.getMessage()]
+    sig = json.loads((tmp_path / "ridge" / "signature.json").read_text())
+    assert sig["negatives_from"] == "bitext" and sig["alignment"] == "ridge" and len(sig["bitext"]) == 1
+    assert not np.array_equal(np.load(tmp_path / "none" / "scores.npy"), np.load(tmp_path / "ridge" / "scores.npy"))

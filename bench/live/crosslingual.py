@@ -33,6 +33,7 @@ import time
 import numpy as np
 from _common import CLASSIC, LANG, PAIR, RESULTS, ROOT, SEVEN, data_file, write_results
 
+from domainsift import __version__
 from domainsift.io.corpus import read_corpus
 
 WORK = ROOT / "bench" / "work" / "crosslingual" / PAIR
@@ -53,10 +54,15 @@ METHODS = {"crosslingual": {}, "crosslingual-no-refine": {"refine": False},
            "multilingual-no-bitext-no-refine": {"model": "multilingual", "bitext": (), "refine": False},
            # with the bitext of the six other domains: today's ridge map and refining on USE-m, paper 003's
            # own system (its contrastive layer with its settings, no refining), and its no-layer baseline
-           "multilingual-ridge": {"model": "multilingual"},
+           "multilingual-ridge": {"model": "multilingual", "alignment": "ridge"},
            "multilingual-contrastive-no-refine": {"model": "multilingual", "alignment": "contrastive",
                                                   "refine": False},
-           "multilingual-no-align-no-refine": {"model": "multilingual", "align": False, "refine": False}}
+           "multilingual-no-align-no-refine": {"model": "multilingual", "align": False, "refine": False},
+           # 0.14.0 (issue 46, item 3): which use of a bitext on a shared-space encoder measures best: no map,
+           # its in-domain-language side as the negatives, refining on; and the product's default given a
+           # bitext (alignment auto: on USE-m the bitext is not used)
+           "multilingual-no-align": {"model": "multilingual", "align": False},
+           "multilingual-bitext-default": {"model": "multilingual", "alignment": "auto"}}
 
 
 def bitext(target: str) -> list:
@@ -144,10 +150,17 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=CLASSIC, choices=CLASSIC)
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--redo", nargs="+", default=[], choices=list(METHODS), metavar="METHOD",
+                    help="measure these labels again at this seed on this machine (their finished rows are replaced)")
     args = ap.parse_args()
     pool = read_corpus([data_file(d, "train") for d in SEVEN])
     assert len(pool) == 35000, len(pool)
     restore_rows()
+    for label in args.redo:
+        for target in args.targets:
+            old = WORK / target / (label if args.seed == 0 else f"{label}-seed-{args.seed}") / "bench.json"
+            if old.exists() and json.loads(old.read_text()).get("signature", "").rsplit("|v:", 1)[-1] != __version__:
+                old.unlink()
     rows = []
     for target in args.targets:
         for label in args.methods:

@@ -86,7 +86,12 @@ METHODS = {
     "finetune-defaults-random-negatives": ("finetune", {**FT, "negatives": "random"}),
     "finetune-neg-cut-0.1": ("finetune", {**FT, "neg_cut": 0.1}),
     "finetune-all-positives": ("finetune", {**FT, "holdout": 0.0, "neg_cut": PAPER_CUT}),
-    "moore-lewis": ("moore-lewis", {"order": 3, "prune_scale": 0.0001}),
+    "moore-lewis": ("moore-lewis", {"order": 3, "prune_scale": 0.0001, "per": "token"}),
+    # 0.14.0 (issue 46, item 2): Moore–Lewis as paper 000 ran it (appendix A.5: KenLM 5-grams, unpruned, the
+    # difference of sentence log-probabilities; here VariKN with no pruning and no cut-off), and each change alone
+    "moore-lewis-paper": ("moore-lewis", {"order": 5, "prune_scale": 0.0, "per": "sentence"}),
+    "moore-lewis-order-5-unpruned": ("moore-lewis", {"order": 5, "prune_scale": 0.0, "per": "token"}),
+    "moore-lewis-sentence": ("moore-lewis", {"order": 3, "prune_scale": 0.0001, "per": "sentence"}),
     "random": ("random", {}),
     "dsir": (None, {}),
     # 0.9.0: fastText (the recipe behind DCLM's quality filter): a supervised classifier, word bigrams, trained
@@ -317,7 +322,7 @@ def current_rows() -> tuple[list, int]:
     its version), and how many runs of other versions were left out: a table holds one version's numbers.
     Rows of 0.1.0-0.5.1, as they were measured then: bench/results/selection_archive_0.5.md."""
     rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
-    keep = [r for r in rows if row_version(r) in SAME_SCORES and not stale_cascade(r)]
+    keep = [r for r in rows if row_version(r) in same_scores(r) and not stale_cascade(r)]
     by_run = {(r["target"], r["method"]): r for r in keep}
     for r in keep:  # a combination costs its members' runs as they stand now: a member measured again (--redo)
         members = [by_run.get((r["target"], m)) for m in r.get("members", [])]
@@ -333,6 +338,19 @@ SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.0", "0.10.1",
                "0.11.0")  # 0.10.0: crosslingual's default only; 0.10.1: sampling only; 0.11.0: the re-layout
 # (0.11.0 draws a pool larger than a fit sample by a seeded reservoir: on this 35k pool, the cascade's student
 # sample of 20,000; a cascade row names its version)
+# Moore–Lewis runs no encoder: 0.12.0's change (cosine and linear heads summed row by row in float64) and
+# 0.13.0's (Ray) left its scores as they were, and 0.14.0 added options without changing its defaults; its
+# rows of these versions stand in the same table (a rerun of the moore-lewis label at 0.14.0 reproduces the
+# 0.11.0 row of every target to the last digit: bench/results/selection.json keeps both signatures' rows)
+LM_SAME_SCORES = SAME_SCORES + ("0.12.0", "0.13.0", "0.14.0")
+
+
+def same_scores(row: dict) -> tuple:
+    """The versions whose rows of this row's method stand in one table."""
+    method = METHODS.get(row.get("base_method", row["method"]), (None, {}))[0]
+    return LM_SAME_SCORES if method in ("moore-lewis", "random") else SAME_SCORES
+
+
 # versions whose cascade plans its candidates by today's rule (N of the teacher's top 1.25 N, out of fold)
 CASCADE_PLANS = ("0.9.0", "0.10.0", "0.10.1", "0.11.0")  # the versions that plan by 0.9.0's rule
 

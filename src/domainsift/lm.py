@@ -46,14 +46,18 @@ def _varikn():
 
 
 def _train_arpa(train: str, arpa: str, order: int, prune_scale: float) -> None:
-    """Train with VariKN in this process (called in a child process: see :meth:`NgramLM.fit`)."""
+    """Train with VariKN in this process (called in a child process: see :meth:`NgramLM.fit`).
+
+    ``prune_scale`` > 0: VariKN's growing and pruning at that data-cost scale, trigrams seen once cut.
+    ``prune_scale`` = 0: no pruning and no count cut-off: every n-gram of the training text up to
+    ``order`` is in the model (a full Kneser–Ney model, as KenLM's ``lmplz`` builds by default)."""
     vk = _varikn()
     vg = vk.VarigramTrainer(False, False)
     vg.set_datacost_scale(prune_scale)
     vg.set_datacost_scale2(2 * prune_scale)
     vg.set_max_order(order)
     vg.initialize(train, 0, 0, -1, "", "<s>", False, "")
-    vg.set_cutoffs([0, 0, 1])
+    vg.set_cutoffs([0, 0, 1] if prune_scale > 0 else [0] * max(order, 1))
     vg.grow(1)
     vg.write_file(arpa, True)
 
@@ -93,12 +97,14 @@ class NgramLM:
     Parameters
     ----------
     order : maximum n-gram order
-    prune_scale : VariKN's data-cost scale (``dscale``); smaller keeps more n-grams
+    prune_scale : VariKN's data-cost scale (``dscale``); smaller keeps more n-grams, 0 keeps them all
     """
 
     def __init__(self, order: int = 4, prune_scale: float = 0.0001):
         if order < 1:
             raise DomainsiftError(f"the n-gram order must be at least 1, got {order}")
+        if prune_scale < 0:
+            raise DomainsiftError(f"the pruning scale must be 0 (no pruning) or positive, got {prune_scale}")
         self.order = order
         self.prune_scale = prune_scale
         self._dir: str | None = None
@@ -157,7 +163,7 @@ class NgramLM:
             shutil.copyfile(self.arpa_path, tmp)
 
     def __del__(self):
-        if self._dir:
+        if getattr(self, "_dir", None):
             shutil.rmtree(self._dir, ignore_errors=True)
 
     # -- scoring ------------------------------------------------------------
@@ -191,6 +197,11 @@ class NgramLM:
         lp_known, n_known, n_oov, lp_oov = self.sentence_stats(sentences)
         total = n_known + n_oov
         return -(lp_known + lp_oov) / np.maximum(total, 1) / math.log10(2)
+
+    def log_prob(self, sentences: Sequence[str]) -> np.ndarray:
+        """Log-probability (bits) of each whole sentence, ``</s>`` included, OOVs scored as ``<UNK>``; (n,)."""
+        lp_known, _, _, lp_oov = self.sentence_stats(sentences)
+        return (lp_known + lp_oov) / math.log10(2)
 
     def perplexity(self, sentences: Sequence[str]) -> dict:
         """Corpus perplexity over in-vocabulary tokens (incl. ``</s>``) and the OOV rate."""

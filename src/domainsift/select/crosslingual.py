@@ -222,10 +222,12 @@ class CrosslingualSelector(EncoderSelector):
         Param("align", bool, True, "--align (the default) maps the in-domain language into the pool language's "
               "space, fitted on the bitext; --no-align trains the classifier in the raw encoder space "
               "(with --no-refine, paper 003's baseline)"),
-        Param("alignment", str, "ridge", "how --align maps the languages: ridge (the default: a linear map fitted "
-              "in closed form) or contrastive (paper 003's adaptive layer with the paper's settings; measured "
-              "worse over the English default encoder, bench/results/crosslingual.md)",
-              choices=("ridge", "contrastive")),
+        Param("alignment", str, "auto", "how --align uses a --bitext: auto (the default: ridge on an encoder of "
+              "one language; on one that puts both languages in one space, such as multilingual, the bitext is "
+              "not used, with a notice: every way of using it measured no better, bench/results/crosslingual.md), "
+              "ridge (a linear map fitted in closed form, on any encoder) or contrastive (paper 003's adaptive "
+              "layer with the paper's settings; measured worse, bench/results/crosslingual.md)",
+              choices=("auto", "ridge", "contrastive")),
         Param("refine", bool, True, "--refine (the default): a second classifier gives the scores, trained on "
               "the first one's examples plus the pool language's own vectors (the first classifier's top pool "
               "lines as positives, the pool's bottom two thirds as negatives); --no-refine scores with the first"),
@@ -279,11 +281,26 @@ class CrosslingualSelector(EncoderSelector):
         self.alignment_views_ = state.get("views")
         return self
 
+    def bitext_unused(self) -> bool:
+        """The rule for a --bitext on an encoder that already puts both languages in one space (issue 46,
+        item 3): with the default ``alignment="auto"`` it is not used. On the shared German benchmark
+        (seeds 0-1) the ridge map over it and its lines as negatives without a map both scored below no
+        bitext at all (bench/results/crosslingual.md), so more input would make the selection worse.
+        An explicit ``--alignment ridge|contrastive`` or ``--no-align`` still uses it (paper 003's systems
+        stay runnable)."""
+        from ..embed import abilities
+        return bool(self.bitext) and self.align and self.alignment == "auto" and abilities(self.model).shared_space
+
     def signature_params(self) -> dict:
         p = super().signature_params()
-        p["bitext"] = [[os.path.realpath(a), os.path.realpath(b)] for a, b in self.bitext]
-        p["negatives_from"] = "bitext" if self.bitext else "pool"
-        if not self.align or not self.bitext:
+        used = [] if self.bitext_unused() else self.bitext
+        p["bitext"] = [[os.path.realpath(a), os.path.realpath(b)] for a, b in used]
+        if self.bitext_unused():
+            p["bitext_not_used"] = [[os.path.realpath(a), os.path.realpath(b)] for a, b in self.bitext]
+        p["negatives_from"] = "bitext" if used else "pool"
+        if p.get("alignment") == "auto":
+            p["alignment"] = "ridge"  # what auto runs when the bitext is used
+        if not self.align or not used:
             p["alignment"] = None  # no map ran
         elif self.alignment == "contrastive":
             p["contrastive"] = dict(CONTRASTIVE)  # the layer's settings, as they ran
@@ -326,7 +343,12 @@ class CrosslingualSelector(EncoderSelector):
     def fit(self, in_domain, pool=None) -> "CrosslingualSelector":
         from ..embed.transformers import _torch
         in_domain, pool = self._fit_input(in_domain, pool)
-        if not self.bitext:
+        if self.bitext_unused():
+            import logging
+            logging.getLogger(__name__).warning(
+                "crosslingual: --model %s puts both languages in one space, so the --bitext is not used (using it "
+                "measured worse; --alignment ridge fits a map on it anyway)", self.model)
+        if not self.bitext or self.bitext_unused():
             return self._fit_without_bitext(in_domain, pool)
         parts = [read_parallel(a, b) for a, b in self.bitext]
         self._torch = torch = _torch()

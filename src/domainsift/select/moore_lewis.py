@@ -1,9 +1,13 @@
 """Moore–Lewis (2010): cross-entropy difference between an in-domain and a general LM.
 
-score(s) = H_general(s) - H_in(s), per-token cross-entropies in bits, so higher is
-more in-domain. The general LM is trained on a seeded random sample of the pool
-of the same size as the in-domain set (the original paper's recipe). Both are
-Kneser–Ney n-gram models trained with VariKN (see :mod:`domainsift.lm`).
+score(s) = H_general(s) - H_in(s) in bits, so higher is more in-domain: per token by default
+(cross-entropies), or for the whole sentence with ``per="sentence"`` (the difference of the two
+sentence log-probabilities, as paper 000 ran it through pamelashapiro/moore-lewis). The general LM
+is trained on a seeded random sample of the pool of the same size as the in-domain set (the
+original paper's recipe). Both are Kneser–Ney n-gram models trained with VariKN (see
+:mod:`domainsift.lm`); ``prune_scale=0`` keeps every n-gram (no pruning, no cut-off), so
+``order=5, prune_scale=0, per="sentence"`` is paper 000's setting (appendix A.5: KenLM 5-grams,
+unpruned).
 """
 
 from __future__ import annotations
@@ -21,8 +25,12 @@ class MooreLewisSelector(BaseSelector):
     model_name = "n-gram (VariKN)"
     params = (
         Param("order", int, 3, "n-gram order of both language models", check=at_least(1)),
-        Param("prune_scale", float, 0.0001, "VariKN's data-cost scale (smaller keeps more n-grams)",
-              check=lambda v: None if v > 0 else f"must be positive, got {v}"),
+        Param("prune_scale", float, 0.0001, "VariKN's data-cost scale (smaller keeps more n-grams; 0: no "
+              "pruning and no count cut-off, every n-gram kept, as paper 000 ran it)",
+              check=lambda v: None if v >= 0 else f"must be 0 (no pruning) or positive, got {v}"),
+        Param("per", str, "token", "token: the difference of per-token cross-entropies; sentence: of whole "
+              "sentence log-probabilities (paper 000's setting, with --order 5 --prune-scale 0)",
+              choices=("token", "sentence")),
         SEED, PROGRESS,
     )
 
@@ -62,4 +70,6 @@ class MooreLewisSelector(BaseSelector):
     def score(self, records) -> np.ndarray:
         self.require_fitted()
         texts = as_corpus(records).texts
+        if self.per == "sentence":
+            return self.in_lm_.log_prob(texts) - self.general_lm_.log_prob(texts)
         return self.general_lm_.cross_entropy(texts) - self.in_lm_.cross_entropy(texts)
