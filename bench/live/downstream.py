@@ -117,7 +117,13 @@ def main() -> None:
     ap.add_argument("--order", type=int, default=4, help="the judge LM's n-gram order")
     ap.add_argument("--no-crossdomain", action="store_true", help="skip the cross-domain matrix (kept from "
                     "the results file)")
+    ap.add_argument("--report-only", action="store_true", help="rewrite the tables from bench/results/downstream.json")
     args = ap.parse_args()
+    if args.report_only:
+        old = json.loads((RESULTS / "downstream.json").read_text())
+        return report(old["targets"], old["halves"], old["crossdomain"], old["order"],
+                      command=old["command"].replace(" (tables rewritten by --report-only)", "")
+                      + " (tables rewritten by --report-only)")
 
     all_pool = WORK / "pool.all.en"
     all_pool.parent.mkdir(parents=True, exist_ok=True)
@@ -170,7 +176,7 @@ def verdict(per_target: dict, a: str, b: str) -> str:
         (f" ({', '.join(wins)})" if wins else "")
 
 
-def report(per_target: dict, splits: dict, cd: dict, order: int) -> None:
+def report(per_target: dict, splits: dict, cd: dict, order: int, command: str | None = None) -> None:
     names = []
     for rows in per_target.values():
         for r in rows:
@@ -193,19 +199,23 @@ def report(per_target: dict, splits: dict, cd: dict, order: int) -> None:
              "| query lines / judge lines (judge lines in the pool dropped) | " + " | ".join(
                  f"{splits[t]['query']} / {splits[t]['judge']} ({splits[t]['judge_lines_in_pool_dropped']})"
                  for t in targets) + " |", "",
-             "| training data | " + " | ".join(targets) + " | mean perplexity |", "|---|" + "---|" * (len(targets) + 1)]
+             "| training data | " + " | ".join(targets) + " | mean perplexity | mean precision |",
+             "|---|" + "---|" * (len(targets) + 2)]
     for n in names:
-        cells, ppl = [], []
+        cells, ppl, prec = [], [], []
         for t in targets:
             r = cell.get((t, n))
             if r is None:
                 cells.append("-")
                 continue
             ppl.append(r["perplexity"])
+            if "precision" in r:
+                prec.append(r["precision"])
             p = f" {r['precision']:.3f}" if "precision" in r else ""
             cells.append(f"{r['perplexity']:.1f} ({r['oov_rate']:.3f}){p}")
         mean = f"{np.mean(ppl):.1f}" if len(ppl) == len(targets) else "-"
-        lines.append(f"| {n} | " + " | ".join(cells) + f" | {mean} |")
+        mean_p = f"{np.mean(prec):.4f}" if len(prec) == len(targets) else "-"
+        lines.append(f"| {n} | " + " | ".join(cells) + f" | {mean} | {mean_p} |")
     lines += ["", "In one sentence: " + verdict(per_target, "finetune-default", "moore-lewis") + "; "
               + verdict(per_target, "finetune-default", "moore-lewis-paper") + "; "
               + verdict(per_target, "oracle", "moore-lewis") + ".", "",
@@ -228,7 +238,8 @@ def report(per_target: dict, splits: dict, cd: dict, order: int) -> None:
               f"pairs (analog of the paper's Figure 4): **r = {cd['pearson_similarity_vs_log_perplexity']:.3f}** "
               "(negative: more similar domains give lower perplexity; the paper correlates similarity with BLEU, "
               "so its sign is positive, 0.81). Plot: `bench/results/crossdomain.png`."]
-    write_results("downstream", {"order": order, "halves": splits, "targets": per_target, "crossdomain": cd},
+    write_results("downstream", {**({"command": command} if command else {}), "order": order, "halves": splits,
+                                 "targets": per_target, "crossdomain": cd},
                   "\n".join(lines) + "\n")
 
 

@@ -340,8 +340,8 @@ SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.0", "0.10.1",
 # sample of 20,000; a cascade row names its version)
 # Moore–Lewis runs no encoder: 0.12.0's change (cosine and linear heads summed row by row in float64) and
 # 0.13.0's (Ray) left its scores as they were, and 0.14.0 added options without changing its defaults; its
-# rows of these versions stand in the same table (a rerun of the moore-lewis label at 0.14.0 reproduces the
-# 0.11.0 row of every target to the last digit: bench/results/selection.json keeps both signatures' rows)
+# rows of these versions stand in the same table (checked: the moore-lewis label rerun at 0.14.0, seeds 0-1,
+# gave the precision of its 0.6.0 rows on every target to the last digit)
 LM_SAME_SCORES = SAME_SCORES + ("0.12.0", "0.13.0", "0.14.0")
 
 
@@ -430,7 +430,10 @@ def report() -> None:
              "from every finished (target, method) run under bench/work/selection/ (the benchmark resumes), so "
              "the command above is the last invocation; `python bench/live/selection.py --fresh` redoes them all. "
              f"Every row was measured under domainsift {', '.join(SAME_SCORES)} (each row's signature names its "
-             "version; these versions score every label alike) on the machine above"
+             "version; these versions score every label alike), Moore–Lewis and random rows also under "
+             f"{', '.join(v for v in LM_SAME_SCORES if v not in SAME_SCORES)} (no encoder: their scores did not "
+             "change); the machine above ran the last invocation and the rows of its version, the rows of 0.6.0-"
+             "0.11.0 ran on a 2-core Intel Xeon (AVX-512 with VNNI)"
              + (f"; {stale} finished runs of other versions were left out" if stale else "") + ". Rows of 0.1.0-0.5.1, "
              "as they were measured then: selection_archive_0.5.md. Every label pins its full parameters (METHODS "
              "in bench/live/selection.py); the product's defaults are the rows cosine-default and finetune-default.", "",
