@@ -340,7 +340,7 @@ SAME_SCORES = ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.0", "0.10.1",
 # sample of 20,000; a cascade row names its version)
 # Moore–Lewis runs no encoder: 0.12.0's change (cosine and linear heads summed row by row in float64) and
 # 0.13.0's (Ray) left its scores as they were, and 0.14.0 added options without changing its defaults; its
-# rows of these versions stand in the same table (checked: the moore-lewis label rerun at 0.14.0, seeds 0-1,
+# rows of these versions stand in the same table (checked: the moore-lewis label rerun at 0.14.0, seeds 0-2,
 # gave the precision of its 0.6.0 rows on every target to the last digit)
 LM_SAME_SCORES = SAME_SCORES + ("0.12.0", "0.13.0", "0.14.0")
 
