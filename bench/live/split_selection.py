@@ -109,6 +109,16 @@ def report(n_pool: int, sizes: dict, split_report: dict) -> None:
         mb = f"{np.mean(before):.4f}" if len(before) == len(targets) else "-"
         ma = f"{np.mean(after):.4f}" if len(after) == len(targets) else "-"
         lines.append(f"| {m} | " + " | ".join(cells) + f" | {mb} | {ma} |")
+    changes = []
+    for m in methods:
+        pairs = [(old[(t, m)]["precision"], cell[(t, m)]["precision"]) for t in targets
+                 if (t, m) in old and (t, m) in cell]
+        if len(pairs) == len(targets):
+            changes.append(f"{m} {np.mean([b - a for a, b in pairs]):+.4f}")
+    if changes:
+        lines += ["", "Mean change of precision, split minus before: " + ", ".join(changes) + ". The before rows of "
+                  "the encoder methods ran on another machine and version (bench/results/selection.md); "
+                  "Moore–Lewis rows score alike across versions and machines."]
     lines += ["", "Seconds per target (scoring + selection + evaluation):", "",
               "| method | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
     for m in methods:
