@@ -47,14 +47,10 @@ DEFAULT_METHODS = ["cosine-default", "finetune-default", "cascade-finetune", "st
                    "cosine-default+moore-lewis"]
 
 
-def halves(target: str, out: Path, seed: int = 0) -> dict:
+def halves(target: str, out: Path, pool_lines: set, seed: int = 0) -> dict:
     """Cut <target>.test.en into a query half and a judge half by a seeded hash of each line (the same
     line always falls on the same side, so no sentence is in both); judge lines that also occur in the
-    pool are dropped. Writes out/query.en and out/judge.en; returns the counts."""
-    pool_lines = set()
-    for d in SEVEN:
-        with open(data_file(d, "train"), encoding="utf-8") as fh:
-            pool_lines.update(line.rstrip("\n") for line in fh)
+    pool (``pool_lines``) are dropped. Writes out/query.en and out/judge.en; returns the counts."""
     query, judge, in_pool = [], [], 0
     with open(data_file(target, "test"), encoding="utf-8") as fh:
         for line in fh:
@@ -137,8 +133,9 @@ def main() -> None:
     assert len(pool) == 35000, len(pool)
 
     per_target, splits, precision = {}, {}, {}
+    pool_lines = set(pool.texts)
     for t in args.targets:
-        splits[t] = halves(t, WORK / t)
+        splits[t] = halves(t, WORK / t, pool_lines)
         for label in args.methods:
             row = run_method(label, t, WORK / t / "query.en", pool, args.seed)
             precision[f"{t}/{row['method']}"] = row["precision"]
@@ -168,10 +165,9 @@ def main() -> None:
 
 def verdict(per_target: dict, a: str, b: str) -> str:
     """One sentence: does ``a`` beat ``b`` on the judge, target by target?"""
-    wins = [t for t, rows in per_target.items()
-            if {r["name"]: r for r in rows}.get(a, {}).get("perplexity", np.inf)
-            < {r["name"]: r for r in rows}.get(b, {}).get("perplexity", -np.inf)]
-    both = [t for t, rows in per_target.items() if {a, b} <= {r["name"] for r in rows}]
+    ppl = {t: {r["name"]: r["perplexity"] for r in rows} for t, rows in per_target.items()}
+    both = [t for t, p in ppl.items() if a in p and b in p]
+    wins = [t for t in both if ppl[t][a] < ppl[t][b]]
     return f"{a} has the lower judge perplexity than {b} on {len(wins)} of {len(both)} targets" + \
         (f" ({', '.join(wins)})" if wins else "")
 

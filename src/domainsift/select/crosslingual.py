@@ -293,9 +293,10 @@ class CrosslingualSelector(EncoderSelector):
 
     def signature_params(self) -> dict:
         p = super().signature_params()
-        used = [] if self.bitext_unused() else self.bitext
+        unused = self.bitext_unused()
+        used = [] if unused else self.bitext
         p["bitext"] = [[os.path.realpath(a), os.path.realpath(b)] for a, b in used]
-        if self.bitext_unused():
+        if unused:
             p["bitext_not_used"] = [[os.path.realpath(a), os.path.realpath(b)] for a, b in self.bitext]
         p["negatives_from"] = "bitext" if used else "pool"
         if p.get("alignment") == "auto":
@@ -348,7 +349,8 @@ class CrosslingualSelector(EncoderSelector):
             logging.getLogger(__name__).warning(
                 "crosslingual: --model %s puts both languages in one space, so the --bitext is not used (using it "
                 "measured worse; --alignment ridge fits a map on it anyway)", self.model)
-        if not self.bitext or self.bitext_unused():
+            return self._fit_without_bitext(in_domain, pool)
+        if not self.bitext:
             return self._fit_without_bitext(in_domain, pool)
         parts = [read_parallel(a, b) for a, b in self.bitext]
         self._torch = torch = _torch()
