@@ -53,6 +53,14 @@ fraction = _number(float, lambda v: 0 < v <= 1, "in (0, 1]")
 finite = _number(float, lambda v: v == v and abs(v) != float("inf"), "a finite number")
 
 
+def _or_auto(parse):
+    """A number, or 'auto' (the pool's estimated in-domain share)."""
+    def either(text: str):
+        return "auto" if text == "auto" else parse(text)
+    either.__name__ = parse.__name__
+    return either
+
+
 def add_reader_opts(p) -> None:
     g = p.add_argument_group("input format")
     g.add_argument("--format", choices=["text", "tsv", "jsonl", "parquet", "arrow"], default=None,
@@ -283,8 +291,19 @@ def cmd_score(args) -> int:
     opts = job_options(args)
     in_domain, pool = read_inputs(args)
     t0 = time.time()
-    _print_score(run_score(args.method, in_domain, pool, args.out, **opts), t0, args.out)
+    _print_score(run_score(args.method, in_domain, pool, args.out, estimate_share=args.estimate_share, **opts),
+                 t0, args.out)
+    _print_share(args.out)
     return 0
+
+
+def _print_share(run_dir) -> None:
+    """The run's estimate of the pool's in-domain share, when it made one."""
+    from . import rundir
+    from .share import ShareEstimate
+    share = rundir.read_json(run_dir, rundir.SHARE)
+    if share:
+        print(f"in-domain share of the pool: {ShareEstimate.from_dict(share).describe()}")
 
 
 def _rules(args, positive: bool = True) -> int:
@@ -294,6 +313,11 @@ def _rules(args, positive: bool = True) -> int:
 
 def _print_selection(sel, t0) -> None:
     dup = sel.get("dedup")
+    rule = sel.get("rule", {})
+    if "n_auto" in rule:
+        lo, hi = rule["share_interval"]
+        print(f"auto: the pool's estimated in-domain share {rule['share']:.1%} (95% interval {lo:.1%}-{hi:.1%}) "
+              f"-> {rule['n_auto']} lines")
     print(f"selected {sel['n_selected']} / {sel['n_pool']} lines in {time.time() - t0:.1f} s"
           + (f" ({dup['duplicates_removed']} duplicates passed over)" if dup else "") + " -> "
           + ", ".join(sel["outputs"]))
@@ -444,10 +468,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_split)
 
     # -- selection
-    def choose_opts(s, positive=True, title="what to select (exactly one)"):
+    def choose_opts(s, positive=True, title="what to select (exactly one)", auto=True):
         g = s.add_argument_group(title)
-        g.add_argument("--top", type=positive_int, help="the N best lines")
-        g.add_argument("--fraction", type=fraction, help="the best fraction of the pool (0-1]")
+        if auto:
+            g.add_argument("--top", type=_or_auto(positive_int), metavar="N|auto",
+                           help="the N best lines; auto: as many as the pool's estimated in-domain share")
+            g.add_argument("--fraction", type=_or_auto(fraction), metavar="F|auto",
+                           help="the best fraction of the pool (0-1]; auto: the pool's in-domain share, estimated "
+                                "(a classifier over frozen vectors; the run directory keeps the estimate)")
+        else:
+            g.add_argument("--top", type=positive_int, help="the N best lines")
+            g.add_argument("--fraction", type=fraction, help="the best fraction of the pool (0-1]")
         g.add_argument("--threshold", type=finite, help="every line scoring at least this")
         if positive:
             g.add_argument("--positive", action="store_true",
@@ -459,6 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_method_opts(s)
     s.add_argument("--plan", action="store_true", help=plan_help)
     s.add_argument("--out", help="run directory (required unless --plan)")
+    s.add_argument("--estimate-share", action="store_true",
+                   help="also estimate the pool's in-domain share (kept in the run directory; select --from-scores DIR "
+                        "--fraction auto uses it)")
     s.set_defaults(func=cmd_score)
 
     from .advice import advice_text
@@ -497,7 +531,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--overwrite", action="store_true",
                    help="replace a finished run in --out (another kind, or a score run of other inputs or "
                         "parameters), or write into a folder of other files (by default such an --out is refused)")
-    choose_opts(s, positive=False, title="what to select (optional; or later with select --from-scores)")
+    choose_opts(s, positive=False, title="what to select (optional; or later with select --from-scores)", auto=False)
     s.set_defaults(func=cmd_combine)
 
     s = sub.add_parser("evaluate", help="precision and recall of a selection against an oracle")

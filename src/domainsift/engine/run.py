@@ -42,7 +42,8 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT = "fit-checkpoint"  # under a run's state: a training's last finished epoch
 FIT, STUDENT_SAMPLE, LANGUAGE, CALIBRATION = "fit", "student", "language", "calibration"  # the counting pass's
-SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, CALIBRATION: 9}  # samples, each its own random stream
+SHARE_SAMPLE = "share"  # samples (the last: what the in-domain share is estimated on), each its own random stream
+SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, SHARE_SAMPLE: 4, CALIBRATION: 9}
 CALIBRATION_LINES = 256  # the sample a run's cost is calibrated on (domainsift.jobs.plan)
 
 
@@ -126,9 +127,14 @@ class Scored:
     kept: dict | None = None
 
 
-def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample: int | None, seed: int) -> dict:
-    """The samples the counting pass must draw: ``{name: (size, seed)}``."""
+def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample: int | None, seed: int,
+                   share: bool = False) -> dict:
+    """The samples the counting pass must draw: ``{name: (size, seed)}``; ``share``: the pool sample the
+    in-domain share is estimated on (:mod:`domainsift.share`)."""
     out = {}
+    if share:
+        from ..share import SAMPLE_LINES
+        out[SHARE_SAMPLE] = (SAMPLE_LINES, [seed, SAMPLE_STREAMS[SHARE_SAMPLE]])
     if selector.fit_uses_pool:
         out[FIT] = (n_fit, [seed, SAMPLE_STREAMS[FIT]])
     if cascade is not None and student_sample:

@@ -169,6 +169,8 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     n = scan.n
     if n == 0:
         raise DomainsiftError("the pool is empty")
+    if "auto" in (top, fraction):  # the estimated share is known once the run has estimated it
+        top = fraction = None
     selection = top if top is not None else (max(1, int(round(fraction * n))) if fraction is not None else None)
     passes = 3 if cascade is not None else (3 if selection is not None else 2)
     out = {"method": method, "n_pool": n, "n_in_domain": len(in_domain), "selection": selection,

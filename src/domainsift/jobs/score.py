@@ -38,11 +38,12 @@ class ScoreJob:
     stats: dict
     kept: dict | None
     fetch: Callable | None = None  # Ray: the records at pool positions, read by the workers
+    share: dict | None = None      # the pool's estimated in-domain share, when the run estimated it
 
 
 def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike, params: dict | None = None,
               seed: int = 0, reader: dict | None = None, execution: Execution | None = None,
-              cascade: Cascade | None = None, overwrite: bool = False) -> dict:
+              cascade: Cascade | None = None, overwrite: bool = False, estimate_share: bool = False) -> dict:
     """Fit ``method`` on the in-domain set (and the pool), score the pool, write the run directory.
 
     ``pool``: a :class:`~domainsift.io.source.PoolSource` (read as a stream, shard by shard) or a
@@ -53,23 +54,26 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike, 
     every line and ``method`` only the student's top candidates. Returns the signature; the wall time
     is in ``DIR/run.json``. A killed run resumes: it loads the saved fit and scores only the shards
     without a completion marker (under ``DIR/.resume/``). ``out_dir`` is locked while the run writes;
-    a directory that holds another kind of run is refused unless ``overwrite``."""
-    return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite).signature
+    a directory that holds another kind of run is refused unless ``overwrite``. ``estimate_share``: also
+    estimate the pool's in-domain share (:mod:`domainsift.share`, on a seeded sample of the pool) into
+    ``DIR/share.json``, for ``select --from-scores DIR --fraction auto``."""
+    return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
+                 estimate_share=estimate_share).signature
 
 
 def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
           reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
-          overwrite: bool = False, check_pool=None, selection_share=None, stack: ExitStack | None = None
-          ) -> ScoreJob:
+          overwrite: bool = False, check_pool=None, selection_share=None, stack: ExitStack | None = None,
+          estimate_share: bool = False) -> ScoreJob:
     """:func:`run_score`, returning the :class:`ScoreJob`. ``check_pool(n)`` is called once the pool is
     counted, before any fit (``select`` refuses a ``--top`` larger than the pool there);
-    ``selection_share(n)``: the share of the pool the selection will take (the student learns it, the
-    cascade plans for it). ``stack``: where the Ray engine's session is kept open (the caller's, so
+    ``selection_share(n, share)``: the share of the pool the selection will take (the student learns it,
+    the cascade plans for it), given the pool's size and its estimated in-domain share (a dict, or None). ``stack``: where the Ray engine's session is kept open (the caller's, so
     that its workers can still read the selection's lines; by default closed on return)."""
     if stack is None:
         with ExitStack() as own:
             return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
-                         check_pool, selection_share, own)
+                         check_pool, selection_share, own, estimate_share)
     from ..io.source import MemorySource, PoolSource
     t0 = time.time()
     execution = execution or Execution()
@@ -102,13 +106,17 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
             source = RemoteSource(source, execution.part_bytes, execution.progress)
     # pass 1: count, fingerprint, sample
     scan = source.scan(samples_needed(selector, execution.fit_sample, cascade,
-                                      student.sample if student is not None else None, params["seed"]))
+                                      student.sample if student is not None else None, params["seed"],
+                                      share=estimate_share))
     if scan.n == 0:
         raise DomainsiftError("the pool is empty")
     if check_pool:
         check_pool(scan.n)
     warnings = _language_warnings(selector, in_domain, scan.samples.get("language"))
-    share = selection_share(scan.n) if selection_share else (cascade.share if cascade is not None else None)
+    estimate = _estimate_share(selector, in_domain, scan, params["seed"], execution.progress) if estimate_share \
+        else None
+    share = (selection_share(scan.n, estimate) if selection_share
+             else (cascade.share if cascade is not None else None))
     from .plan import announce
     announce(selector, method, scan.n, len(in_domain), scan.samples.get("calibration"),
              int(round(share * scan.n)) if share else None, cascade)
@@ -135,7 +143,7 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
             raise Interrupted(kept(state)) from None
         sig = _signature(method, selector, params, in_domain, manifest, done)
         run = {"identity": identity, **({"cascade": done.plan} if done.plan else {}),
-               **({"warnings": warnings} if warnings else {})}
+               **({"warnings": warnings} if warnings else {}), **({"share": estimate} if estimate else {})}
         def artifacts(out: Path) -> None:
             selector.write_artifacts(out)  # e.g. the cross-lingual alignment picture
             if done.student is not None:
@@ -143,13 +151,31 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
 
         rundir.write_scores(out, done.scores, done.ids, manifest, sig,
                             timings={"score_seconds": round(time.time() - t0, 1), "engine": execution.engine,
-                                     "shards": done.n_shards, **done.seconds}, run=run, artifacts=artifacts)
+                                     "shards": done.n_shards, **done.seconds}, run=run, artifacts=artifacts,
+                            share=estimate)
         shutil.rmtree(out / rundir.RESUME, ignore_errors=True)
     stats = {rundir.resolve(f): st for f, st in scan.stats.items()}
     kept = None
     if done.kept is not None:
         kept = {(rundir.resolve(f), line): v for (f, line), v in done.kept.items()}
-    return ScoreJob(sig, out, stats, kept, _fetcher(source) if getattr(source, "remote", False) else None)
+    return ScoreJob(sig, out, stats, kept, _fetcher(source) if getattr(source, "remote", False) else None, estimate)
+
+
+def _estimate_share(selector, in_domain, scan, seed: int, progress: bool) -> dict:
+    """The pool's in-domain share (:func:`domainsift.share.estimate_share`) from the counting pass's
+    sample, over the frozen vectors of the method's own encoder (MiniLM for a method without a
+    pretrained one: Moore-Lewis, random, tf-idf ...)."""
+    from ..embed import DEFAULT_EMBEDDER, abilities
+    from ..engine.run import SHARE_SAMPLE
+    from ..share import estimate_share
+    model = selector.encoder_name
+    if model is None or abilities(model).kind == "baseline":
+        model = DEFAULT_EMBEDDER
+    est = estimate_share(in_domain.texts, scan.samples[SHARE_SAMPLE].texts, model=model, seed=seed,
+                         cache_dir=getattr(selector, "cache_dir", None), progress=progress)
+    import logging
+    logging.getLogger("domainsift").info("the pool's in-domain share: %s", est.describe())
+    return est.to_dict()
 
 
 def _fetcher(source) -> Callable:

@@ -20,11 +20,13 @@ from ..select.base import check_n_against_pool, choose, importance_sample
 
 
 def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
-               top: int | None = None, fraction: float | None = None, threshold: float | None = None,
+               top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
                positive: bool = False, out_format: str | None = None, overwrite: bool = False,
                dedup: str | None = None, dedup_threshold: float | None = None, sample: int | None = None,
                temperature: float = 1.0, sample_seed: int = 0) -> dict:
-    """Choose from saved scores and write the selected lines (no re-scoring); ``out_format``
+    """Choose from saved scores and write the selected lines (no re-scoring); ``top`` or ``fraction``
+    ``"auto"``: as many lines as the pool's in-domain share estimated by the score run (``share.json``,
+    ``score --estimate-share`` or ``select --fraction auto``); ``out_format``
     (text, jsonl, parquet) overrides writing them in the pool's own format; ``dedup`` (``exact`` or
     ``near``, :mod:`domainsift.dedup`) keeps the best-scored line of every group of duplicates.
 
@@ -36,11 +38,18 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
     return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=_deduplicator(dedup, dedup_threshold))
 
 
+AUTO = "auto"
+
+
 def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup=None) -> dict:
     """The selection rule: exactly one of top, fraction, threshold, positive, sample (with its temperature
-    and seed), checked before any work."""
+    and seed), checked before any work. ``top`` or ``fraction`` ``"auto"``: the pool's estimated
+    in-domain share (:mod:`domainsift.share`)."""
     if sum(v is not None for v in (top, fraction, threshold, sample)) + bool(positive) != 1:
         raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive, --resample")
+    for name, v in (("top", top), ("fraction", fraction)):
+        if isinstance(v, str) and v != AUTO:
+            raise DomainsiftError(f"--{name} takes a number or 'auto', got {v!r}")
     if sample is not None and dedup is not None:
         raise DomainsiftError("--dedup with --resample is not supported (a draw has no best-scored copy to keep); "
                               "deduplicate with --top, --fraction, --threshold or --positive")
@@ -48,6 +57,21 @@ def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, 
     if sample is not None:
         rule.update(sample=sample, temperature=temperature, sample_seed=sample_seed)
     return rule
+
+
+def _auto(rule: dict) -> bool:
+    return AUTO in (rule.get("top"), rule.get("fraction"))
+
+
+def _resolve_auto(rule: dict, share: dict, n_pool: int) -> tuple[dict, int]:
+    """``--top auto`` / ``--fraction auto`` as the number of lines the estimated share stands for; the
+    rule as recorded keeps 'auto' with the estimate and its interval beside it."""
+    from ..share import ShareEstimate
+    est = ShareEstimate.from_dict(share)
+    n = est.lines(n_pool)
+    which = "top" if rule.get("top") == AUTO else "fraction"
+    return {**rule, which: AUTO, "share": round(est.share, 6),
+            "share_interval": [round(est.low, 6), round(est.high, 6)], "n_auto": n}, n
 
 
 def _deduplicator(mode: str | None, threshold: float | None):
@@ -69,7 +93,7 @@ def _distinct(run, idx, rule: dict, dedup, fetch=None) -> tuple:
     import numpy as np
 
     from ..select.base import choose
-    want = len(idx) if (rule["top"] is not None or rule["fraction"] is not None) else None
+    want = len(idx) if (rule["top"] is not None or rule["fraction"] is not None) else None  # auto: N as well
     n = len(run.scores)
     window = len(idx) if want is None else min(n, want + max(100, want // 4))
     keep, skipped, seen = [], 0, 0
@@ -93,12 +117,13 @@ def _distinct(run, idx, rule: dict, dedup, fetch=None) -> tuple:
 
 
 def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: bool, stats: dict | None = None,
-            kept: dict | None = None, dedup=None, fetch=None) -> dict:
+            kept: dict | None = None, dedup=None, fetch=None, share: dict | None = None) -> dict:
     """``stats``: the pool files' ``(size, mtime_ns)`` when this process hashed them (a changed file is
     told by its stat, not by hashing it again); ``kept``: selected lines' bytes already read; ``dedup``:
     a :class:`~domainsift.dedup.Deduplicator`; ``fetch(positions)``: the records at pool positions, read
     by the Ray engine's workers (``{(file, line): (text, other side, bytes, other side's bytes)}``), so
-    that this process reads no pool file."""
+    that this process reads no pool file; ``share``: the pool's estimated in-domain share (default: the
+    score directory's ``share.json``, which ``--top auto`` / ``--fraction auto`` need)."""
     run = rundir.load_scores(score_dir, check=stats is None)  # stats: this process scored (and wrote) them
     if stats is None:
         rundir.verify_inputs(run)
@@ -107,7 +132,11 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
     _check_scores(run)
     out = out_dir or score_dir
     refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"]), out, rundir.OUTPUTS)
-    if rule.get("sample") is not None:
+    if _auto(rule):
+        rule, n_auto = _resolve_auto(rule, share if share is not None else rundir.read_share(score_dir),
+                                     len(run.scores))
+        idx = choose(run.scores, top=n_auto)
+    elif rule.get("sample") is not None:
         idx = importance_sample(run.scores, rule["sample"], rule["temperature"], rule["sample_seed"],
                                 run.probabilistic)
     else:
@@ -140,7 +169,7 @@ def _check_scores(run) -> None:
 
 def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None = None, seed: int = 0,
                      reader: dict | None = None, execution=None, cascade=None, overwrite: bool = False,
-                     top: int | None = None, fraction: float | None = None, threshold: float | None = None,
+                     top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
                      positive: bool = False, out_format: str | None = None, dedup: str | None = None,
                      dedup_threshold: float | None = None, sample: int | None = None, temperature: float = 1.0,
                      sample_seed: int = 0) -> tuple[dict, dict]:
@@ -154,9 +183,18 @@ def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None 
         from ..select import selector_class
         if not selector_class(method).probabilistic:
             raise DomainsiftError("--positive needs probability scores (method finetune)")
+    auto = _auto(rule)
+
+    def share_of(n: int, estimate: dict | None):
+        if auto:
+            from ..share import ShareEstimate
+            return ShareEstimate.from_dict(estimate).lines(n) / n
+        return (top or sample) / n if (top or sample) else fraction
+
     with ExitStack() as stack:  # a Ray session stays open for its workers to read the selection's lines
         job = score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
-                    check_pool=lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
-                    selection_share=lambda n: (top or sample) / n if (top or sample) else fraction, stack=stack)
+                    check_pool=None if auto else
+                    lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
+                    selection_share=share_of, stack=stack, estimate_share=auto)
         return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
-                                      deduplicator, job.fetch)
+                                      deduplicator, job.fetch, job.share)

@@ -23,6 +23,7 @@ EMBEDDINGS, EMBED_IDS = "embeddings.npy", "ids.tsv"
 CLUSTERING, CLUSTERS, OUTLIERS, MAP = "clustering.json", "clusters.tsv", "outliers.tsv", "map.json"
 DOWNSTREAM, CROSSDOMAIN, CROSSDOMAIN_PNG = "downstream.json", "crossdomain.json", "crossdomain.png"
 SAMPLING, REPORT = "sampling.json", "report.html"
+SHARE = "share.json"  # the pool's estimated in-domain share (domainsift.share), when a run estimated it
 STUDENT = "student"  # a student's saved fit (the student method and --cascade): reusable with --student-from
 LOCK, RESUME = ".lock", ".resume"
 CHECKSUMS = "checksums"  # run.json's table of the SHA-256 of scores.npy and ids.npy, written with them
@@ -31,7 +32,7 @@ SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
 # outputs computed from a directory's scores: stale once the scores are rewritten
 DERIVED = (SELECTED_IDS, SELECTION, EVAL)
 # every name a score or selection run writes or replaces in its directory
-OUTPUTS = SCORE_FILES + (SCORES_TSV, RUN, STUDENT) + DERIVED + (SELECTED + ".*",)
+OUTPUTS = SCORE_FILES + (SCORES_TSV, RUN, STUDENT, SHARE) + DERIVED + (SELECTED + ".*",)
 EMBED_OUTPUTS = (EMBEDDINGS, SIGNATURE, EMBED_IDS)
 CLUSTER_OUTPUTS = (CLUSTERING, OUTLIERS, CLUSTERS, MAP, "*.png")
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._internal.atomic import atomic_open, save_json
 from .._internal.errors import DomainsiftError
-from .layout import CHECKSUMS, ALIGNMENT, ALIGNMENT_PNG, DERIVED, IDS, POOL, RUN, SCORES, SCORES_TSV, SCORE_FILES, SELECTED, SIGNATURE, STUDENT
+from .layout import CHECKSUMS, ALIGNMENT, ALIGNMENT_PNG, DERIVED, IDS, POOL, RUN, SCORES, SCORES_TSV, SCORE_FILES, SELECTED, SHARE, SIGNATURE, STUDENT, read_json
 from .manifest import read_pool
 
 
@@ -94,13 +94,16 @@ def _stream_npy(path: Path, parts: Sequence, shape: tuple, dtype) -> str:
 
 
 def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
-                 timings: dict | None = None, run: dict | None = None, artifacts=None) -> None:
+                 timings: dict | None = None, run: dict | None = None, artifacts=None,
+                 share: dict | None = None) -> None:
     """Write a score directory (see the module docstring); ``signature.json`` comes last.
 
     ``scores`` and ``ids`` are arrays, or lists of per-shard arrays or .npy files (written shard by
     shard, so memory stays bounded by a shard). ``run``: more of what ``run.json`` records (a cascade's
     plan). ``artifacts(out)`` writes the fit's own files (the alignment's picture, a cascade's student)
-    before the signature, so a run that dies writing them never looks finished."""
+    before the signature, so a run that dies writing them never looks finished. ``share``: the pool's
+    estimated in-domain share (:class:`domainsift.share.ShareEstimate` as a dict), kept in ``share.json``
+    for ``select --fraction auto``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s_parts = scores if isinstance(scores, list) else [np.asarray(scores, dtype=np.float64)]
@@ -109,7 +112,7 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
     n_ids = sum(_length(p) for p in i_parts)
     if n != pool["n"] or n_ids != n:
         raise RuntimeError(f"{n} scores and {n_ids} ids for {pool['n']} pool records")
-    _remove([out / SIGNATURE, out / ALIGNMENT, out / ALIGNMENT_PNG] + _derived_files(out))
+    _remove([out / SIGNATURE, out / ALIGNMENT, out / ALIGNMENT_PNG, out / SHARE] + _derived_files(out))
     import shutil
     shutil.rmtree(out / STUDENT, ignore_errors=True)  # an earlier run's student is not this run's
     sums = {SCORES: _stream_npy(out / SCORES, s_parts, (n,), np.float64),
@@ -123,6 +126,8 @@ def write_scores(out_dir: str | os.PathLike, scores, ids, pool: dict, sig: dict,
                           for (k, line), v in zip(_part(ip).tolist(), _part(sp).tolist()))
     save_json(out / POOL, pool)
     save_json(out / RUN, {"timings": timings or {}, **(run or {}), CHECKSUMS: sums})
+    if share is not None:
+        save_json(out / SHARE, share)
     if artifacts is not None:
         artifacts(out)
     save_json(out / SIGNATURE, sig)
@@ -195,6 +200,19 @@ def _read_json(path: Path, d: Path) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise DomainsiftError(f"{d}: unreadable score directory: {exc}") from None
+
+
+def read_share(run_dir: str | os.PathLike) -> dict:
+    """The pool's estimated in-domain share a score run saved (``share.json``); a run without one is a
+    one-line error that says how to get it."""
+    share = read_json(run_dir, SHARE)
+    if share is None:
+        raise DomainsiftError(f"{run_dir}: no estimate of the pool's in-domain share ({SHARE}); score with "
+                              "--estimate-share, or select with --method ... --fraction auto")
+    if not isinstance(share, dict) or not isinstance(share.get("share"), (int, float)) \
+            or not 0 <= share["share"] <= 1:
+        raise DomainsiftError(f"{Path(run_dir) / SHARE}: not a share estimate domainsift wrote; score again")
+    return share
 
 
 def read_signature(run_dir: str | os.PathLike) -> dict:

@@ -1,0 +1,136 @@
+"""Benchmark "share" (issue 49): how much of a pool is in-domain, estimated against the truth.
+
+Pools, all built from the shared <D>.train.en files (seeded samples, pool seed 0, in file order):
+
+- shared: the seven train files whole (35,000 lines; every target 14.3%);
+- small / large: the negatives-study pools (bench/live/negatives_pools.py): 200 target lines + 1,600
+  of each other domain (2.0%), 2,000 + 800 of each other (29.4%); targets KDE4 and OpenSubtitles;
+- zero: the six other domains' train files (30,000 lines, the target removed: 0%);
+- half: 5,000 target lines + 5,000 of the six others (834 or 833 each: 50%).
+
+The in-domain set is <D>.test.en (500 lines), as in the selection benchmark. True share: the share of
+the pool's lines that come from the target's file. Each estimator runs through the library's
+``domainsift.share`` on the same cross-fitted classifier (5 folds, logistic regression on the frozen
+MiniLM vectors, the pool a seeded sample of at most 20,000 lines as the product draws it), with a
+95% bootstrap interval.
+
+``--fraction auto``: on the shared pool, the default finetune's scores of the selection benchmark
+(bench/work/selection/<D>/finetune-default, seed 0; run bench/live/selection.py first) are selected
+with ``run_select(fraction="auto")`` after the estimate is saved beside them, and evaluated against the
+oracle; F1 beside the F1 of selecting the true N.
+
+    python bench/live/share.py [--estimators bbe elkan-noto] [--report-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
+
+WORK = ROOT / "bench" / "work" / "share"
+POOL_SEED = 0
+MIXED = {"small": (200, 1600), "large": (2000, 800)}
+MIXED_TARGETS = ["KDE4", "OpenSubtitles"]
+
+
+def lines_of(path: str) -> list[str]:
+    return Path(path).read_text(encoding="utf-8").splitlines()
+
+
+def pools(train: dict) -> list[tuple[str, str, dict]]:
+    """``(pool, target, {domain: line indices})`` for every pool and target studied."""
+    out = []
+    for t in SEVEN:
+        out.append(("shared", t, {d: np.arange(len(train[d])) for d in SEVEN}))
+    for name, (k_t, k_o) in MIXED.items():
+        for t in MIXED_TARGETS:
+            out.append((name, t, {d: np.sort(np.random.default_rng(POOL_SEED).choice(
+                len(train[d]), size=k_t if d == t else k_o, replace=False)) for d in SEVEN}))
+    for t in SEVEN:
+        out.append(("zero", t, {d: np.arange(len(train[d])) for d in SEVEN if d != t}))
+    for t in SEVEN:
+        others = [d for d in SEVEN if d != t]
+        sizes = {d: 5000 // 6 + (1 if i < 5000 % 6 else 0) for i, d in enumerate(others)}
+        out.append(("half", t, {t: np.arange(len(train[t])), **{d: np.sort(np.random.default_rng(POOL_SEED).choice(
+            len(train[d]), size=sizes[d], replace=False)) for d in others}}))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--estimators", nargs="+", default=["bbe", "elkan-noto"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    rows_file = WORK / "rows.json"
+    rows = json.loads(rows_file.read_text()) if rows_file.exists() else {}
+    if not args.report_only:
+        from domainsift import EmbedConfig
+        from domainsift.share import SAMPLE_LINES, crossfit_scores, estimate_from_scores
+        enc = EmbedConfig(embedder="minilm").build()
+        train = {d: lines_of(data_file(d, "train")) for d in SEVEN}
+        vec = {d: enc.encode(train[d]) for d in SEVEN}
+        test = {d: enc.encode(lines_of(data_file(d, "test"))) for d in SEVEN}
+        for pool, target, take in pools(train):
+            key = f"{pool}|{target}|{args.seed}"
+            if key in rows and all(e in rows[key]["estimates"] for e in args.estimators):
+                continue
+            domains = list(take)
+            x = np.concatenate([vec[d][take[d]] for d in domains])
+            is_t = np.concatenate([np.full(len(take[d]), d == target) for d in domains])
+            # the product's draw: a seeded sample of at most SAMPLE_LINES pool lines
+            if len(x) > SAMPLE_LINES:
+                keep = np.sort(np.random.default_rng([args.seed, 10]).choice(len(x), SAMPLE_LINES, replace=False))
+            else:
+                keep = np.arange(len(x))
+            s_in, s_pool = crossfit_scores(test[target], x[keep], seed=args.seed)
+            row = rows.get(key, {"pool": pool, "target": target, "seed": args.seed, "n_pool": int(len(x)),
+                                 "true_share": float(is_t.mean()), "n_sample": int(len(keep)), "estimates": {}})
+            for e in args.estimators:
+                est = estimate_from_scores(s_in, s_pool, e, seed=args.seed)
+                row["estimates"][e] = {"share": est.share, "low": est.low, "high": est.high}
+            rows[key] = row
+            print(f"{pool:7s} {target:14s} true {row['true_share']:.3f} " + "  ".join(
+                f"{e} {v['share']:.3f} [{v['low']:.3f}, {v['high']:.3f}]" for e, v in row["estimates"].items()),
+                flush=True)
+            rows_file.write_text(json.dumps(rows, indent=1))
+    report(rows, args)
+
+
+def report(rows: dict, args) -> None:
+    ests = sorted({e for r in rows.values() for e in r["estimates"]})
+    md = ["# The in-domain share of a pool, estimated (issue 49)", "",
+          "Estimate (95% bootstrap interval) against the true share; |error| = |estimate - true|. "
+          "Classifier: logistic regression on frozen MiniLM vectors, 5-fold cross-fitted; pool: a seeded "
+          "sample of at most 20,000 lines. In-domain set <D>.test.en.", ""]
+    md.append("| pool | target | true | " + " | ".join(f"{e} | error" for e in ests) + " |")
+    md.append("|---|---|---|" + "---|---|" * len(ests))
+    summary = {e: {} for e in ests}
+    for r in rows.values():
+        cells = []
+        for e in ests:
+            v = r["estimates"].get(e)
+            if v is None:
+                cells += ["", ""]
+                continue
+            err = abs(v["share"] - r["true_share"])
+            summary[e].setdefault(r["pool"], []).append(err)
+            cells += [f"{v['share']:.3f} [{v['low']:.3f}, {v['high']:.3f}]", f"{err:.3f}"]
+        md.append(f"| {r['pool']} | {r['target']} | {r['true_share']:.3f} | " + " | ".join(cells) + " |")
+    md += ["", "| estimator | " + " | ".join(f"{p} mean / max error" for p in ["shared", "small", "large", "zero", "half"])
+           + " | all: mean / max |", "|---|" + "---|" * 6]
+    for e in ests:
+        cells = [f"{np.mean(v):.3f} / {np.max(v):.3f}" if (v := summary[e].get(p)) else "" for p in
+                 ["shared", "small", "large", "zero", "half"]]
+        allv = [x for v in summary[e].values() for x in v]
+        md.append(f"| {e} | " + " | ".join(cells) + f" | {np.mean(allv):.3f} / {np.max(allv):.3f} |")
+    write_results("share", {"rows": list(rows.values())}, "\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main()
