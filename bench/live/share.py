@@ -14,10 +14,11 @@ the pool's lines that come from the target's file. Each estimator runs through t
 MiniLM vectors, the pool a seeded sample of at most 20,000 lines as the product draws it), with a
 95% bootstrap interval.
 
-``--fraction auto``: on the shared pool, the default finetune's scores of the selection benchmark
-(bench/work/selection/<D>/finetune-default, seed 0; run bench/live/selection.py first) are selected
-with ``run_select(fraction="auto")`` after the estimate is saved beside them, and evaluated against the
-oracle; F1 beside the F1 of selecting the true N.
+``--fraction auto``: on the shared pool, the default finetune's score runs of the downstream benchmark
+(bench/work/downstream/<D>/finetune-default, seed 0, its in-domain set the query half of <D>.test.en;
+run bench/live/downstream.py first) are selected by ``run_select`` with N = the share estimated from
+that same query half (``ShareEstimate.lines``: what ``--fraction auto`` selects) and with the true N
+(5,000), and evaluated against the oracle (the target's train file).
 
     python bench/live/share.py [--estimators bbe elkan-noto] [--report-only]
 """
@@ -99,10 +100,43 @@ def main() -> None:
                 f"{e} {v['share']:.3f} [{v['low']:.3f}, {v['high']:.3f}]" for e, v in row["estimates"].items()),
                 flush=True)
             rows_file.write_text(json.dumps(rows, indent=1))
+        auto_rows(rows, vec, enc, args)
+        rows_file.write_text(json.dumps(rows, indent=1))
     report(rows, args)
 
 
+def auto_rows(rows: dict, vec: dict, enc, args) -> None:
+    """F1 of selecting the estimated share against the true N, default finetune, shared pool."""
+    from domainsift.jobs.evaluate import evaluate_run
+    from domainsift import run_select
+    from domainsift.share import SAMPLE_LINES, crossfit_scores, estimate_from_scores
+    x = np.concatenate([vec[d] for d in SEVEN])
+    keep = np.sort(np.random.default_rng([args.seed, 10]).choice(len(x), SAMPLE_LINES, replace=False))
+    for target in CLASSIC:
+        key = f"auto|{target}|{args.seed}"
+        run = ROOT / "bench" / "work" / "downstream" / target / "finetune-default"
+        query = run.parent / "query.en"
+        if key in rows or not (run / "scores.npy").exists() or not query.exists():
+            continue
+        q = lines_of(str(query))
+        s_in, s_pool = crossfit_scores(enc.encode(q), x[keep], seed=args.seed)
+        est = estimate_from_scores(s_in, s_pool, "bbe", seed=args.seed)
+        n_auto = est.lines(len(x))
+        row = {"pool": "auto", "target": target, "seed": args.seed, "n_query": len(q), "true_n": 5000,
+               "estimate": est.to_dict(), "n_auto": n_auto}
+        for name, n in (("auto", n_auto), ("true_n", 5000)):
+            out = WORK / "auto" / target / name
+            run_select(run, out, top=n, overwrite=True)
+            ev = evaluate_run(out, [data_file(target, "train")])
+            row[name] = {k: ev[k] for k in ("precision", "recall", "f1", "n_selected")}
+        rows[key] = row
+        print(f"auto {target}: share {est.share:.3f} N {n_auto} F1 {row['auto']['f1']:.4f} vs true N "
+              f"{row['true_n']['f1']:.4f}", flush=True)
+
+
 def report(rows: dict, args) -> None:
+    auto = [r for r in rows.values() if r["pool"] == "auto"]
+    rows = {k: r for k, r in rows.items() if r["pool"] != "auto"}
     ests = sorted({e for r in rows.values() for e in r["estimates"]})
     md = ["# The in-domain share of a pool, estimated (issue 49)", "",
           "Estimate (95% bootstrap interval) against the true share; |error| = |estimate - true|. "
@@ -129,7 +163,20 @@ def report(rows: dict, args) -> None:
                  ["shared", "small", "large", "zero", "half"]]
         allv = [x for v in summary[e].values() for x in v]
         md.append(f"| {e} | " + " | ".join(cells) + f" | {np.mean(allv):.3f} / {np.max(allv):.3f} |")
-    write_results("share", {"rows": list(rows.values())}, "\n".join(md) + "\n")
+    if auto:
+        md += ["", "## --fraction auto with the default finetune (shared pool, seed 0)", "",
+               "In-domain set: the query half of <D>.test.en (the downstream benchmark's); the share estimated "
+               "from it (bbe); N = share x 35,000; F1 against the target's 5,000 train lines.", "",
+               "| target | estimated share [95%] | N auto | precision | recall | F1 auto | F1 at the true N | "
+               "difference |", "|---|---|---|---|---|---|---|---|"]
+        for r in auto:
+            e, a, t = r["estimate"], r["auto"], r["true_n"]
+            md.append(f"| {r['target']} | {e['share']:.3f} [{e['low']:.3f}, {e['high']:.3f}] | {r['n_auto']} | "
+                      f"{a['precision']:.4f} | {a['recall']:.4f} | {a['f1']:.4f} | {t['f1']:.4f} | "
+                      f"{a['f1'] - t['f1']:+.4f} |")
+        fa, ft = np.mean([r["auto"]["f1"] for r in auto]), np.mean([r["true_n"]["f1"] for r in auto])
+        md.append(f"| mean | | | | | {fa:.4f} | {ft:.4f} | {fa - ft:+.4f} |")
+    write_results("share", {"rows": list(rows.values()), "auto": auto}, "\n".join(md) + "\n")
 
 
 if __name__ == "__main__":
