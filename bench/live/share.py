@@ -105,6 +105,20 @@ def main() -> None:
     report(rows, args)
 
 
+def add_positive(row: dict, run: Path, target: str) -> None:
+    """``--positive`` (p > 0.5 of the classifier trained on the in-domain set against as many random pool
+    lines), and the same probability calibrated to the estimated share a: the posterior of in-domain
+    a * p / (1 - p) > 0.5, i.e. the threshold p >= 1 / (1 + 2a)."""
+    from domainsift.jobs.evaluate import evaluate_run
+    from domainsift import run_select
+    a = row["estimate"]["share"]
+    for name, rule in (("positive", {"positive": True}), ("calibrated", {"threshold": 1 / (1 + 2 * a)})):
+        out = WORK / "auto" / target / name
+        run_select(run, out, overwrite=True, **rule)
+        ev = evaluate_run(out, [data_file(target, "train")])
+        row[name] = {k: ev[k] for k in ("precision", "recall", "f1", "n_selected")}
+
+
 def auto_rows(rows: dict, vec: dict, enc, args) -> None:
     """F1 of selecting the estimated share against the true N, default finetune, shared pool."""
     from domainsift.jobs.evaluate import evaluate_run
@@ -116,7 +130,12 @@ def auto_rows(rows: dict, vec: dict, enc, args) -> None:
         key = f"auto|{target}|{args.seed}"
         run = ROOT / "bench" / "work" / "downstream" / target / "finetune-default"
         query = run.parent / "query.en"
-        if key in rows or not (run / "scores.npy").exists() or not query.exists():
+        if not (run / "scores.npy").exists() or not query.exists():
+            continue
+        if key in rows:
+            row = rows[key]
+            if "calibrated" not in row:  # --positive, and the posterior calibrated to the estimated share
+                add_positive(row, run, target)
             continue
         q = lines_of(str(query))
         s_in, s_pool = crossfit_scores(enc.encode(q), x[keep], seed=args.seed)
@@ -129,6 +148,7 @@ def auto_rows(rows: dict, vec: dict, enc, args) -> None:
             run_select(run, out, top=n, overwrite=True)
             ev = evaluate_run(out, [data_file(target, "train")])
             row[name] = {k: ev[k] for k in ("precision", "recall", "f1", "n_selected")}
+        add_positive(row, run, target)
         rows[key] = row
         print(f"auto {target}: share {est.share:.3f} N {n_auto} F1 {row['auto']['f1']:.4f} vs true N "
               f"{row['true_n']['f1']:.4f}", flush=True)
@@ -176,6 +196,15 @@ def report(rows: dict, args) -> None:
                       f"{a['f1'] - t['f1']:+.4f} |")
         fa, ft = np.mean([r["auto"]["f1"] for r in auto]), np.mean([r["true_n"]["f1"] for r in auto])
         md.append(f"| mean | | | | | {fa:.4f} | {ft:.4f} | {fa - ft:+.4f} |")
+        md += ["", "`--positive` on the same runs (p > 0.5 of the classifier trained on the in-domain set against "
+               "as many random pool lines), and that probability calibrated to the estimated share a (the "
+               "posterior a p / (1 - p) > 0.5, run as `--threshold 1/(1+2a)`):", "",
+               "| target | --positive: N | F1 | calibrated: N | F1 |", "|---|---|---|---|---|"]
+        for r in auto:
+            p, c = r["positive"], r["calibrated"]
+            md.append(f"| {r['target']} | {p['n_selected']} | {p['f1']:.4f} | {c['n_selected']} | {c['f1']:.4f} |")
+        fp, fc = np.mean([r["positive"]["f1"] for r in auto]), np.mean([r["calibrated"]["f1"] for r in auto])
+        md.append(f"| mean | | {fp:.4f} | | {fc:.4f} |")
     write_results("share", {"rows": list(rows.values()), "auto": auto}, "\n".join(md) + "\n")
 
 
