@@ -332,9 +332,13 @@ def cmd_select(args) -> int:
                 out_format=args.out_format, dedup=args.dedup, dedup_threshold=args.dedup_threshold,
                 sample=args.resample, temperature=args.temperature, sample_seed=args.resample_seed)
     if args.from_scores:
+        if args.target:
+            raise DomainsiftError("--target scores the pool again; it does not go with --from-scores")
         _print_selection(run_select(args.from_scores, args.out or args.from_scores, overwrite=args.overwrite,
                                     **rule), t0)
         return 0
+    if args.target:
+        return _select_mix(args, t0)
     if args.plan:
         return _plan(args, rule)
     if not args.out:
@@ -344,6 +348,35 @@ def cmd_select(args) -> int:
     sig, sel = score_and_select(args.method, in_domain, pool, args.out, **opts, **rule)
     _print_score(sig, t0, args.out)
     _print_selection(sel, t0)
+    return 0
+
+
+def _select_mix(args, t0: float) -> int:
+    """select --target NAME=FILE ... [--mix NAME=W,...]: several targets in one run."""
+    from .io.corpus import read_corpus
+    from .io.source import PoolSource
+    from .jobs.mix import parse_mix, parse_targets, select_mix
+    if args.in_domain:
+        raise DomainsiftError("give the in-domain sets as --target NAME=FILE, not --in-domain")
+    others = [f for f, v in (("--threshold", args.threshold), ("--positive", args.positive),
+                             ("--resample", args.resample), ("--dedup", args.dedup),
+                             ("--out-format", args.out_format), ("--plan", args.plan)) if v]
+    if others:
+        raise DomainsiftError(f"--target takes --top N or --fraction F (or auto); not {', '.join(others)}")
+    if not args.pool or not args.out:
+        raise DomainsiftError("--pool and --out are required")
+    names = parse_targets(args.target)
+    mix = parse_mix(args.mix, names) if args.mix else None
+    opts = job_options(args)
+    kw = reader_kwargs(args)
+    targets = {name: read_corpus(files, **kw) for name, files in names.items()}
+    pool = PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw)
+    meta = select_mix(args.method, targets, pool, args.out, mix=mix, top=args.top, fraction=args.fraction, **opts)
+    print(f"mixed {len(targets)} targets over {meta['n_pool']} pool lines with {meta['method']} in "
+          f"{time.time() - t0:.1f} s -> {args.out}")
+    for name, t in meta["targets"].items():
+        share = f"  (estimated share {t['share']['share']:.1%})" if "share" in t else ""
+        print(f"  {name}: {t['n_selected']} / {t['quota']} lines{share} -> {t['dir']}")
     return 0
 
 
@@ -502,6 +535,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_method_opts(s)
     s.add_argument("--plan", action="store_true", help=plan_help)
     s.add_argument("--from-scores", metavar="DIR", help="re-select from a score directory (no re-scoring)")
+    s.add_argument("--target", action="append", metavar="NAME=FILE",
+                   help="several targets in one run, instead of --in-domain (repeat: --target med=med.txt "
+                        "--target law=law.txt); each pool line goes to at most one target; DIR/targets/NAME holds "
+                        "each target's selection, DIR/selected.mix.tsv all of them with a domain column")
+    s.add_argument("--mix", metavar="NAME=W,...",
+                   help="with --target: the share of --top / --fraction each target gets (default: equal)")
     s.add_argument("--out", help="output directory (default with --from-scores: DIR itself)")
     s.add_argument("--out-format", choices=["text", "jsonl", "parquet"],
                    help="write the selection in this format instead of the pool's own")

@@ -24,6 +24,7 @@ CLUSTERING, CLUSTERS, OUTLIERS, MAP = "clustering.json", "clusters.tsv", "outlie
 DOWNSTREAM, CROSSDOMAIN, CROSSDOMAIN_PNG = "downstream.json", "crossdomain.json", "crossdomain.png"
 SAMPLING, REPORT = "sampling.json", "report.html"
 SHARE = "share.json"  # the pool's estimated in-domain share (domainsift.share), when a run estimated it
+MIX, MIX_TSV, MIX_TARGETS = "mix.json", "selected.mix.tsv", "targets"  # several targets in one run
 STUDENT = "student"  # a student's saved fit (the student method and --cascade): reusable with --student-from
 LOCK, RESUME = ".lock", ".resume"
 CHECKSUMS = "checksums"  # run.json's table of the SHA-256 of scores.npy and ids.npy, written with them
@@ -38,10 +39,10 @@ CLUSTER_OUTPUTS = (CLUSTERING, OUTLIERS, CLUSTERS, MAP, "*.png")
 
 # the files each kind of run writes: what a run that replaces it (--overwrite) removes first
 OWNED = {"score": OUTPUTS + (ALIGNMENT, ALIGNMENT_PNG), "selection": DERIVED + (SELECTED + ".*", IDS, POOL, SIGNATURE),
-         "embed": EMBED_OUTPUTS, "cluster": CLUSTER_OUTPUTS}
+         "embed": EMBED_OUTPUTS, "cluster": CLUSTER_OUTPUTS, "mix": (MIX, MIX_TSV)}
 
 # what a directory holds, told by the file that only that kind of run writes
-KINDS = {"score": SCORES, "selection": SELECTED_IDS, "embed": EMBEDDINGS, "cluster": CLUSTERING}
+KINDS = {"score": SCORES, "selection": SELECTED_IDS, "embed": EMBEDDINGS, "cluster": CLUSTERING, "mix": MIX}
 
 
 def path(run_dir: str | os.PathLike, name: str) -> Path:
@@ -137,7 +138,8 @@ def _ours(name: str) -> bool:
     state or a temporary file)."""
     import fnmatch
     names = OUTPUTS + EMBED_OUTPUTS + CLUSTER_OUTPUTS + (ALIGNMENT, ALIGNMENT_PNG, DOWNSTREAM, CROSSDOMAIN,
-                                                         CROSSDOMAIN_PNG, SAMPLING, REPORT, LOCK, RESUME)
+                                                         CROSSDOMAIN_PNG, SAMPLING, REPORT, LOCK, RESUME,
+                                                         MIX, MIX_TSV, MIX_TARGETS)
     return name.startswith(".") or any(fnmatch.fnmatch(name, n) for n in names)
 
 

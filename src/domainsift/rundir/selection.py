@@ -174,3 +174,16 @@ def selection_records(run_dir: str | os.PathLike) -> list[tuple[str, str | None]
     got = records(pool, ids, where=run_dir)
     index = {f: k for k, f in enumerate(pool["files"])}
     return [got[i] for i in sorted(set(ids), key=lambda i: (index.get(i[0], -1), i[1])) if i in got]
+
+
+def write_mix(out_dir: str | os.PathLike, chosen: list[tuple[str, str, int, float]], texts: dict, meta: dict) -> None:
+    """A selection of several targets: ``selected.mix.tsv`` (``domain``, file, line, score, text: every
+    selected line once, each with the one target it went to; the text is the last column, so a line's own
+    tabs stay in it) and ``mix.json`` (``meta``), written last: it marks the run finished."""
+    from .layout import MIX, MIX_TSV
+    out = Path(out_dir)
+    with atomic_open(out / MIX_TSV) as fh:
+        fh.write("domain\tfile\tline\tscore\ttext\n")
+        for name, f, ln, score in chosen:
+            fh.write(f"{name}\t{f}\t{ln}\t{score!r}\t{texts[(f, ln)]}\n")
+    save_json(out / MIX, meta)

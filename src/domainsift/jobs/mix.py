@@ -1,0 +1,171 @@
+"""``domainsift select --target NAME=FILE ... [--mix NAME=W,...]``: several targets in one run.
+
+Every pool line is scored against every target (one score run per target under ``DIR/targets/NAME``,
+each a full score directory; a method over frozen vectors encodes the pool once, the embedding cache
+serving the later targets). Then each line goes to at most one target: every target ranks the pool,
+a line's claim on a target is its rank percentile there (1 = that target's best line), and the
+claims are granted from the strongest down until each target has its quota. Quotas: ``top`` N or
+``fraction`` F of the pool split by the ``mix`` weights (equal by default; largest remainders), or
+``"auto"``: each target's estimated in-domain share (:mod:`domainsift.share`). Each target's selection
+is written into its own directory, as ``select`` writes one; ``DIR/selected.mix.tsv`` lists every
+selected line once with its ``domain``; ``DIR/mix.json`` says what ran.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .. import rundir
+from .._internal.errors import DomainsiftError
+from ..select.base import check_n_against_pool, choose
+
+
+def parse_targets(items) -> dict:
+    """``NAME=FILE`` items (a name may come back to add files) as ``{name: [files]}``, in order."""
+    out: dict = {}
+    for item in items:
+        name, sep, path = str(item).partition("=")
+        if not sep or not name or not path:
+            raise DomainsiftError(f"--target takes NAME=FILE, got {item!r}")
+        if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+            raise DomainsiftError(f"--target {item!r}: a name of letters, digits, '-', '_' or '.', please "
+                                  "(it names the target's folder and the domain column)")
+        out.setdefault(name, []).append(path)
+    return out
+
+
+def parse_mix(text: str | None, names) -> dict:
+    """``NAME=W,...`` as weights summing to 1 over ``names`` (every target named once); None: equal."""
+    names = list(names)
+    if text is None:
+        return {n: 1 / len(names) for n in names}
+    weights = {}
+    for part in str(text).split(","):
+        name, sep, w = part.strip().partition("=")
+        try:
+            value = float(w)
+        except ValueError:
+            value = float("nan")
+        if not sep or not value > 0 or value == float("inf"):
+            raise DomainsiftError(f"--mix takes NAME=W,... with positive weights, got {part.strip()!r}")
+        if name in weights:
+            raise DomainsiftError(f"--mix names '{name}' twice")
+        weights[name] = value
+    if set(weights) != set(names):
+        missing, extra = sorted(set(names) - set(weights)), sorted(set(weights) - set(names))
+        raise DomainsiftError("--mix must weigh every --target once" + (f"; missing: {', '.join(missing)}" if missing
+                              else "") + (f"; not a target: {', '.join(extra)}" if extra else ""))
+    total = sum(weights.values())
+    return {n: weights[n] / total for n in names}
+
+
+def quotas(weights: dict, total: int) -> dict:
+    """``total`` lines split by ``weights`` (largest remainders; ties to the earlier target)."""
+    raw = {n: w * total for n, w in weights.items()}
+    q = {n: int(np.floor(v)) for n, v in raw.items()}
+    order = sorted(raw, key=lambda n: (-(raw[n] - q[n]), list(raw).index(n)))
+    for n in order[:total - sum(q.values())]:
+        q[n] += 1
+    return q
+
+
+def assign(scores: dict, want: dict) -> dict:
+    """Each pool position to at most one target: ``{name: positions, best first}`` with ``want[name]``
+    each (fewer only when the pool runs out). A line's claim on a target is its rank percentile there;
+    claims are granted strongest first (ties: the earlier target, then the earlier line)."""
+    names = list(scores)
+    n = len(next(iter(scores.values())))
+    depth = {t: min(n, 2 * want[t] + 100) for t in names}
+    while True:
+        claims = []
+        for k, t in enumerate(names):
+            if want[t] == 0:
+                continue
+            idx = choose(scores[t], top=depth[t]) if depth[t] > 0 else np.zeros(0, dtype=np.int64)
+            claims.append((1 - np.arange(len(idx)) / n, np.full(len(idx), k), idx))
+        if not claims:
+            return {t: np.zeros(0, dtype=np.int64) for t in names}
+        strength, who, pos = (np.concatenate(c) for c in zip(*claims))
+        order = np.lexsort((pos, who, -strength))
+        taken = np.zeros(n, dtype=bool)
+        got = {t: [] for t in names}
+        for k, p in zip(who[order].tolist(), pos[order].tolist()):
+            t = names[k]
+            if not taken[p] and len(got[t]) < want[t]:
+                taken[p] = True
+                got[t].append(p)
+        short = [t for t in names if len(got[t]) < want[t] and depth[t] < n]
+        if not short:
+            return {t: np.asarray(got[t], dtype=np.int64) for t in names}
+        for t in short:
+            depth[t] = min(n, 2 * depth[t])
+
+
+def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix: dict | None = None,
+               top: int | str | None = None, fraction: float | str | None = None, params: dict | None = None,
+               seed: int = 0, reader: dict | None = None, execution=None, cascade=None,
+               overwrite: bool = False) -> dict:
+    """Score ``pool`` against every target (``{name: Corpus}``) and select a mixture; see the module
+    docstring. ``mix``: ``{name: weight}`` (default equal); exactly one of ``top`` / ``fraction`` (a
+    number, or ``"auto"``: each target its estimated share). Returns ``mix.json``'s contents."""
+    from .._internal.signature import make_signature, signature_string
+    from .score import score
+    if len(targets) < 2:
+        raise DomainsiftError("several targets need at least two --target NAME=FILE")
+    if (top is None) == (fraction is None):
+        raise DomainsiftError("a mixture needs exactly one of --top N and --fraction F (or 'auto')")
+    auto = "auto" in (top, fraction)
+    if auto and mix is not None:
+        raise DomainsiftError("--mix weighs a total; with 'auto' each target takes its own estimated share")
+    weights = None if auto else (mix or {n: 1 / len(targets) for n in targets})
+    out = Path(out_dir)
+    with rundir.claim(out, "mix", overwrite=overwrite):
+        jobs = {}
+        for name, corpus in targets.items():
+            jobs[name] = score(method, corpus, pool, out / rundir.MIX_TARGETS / name, params, seed, reader,
+                               execution, cascade, overwrite,
+                               check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
+                               estimate_share=auto)
+        runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
+        first = next(iter(runs.values()))
+        for name, run in runs.items():
+            if not np.array_equal(run.id_array, first.id_array):
+                raise DomainsiftError(f"{run.dir}: the pool's lines came in another order for target "
+                                      f"'{name}'; score again")
+        n = len(first.scores)
+        if auto:
+            from ..share import ShareEstimate
+            want = {name: ShareEstimate.from_dict(job.share).lines(n) for name, job in jobs.items()}
+        else:
+            total = top if top is not None else max(1, int(round(fraction * n)))
+            want = quotas(weights, total)
+        got = assign({name: run.scores for name, run in runs.items()}, want)
+        chosen, wanted_ids = [], {}
+        for name, run in runs.items():
+            rule = {"mix": name, **({"top": top} if top is not None else {"fraction": fraction}),
+                    "n_quota": want[name]}
+            rundir.write_selection(run.dir, run, got[name], rule)
+            for i in got[name].tolist():
+                f, ln = run.id_at(i)
+                chosen.append((name, f, ln, float(run.scores[i])))
+                wanted_ids[(f, ln)] = None
+        texts = {i: t for i, (t, _) in rundir.records(first, wanted_ids, verify=False).items()}
+        sig = make_signature(method, model=jobs[next(iter(jobs))].signature.get("model"), seed=seed,
+                             targets=list(targets), n_pool=n)
+        meta = {"method": method, "n_pool": n, "rule": {"top": top} if top is not None else {"fraction": fraction},
+                "assignment": "rank percentile in each target's ranking; strongest claim first; one target a line",
+                "targets": {name: {"in_domain": [rundir.resolve(f) for f in targets[name].files],
+                                   "weight": None if weights is None else round(weights[name], 6),
+                                   "quota": want[name], "n_selected": int(len(got[name])),
+                                   "dir": str(jobs[name].out_dir),
+                                   **({"share": jobs[name].share} if jobs[name].share else {})}
+                            for name in targets},
+                "signature": signature_string({**sig, "select_" + ("top" if top is not None else "fraction"):
+                                               top if top is not None else fraction,
+                                               "mix": ",".join(f"{k}={v:g}" for k, v in (weights or {}).items())
+                                               or "auto"})}
+        rundir.write_mix(out, chosen, texts, meta)
+    return meta

@@ -1,0 +1,93 @@
+"""Several targets in one run: select --target NAME=FILE ... --mix NAME=W,... (domainsift.jobs.mix)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import make_sentences, run_cli, write_lines
+
+from domainsift._internal.errors import DomainsiftError
+from domainsift.jobs.mix import assign, parse_mix, parse_targets, quotas
+
+
+def test_every_line_goes_to_one_target_and_every_quota_is_met():
+    rng = np.random.default_rng(0)
+    same = rng.random(200)
+    got = assign({"a": same, "b": same.copy(), "c": rng.random(200)}, {"a": 50, "b": 50, "c": 60})
+    assert [len(got[t]) for t in "abc"] == [50, 50, 60]
+    all_ = np.concatenate(list(got.values()))
+    assert len(set(all_.tolist())) == len(all_) == 160
+    # a line's strongest claim wins: the best line of "a" (ranked first there) goes to "a"
+    assert int(np.argmax(same)) in got["a"].tolist()
+
+
+def test_a_target_that_loses_its_best_lines_reaches_deeper():
+    s = np.arange(100, dtype=float)
+    got = assign({"a": s, "b": s.copy()}, {"a": 90, "b": 10})
+    assert len(got["a"]) == 90 and len(got["b"]) == 10
+    assert not set(got["a"].tolist()) & set(got["b"].tolist())
+
+
+def test_quotas_and_mix_parsing():
+    assert quotas({"a": 0.5, "b": 0.3, "c": 0.2}, 11) == {"a": 6, "b": 3, "c": 2}
+    assert sum(quotas({"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, 100).values()) == 100
+    assert parse_mix("a=3,b=1", ["a", "b"]) == {"a": 0.75, "b": 0.25}
+    assert parse_targets(["a=x.txt", "b=y.txt", "a=z.txt"]) == {"a": ["x.txt", "z.txt"], "b": ["y.txt"]}
+    for bad, match in (("a=1", "missing: b"), ("a=1,b=0", "positive"), ("a=1,b=1,c=1", "not a target: c"),
+                       ("a=1,a=2", "twice")):
+        with pytest.raises(DomainsiftError, match=match):
+            parse_mix(bad, ["a", "b"])
+    with pytest.raises(DomainsiftError, match="NAME=FILE"):
+        parse_targets(["nofile"])
+
+
+def _data(tmp_path):
+    return {"in_med": write_lines(tmp_path / "in_med.txt", make_sentences("med", 30, 21)),
+            "in_law": write_lines(tmp_path / "in_law.txt", make_sentences("law", 30, 22)),
+            "pool": [write_lines(tmp_path / f"{d}.txt", make_sentences(d, 40, 30 + i))
+                     for i, d in enumerate(["med", "law", "it"])]}
+
+
+def test_select_two_targets_in_one_run(tmp_path, capsys, monkeypatch):
+    d = _data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DOMAINSIFT_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "mix"
+    rc, err, so = run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--target",
+                           f"law={d['in_law']}", "--pool", *d["pool"], "--top", "40", "--mix", "med=3,law=1",
+                           "--out", str(out)], capsys)
+    assert rc == 0, err
+    meta = json.loads((out / "mix.json").read_text())
+    assert {n: t["n_selected"] for n, t in meta["targets"].items()} == {"med": 30, "law": 10}
+    rows = [line.split("\t", 4) for line in (out / "selected.mix.tsv").read_text().splitlines()[1:]]
+    assert len(rows) == 40 and len({(f, ln) for _, f, ln, _, _ in rows}) == 40  # one target a line
+    # each target's lines come from its own domain's file (the domains share no word)
+    for name, f, _, _, _ in rows:
+        assert f.endswith(f"{name}.txt")
+    for name in ("med", "law"):
+        sel = json.loads((out / "targets" / name / "selection.json").read_text())
+        assert sel["n_selected"] == meta["targets"][name]["n_selected"]
+    assert "med: 30 / 30 lines" in so
+
+
+def test_auto_gives_each_target_its_estimated_share(tmp_path, capsys, monkeypatch):
+    d = _data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DOMAINSIFT_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "mix"
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--target",
+                          f"law={d['in_law']}", "--pool", *d["pool"], "--fraction", "auto", "--out", str(out)], capsys)
+    assert rc == 0, err
+    meta = json.loads((out / "mix.json").read_text())
+    for t in meta["targets"].values():
+        assert t["quota"] == max(1, int(round(t["share"]["share"] * 120)))
+        assert abs(t["share"]["share"] - 1 / 3) < 0.1
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--target",
+                          f"law={d['in_law']}", "--pool", *d["pool"], "--fraction", "auto", "--mix", "med=1,law=1",
+                          "--out", str(tmp_path / "m2")], capsys)
+    assert rc != 0 and "--mix" in err
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--in-domain",
+                          str(d["in_law"]), "--pool", *d["pool"], "--top", "5", "--out", str(tmp_path / "m3")], capsys)
+    assert rc != 0 and "--in-domain" in err
