@@ -8,7 +8,9 @@ The public surface:
 - :func:`get_selector`, :func:`choose` — scoring a pool and turning scores into a selection;
 - :func:`run_score`, :func:`run_select`, :func:`combine_runs` — score directories: score once, select many,
   combine the scores of several methods;
-- :class:`PoolSource` — a pool read as a stream (``run_score`` scores it shard by shard, in bounded memory).
+- :class:`PoolSource` — a pool read as a stream (``run_score`` scores it shard by shard, in bounded memory);
+- :func:`estimate_share` — how much of a pool is in-domain (``run_select(..., fraction="auto")`` selects it);
+- :func:`select_mix` — several targets in one run, each pool line to at most one of them.
 """
 
 from ._version import __version__  # noqa: E402
@@ -41,6 +43,12 @@ def __getattr__(name):  # lazy: selection pulls no heavy dependency until used
     if name == "combine_runs":
         from .jobs.combine import combine_runs
         return combine_runs
+    if name == "estimate_share":
+        from .share import estimate_share
+        return estimate_share
+    if name == "select_mix":
+        from .jobs.mix import select_mix
+        return select_mix
     if name == "evaluate_run":
         from .jobs.evaluate import evaluate_run
         return evaluate_run

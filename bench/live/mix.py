@@ -1,0 +1,102 @@
+"""Benchmark "mix" (issue 49): five targets in one run against five separate runs.
+
+Pool: the seven shared <D>.train.en files (35,000 lines); targets: the five classic domains, each
+with <D>.test.en as its in-domain set, 5,000 lines each (``--top 25000``, equal weights). The mixture
+runs through ``domainsift.select_mix``; every target's own score directory under DIR/targets/NAME
+holds exactly the scores a separate run of that target makes (same method, pool, seed), so the
+separate runs' selections are ``run_select(top=5000)`` from them. Precision against the target's
+train file (precision = recall at N = 5,000).
+
+Wall time (``--timing``): one cosine run of one target from an empty embedding cache against the
+mixture from an empty cache, one after the other on an otherwise idle machine.
+
+    python bench/live/mix.py [--methods cosine] [--timing]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import time
+
+import numpy as np
+from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
+
+WORK = ROOT / "bench" / "work" / "mix"
+N = 5000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--methods", nargs="+", default=["cosine"])
+    ap.add_argument("--timing", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    import domainsift as ds
+    WORK.mkdir(parents=True, exist_ok=True)
+    rows_file = WORK / "rows.json"
+    rows = json.loads(rows_file.read_text()) if rows_file.exists() else {}
+    pool_files = [data_file(d, "train") for d in SEVEN]
+    for method in args.methods:
+        key = f"{method}|{args.seed}"
+        out = WORK / method
+        if key not in rows:
+            targets = {d: ds.read_corpus([data_file(d, "test")]) for d in CLASSIC}
+            t = time.time()
+            meta = ds.select_mix(method, targets, ds.PoolSource.open(pool_files), out, top=N * len(CLASSIC),
+                                 seed=args.seed, overwrite=True)
+            row = {"method": method, "seed": args.seed, "mix_seconds_warm_cache": round(time.time() - t, 1),
+                   "targets": {}}
+            for d in CLASSIC:
+                mixed = ds.evaluate_run(out / "targets" / d, [data_file(d, "train")])
+                alone = WORK / f"{method}-alone" / d
+                ds.run_select(out / "targets" / d, alone, top=N, overwrite=True)
+                sep = ds.evaluate_run(alone, [data_file(d, "train")])
+                row["targets"][d] = {"mix": mixed["precision"], "separate": sep["precision"],
+                                     "n_mix": meta["targets"][d]["n_selected"]}
+                print(f"{method} {d}: mix {mixed['precision']:.4f} separate {sep['precision']:.4f}", flush=True)
+            rows[key] = row
+            rows_file.write_text(json.dumps(rows, indent=1))
+        if args.timing and "one_run_seconds" not in rows[key]:
+            cache = WORK / "cache"
+            times = {}
+            for what in ("one", "mix"):
+                shutil.rmtree(cache, ignore_errors=True)
+                os.environ["DOMAINSIFT_CACHE"] = str(cache)
+                t = time.time()
+                if what == "one":
+                    ds.run_score(method, ds.read_corpus([data_file(CLASSIC[0], "test")]),
+                                 ds.PoolSource.open(pool_files), WORK / "timing-one", seed=args.seed, overwrite=True)
+                else:
+                    ds.select_mix(method, {d: ds.read_corpus([data_file(d, "test")]) for d in CLASSIC},
+                                  ds.PoolSource.open(pool_files), WORK / "timing-mix", top=N * len(CLASSIC),
+                                  seed=args.seed, overwrite=True)
+                times[what] = round(time.time() - t, 1)
+            rows[key].update(one_run_seconds=times["one"], mix_seconds=times["mix"])
+            rows_file.write_text(json.dumps(rows, indent=1))
+    report(rows)
+
+
+def report(rows: dict) -> None:
+    md = ["# Five targets in one run (issue 49)", "",
+          "Pool: the seven <D>.train.en (35,000 lines); targets: the five classic domains, in-domain set "
+          "<D>.test.en, 5,000 lines each (`select_mix(top=25000)`, equal weights, each line to one target). "
+          "'separate': the top 5,000 of the same target's scores alone (what five separate runs select). "
+          "Precision against <D>.train.en.", "",
+          "| method | seed | " + " | ".join(f"{d} mix / separate" for d in CLASSIC) + " | mean mix | mean separate | "
+          "difference | one run (s) | five in one (s) | ratio |", "|---|---|" + "---|" * (len(CLASSIC) + 6)]
+    for r in rows.values():
+        t = r["targets"]
+        mm, ms = np.mean([t[d]["mix"] for d in CLASSIC]), np.mean([t[d]["separate"] for d in CLASSIC])
+        one, mix = r.get("one_run_seconds"), r.get("mix_seconds")
+        md.append(f"| {r['method']} | {r['seed']} | " + " | ".join(f"{t[d]['mix']:.4f} / {t[d]['separate']:.4f}"
+                                                                  for d in CLASSIC)
+                  + f" | {mm:.4f} | {ms:.4f} | {mm - ms:+.4f} | {one if one else ''} | {mix if mix else ''} | "
+                  + (f"{mix / one:.2f}" if one and mix else "") + " |")
+    write_results("mix", {"rows": list(rows.values())}, "\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main()
