@@ -91,6 +91,28 @@ def test_two_nodes_give_the_local_bytes_and_the_driver_reads_no_pool_text(two_no
     assert "sha256_parts" in fp[str((pool / "a.txt").resolve())]  # cut into parts, hashed by the workers
 
 
+def _mix(pool: Path, out: str, engine: str, params: dict, cascade=None) -> dict:
+    from domainsift.jobs.mix import select_mix
+    (pool / "in_law.txt").write_text("".join(f"{x}\n" for x in make_sentences("law", 8, 5)), encoding="utf-8")
+    targets = {"med": read_corpus([pool / "in.txt"]), "law": read_corpus([pool / "in_law.txt"])}
+    select_mix("cosine", targets, PoolSource.open([pool / "a.txt", pool / "b.txt.gz"]), pool / out,
+               top=30, params={**params, "cache_dir": str(pool / f"cache-{out}")}, cascade=cascade,
+               execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700))
+    d = pool / out
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and
+            p.name in ("selected.mix.tsv", "selected.txt", "selected.ids.tsv", "scores.npy")}
+
+
+@pytest.mark.parametrize("cascade", [None, Cascade(share=0.1)], ids=["plain", "cascade"])
+def test_several_targets_on_two_nodes_give_the_local_bytes(two_nodes, tiny_models, pool, cascade, monkeypatch):
+    params = {"embedder": tiny_models["bert"]}
+    local = _mix(pool, "mix-local", "local", params, cascade)
+    opens = _Opens(monkeypatch, pool)
+    ray_out = _mix(pool, "mix-ray", "ray", params, cascade)
+    assert opens.seen == []  # every target's scan, shards and selected lines: read by the workers
+    assert ray_out == local and "selected.mix.tsv" in local and len(local) == 7
+
+
 def _scorer_pids() -> list[int]:
     out = []
     for d in os.listdir("/proc"):

@@ -122,13 +122,14 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
         raise DomainsiftError("--mix weighs a total; with 'auto' each target takes its own estimated share")
     weights = None if auto else (mix or {n: 1 / len(targets) for n in targets})
     out = Path(out_dir)
-    with rundir.claim(out, "mix", overwrite=overwrite):
+    from contextlib import ExitStack
+    with rundir.claim(out, "mix", overwrite=overwrite), ExitStack() as stack:  # Ray stays up for the reads
         jobs = {}
         for name, corpus in targets.items():
             jobs[name] = score(method, corpus, pool, out / rundir.MIX_TARGETS / name, params, seed, reader,
                                execution, cascade, overwrite,
                                check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
-                               estimate_share=auto)
+                               stack=stack, estimate_share=auto)
         runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
         first = next(iter(runs.values()))
         for name, run in runs.items():
@@ -143,16 +144,22 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
             total = top if top is not None else max(1, int(round(fraction * n)))
             want = quotas(weights, total)
         got = assign({name: run.scores for name, run in runs.items()}, want)
-        chosen, wanted_ids = [], {}
+        # the selected lines: read by the Ray workers (the driver reads no pool line), else from the files
+        fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
+        every = np.unique(np.concatenate(list(got.values()))) if n else np.zeros(0, dtype=np.int64)
+        fetched = fetch(every) if fetch is not None and len(every) else None
+        wanted_ids = {first.id_at(i): None for i in every.tolist()}
+        texts = ({i: v[0] for i, v in fetched.items()} if fetched is not None else
+                 {i: t for i, (t, _) in rundir.records(first, wanted_ids, verify=False).items()})
+        chosen = []
         for name, run in runs.items():
             rule = {"mix": name, **({"top": top} if top is not None else {"fraction": fraction}),
                     "n_quota": want[name]}
-            rundir.write_selection(run.dir, run, got[name], rule)
+            kept = ({i: (v[2], v[3]) for i, v in fetched.items()} if fetched is not None else jobs[name].kept)
+            rundir.write_selection(run.dir, run, got[name], rule, kept=kept)
             for i in got[name].tolist():
                 f, ln = run.id_at(i)
                 chosen.append((name, f, ln, float(run.scores[i])))
-                wanted_ids[(f, ln)] = None
-        texts = {i: t for i, (t, _) in rundir.records(first, wanted_ids, verify=False).items()}
         sig = make_signature(method, model=jobs[next(iter(jobs))].signature.get("model"), seed=seed,
                              targets=list(targets), n_pool=n)
         meta = {"method": method, "n_pool": n, "rule": {"top": top} if top is not None else {"fraction": fraction},
