@@ -50,14 +50,18 @@ def _data(tmp_path):
                      for i, d in enumerate(["med", "law", "it"])]}
 
 
-def test_select_two_targets_in_one_run(tmp_path, capsys, monkeypatch):
+def _two_targets(tmp_path, capsys, monkeypatch, *rule, out="mix"):
+    """select --method cosine --target med=... --target law=... over the three-domain pool, ``rule`` added."""
     d = _data(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DOMAINSIFT_CACHE", str(tmp_path / "cache"))
+    return run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--target",
+                    f"law={d['in_law']}", "--pool", *d["pool"], *rule, "--out", str(tmp_path / out)], capsys)
+
+
+def test_select_two_targets_in_one_run(tmp_path, capsys, monkeypatch):
     out = tmp_path / "mix"
-    rc, err, so = run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--target",
-                           f"law={d['in_law']}", "--pool", *d["pool"], "--top", "40", "--mix", "med=3,law=1",
-                           "--out", str(out)], capsys)
+    rc, err, so = _two_targets(tmp_path, capsys, monkeypatch, "--top", "40", "--mix", "med=3,law=1")
     assert rc == 0, err
     meta = json.loads((out / "mix.json").read_text())
     assert {n: t["n_selected"] for n, t in meta["targets"].items()} == {"med": 30, "law": 10}
@@ -73,21 +77,15 @@ def test_select_two_targets_in_one_run(tmp_path, capsys, monkeypatch):
 
 
 def test_auto_gives_each_target_its_estimated_share(tmp_path, capsys, monkeypatch):
-    d = _data(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DOMAINSIFT_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "mix"
-    rc, err, _ = run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--target",
-                          f"law={d['in_law']}", "--pool", *d["pool"], "--fraction", "auto", "--out", str(out)], capsys)
+    rc, err, _ = _two_targets(tmp_path, capsys, monkeypatch, "--fraction", "auto")
     assert rc == 0, err
     meta = json.loads((out / "mix.json").read_text())
     for t in meta["targets"].values():
         assert t["quota"] == max(1, int(round(t["share"]["share"] * 120)))
         assert abs(t["share"]["share"] - 1 / 3) < 0.1
-    rc, err, _ = run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--target",
-                          f"law={d['in_law']}", "--pool", *d["pool"], "--fraction", "auto", "--mix", "med=1,law=1",
-                          "--out", str(tmp_path / "m2")], capsys)
+    rc, err, _ = _two_targets(tmp_path, capsys, monkeypatch, "--fraction", "auto", "--mix", "med=1,law=1", out="m2")
     assert rc != 0 and "--mix" in err
-    rc, err, _ = run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--in-domain",
-                          str(d["in_law"]), "--pool", *d["pool"], "--top", "5", "--out", str(tmp_path / "m3")], capsys)
+    rc, err, _ = _two_targets(tmp_path, capsys, monkeypatch, "--in-domain", str(tmp_path / "in_law.txt"),
+                              "--top", "5", out="m3")
     assert rc != 0 and "--in-domain" in err

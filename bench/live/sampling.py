@@ -31,6 +31,11 @@ training run, evaluated for each target. `dev_ppl` is the mean of the target's p
 evaluation perplexities (uniform, clusters: the seven; Tanzil: Tanzil's).
 `seconds` is the training wall time including the policy's updates, not the evaluation.
 
+    # issue 46 item 7 (-> sampling_uniform.md): the same protocol on the uniform target
+    python bench/live/sampling.py --seeds 0 --targets uniform --session 19 --policies mdac --starts 0 \
+        --lr-data 0.0003 0.001 --threads 1 --table sampling_uniform
+    python bench/live/sampling.py --seeds 0 1 2 --targets uniform --session 19 --starts 0 best --lr-data choose \
+        --policies mixed-0 mixed-0.5 mixed-1 dds mdac --threads 1 --table sampling_uniform
     # issue 34 (-> sampling.md): 52 updates a run; MDAC's grid on seed 0 first, then every seed
     python bench/live/sampling.py --seeds 0 --targets Tanzil --session 19 --policies mixed-0 mixed-0.5 mixed-1 mdac \
         --starts 0 --lr-data 0.0003 0.001 --threads 1
@@ -451,7 +456,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads (default: torch's); the study ran two processes of 1 thread side by side, "
                          "which share the finished-runs file and never run the same run twice")
-    ap.add_argument("--name", default="sampling", help="results name under bench/results/")
+    ap.add_argument("--name", default="sampling", help="results name under bench/results/ (its runs file: "
+                    "<name>_runs.json)")
+    ap.add_argument("--table", default=None, help="write the table to bench/results/<table>.md instead of "
+                    "<name>.md, the runs still shared through <name>_runs.json (a second study over the same runs)")
     args = ap.parse_args()
     if args.eval_every is None:
         args.eval_every = args.session
@@ -622,7 +630,7 @@ def main() -> None:
                                           f"seed {seed}"))
                                 row["history"] = rec["history"]
 
-    write_results(args.name, {"rows": rows, "sizes": SIZES, "dev_lines": DEV_LINES, "eval_lines": EVAL_LINES,
+    write_results(args.table or args.name, {"rows": rows, "sizes": SIZES, "dev_lines": DEV_LINES, "eval_lines": EVAL_LINES,
                               "steps": args.steps, "session": args.session, "batch": BATCH, "k": args.k,
                               "starts": args.starts, "update": args.update, "ft_steps": args.ft_steps,
                               "eval_every": args.eval_every, "clip": CLIP, "threads": torch.get_num_threads(),
