@@ -283,7 +283,7 @@ def _plan(args, rule: dict | None = None) -> int:
 
 
 def cmd_score(args) -> int:
-    from .jobs.score import run_score
+    from .jobs.score import score
     if args.plan:
         return _plan(args)
     if not args.out:
@@ -291,19 +291,12 @@ def cmd_score(args) -> int:
     opts = job_options(args)
     in_domain, pool = read_inputs(args)
     t0 = time.time()
-    _print_score(run_score(args.method, in_domain, pool, args.out, estimate_share=args.estimate_share, **opts),
-                 t0, args.out)
-    _print_share(args.out)
+    job = score(args.method, in_domain, pool, args.out, estimate_share=args.estimate_share, **opts)
+    _print_score(job.signature, t0, args.out)
+    if job.share:
+        from .share import ShareEstimate
+        print(f"in-domain share of the pool: {ShareEstimate.from_dict(job.share).describe()}")
     return 0
-
-
-def _print_share(run_dir) -> None:
-    """The run's estimate of the pool's in-domain share, when it made one."""
-    from . import rundir
-    from .share import ShareEstimate
-    share = rundir.read_json(run_dir, rundir.SHARE)
-    if share:
-        print(f"in-domain share of the pool: {ShareEstimate.from_dict(share).describe()}")
 
 
 def _rules(args, positive: bool = True) -> int:

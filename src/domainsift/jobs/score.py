@@ -68,8 +68,9 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     """:func:`run_score`, returning the :class:`ScoreJob`. ``check_pool(n)`` is called once the pool is
     counted, before any fit (``select`` refuses a ``--top`` larger than the pool there);
     ``selection_share(n, share)``: the share of the pool the selection will take (the student learns it,
-    the cascade plans for it), given the pool's size and its estimated in-domain share (a dict, or None). ``stack``: where the Ray engine's session is kept open (the caller's, so
-    that its workers can still read the selection's lines; by default closed on return)."""
+    the cascade plans for it), given the pool's size and its estimated in-domain share (a dict, or None).
+    ``stack``: where the Ray engine's session is kept open (the caller's, so that its workers can still
+    read the selection's lines; by default closed on return)."""
     if stack is None:
         with ExitStack() as own:
             return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
