@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 SIF = 1e-4
 RECIPE = "model2vec-mean-sif1e-4"  # what the signature records of the distillation
+JOIN = 1024  # chunks joined into one text when a ChunkCache tokenizes the chunks it has not seen
 CHUNK = 4096  # lines encoded at a time: the (tokens, dim) rows of a chunk are all that is held at once
 _UNUSED = re.compile(r"^\[unused\d+\]$")
 
@@ -54,6 +55,7 @@ class StaticEmbedder:
         self.name = name
         self.source_fingerprint = source_fingerprint
         self.max_tokens = max_tokens
+        self._chunks = None  # the ChunkCache, built on first use (False: this tokenizer needs whole lines)
 
     @property
     def dim(self) -> int:
@@ -61,8 +63,19 @@ class StaticEmbedder:
 
     def token_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """All lines' token ids concatenated, and each line's count (at most ``max_tokens`` each).
-        Tokenizing is most of the student's cost; ``tokenizers`` runs it on every core unless
-        ``TOKENIZERS_PARALLELISM=false`` says otherwise (the ids are the same either way)."""
+
+        With a BERT tokenizer the ids come from a :class:`ChunkCache` (each space-separated chunk
+        tokenized once, the same ids as the whole line's); otherwise from ``tokenizers`` line by line
+        (:meth:`tokenize`)."""
+        if self._chunks is None:
+            self._chunks = ChunkCache(self.tokenizer, self.max_tokens) if splits_at_spaces(self.tokenizer) else False
+        if self._chunks:
+            return self._chunks.token_ids(texts)
+        return self.tokenize(texts)
+
+    def tokenize(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`token_ids` from the tokenizer itself, every line in full (``tokenizers`` runs it on every
+        core unless ``TOKENIZERS_PARALLELISM=false`` says otherwise; the ids are the same either way)."""
         ids = [e.ids for e in self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)]
         counts = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(counts.sum()))
@@ -115,6 +128,7 @@ class StaticEmbedder:
     def __getstate__(self):  # Ray ships it: the tokenizer travels as its JSON
         state = dict(self.__dict__)
         state["tokenizer"] = self.tokenizer.to_str()
+        state["_chunks"] = None  # each process fills its own
         return state
 
     def __setstate__(self, state):
@@ -122,6 +136,111 @@ class StaticEmbedder:
         state = dict(state)
         state["tokenizer"] = Tokenizer.from_str(state["tokenizer"])
         self.__dict__.update(state)
+
+
+def splits_at_spaces(tokenizer) -> bool:
+    """Whether ``tokenizer`` gives a line the ids of its space-separated chunks, one after another: BERT's
+    pipeline (:class:`ChunkCache`). Byte-level BPE and SentencePiece's Metaspace mark a word's leading
+    space inside its first token, so their lines are tokenized whole."""
+    spec = json.loads(tokenizer.to_str())
+    kinds = {part: (spec.get(part) or {}).get("type") for part in ("normalizer", "pre_tokenizer", "model")}
+    return kinds == {"normalizer": "BertNormalizer", "pre_tokenizer": "BertPreTokenizer", "model": "WordPiece"}
+
+
+class ChunkCache:
+    """Token ids of a BERT tokenizer, each space-separated chunk of text tokenized once.
+
+    BERT's normalizer works character by character (cleaning, CJK padding, NFD, accents, lower case; a
+    space starts no combining sequence and ends no word for the final sigma), its pre-tokenizer splits at
+    every space, and WordPiece works within a word; so a line's ids are its chunks' ids (split at U+0020)
+    one after another, and the same chunk has the same ids in every line. Most chunks of a corpus recur
+    (words), so a pool is tokenized as a few Python dictionary lookups a line and one ``tokenizers`` call
+    a batch over the chunks not seen yet, with no Python loop over tokens. A line of more than
+    ``max_tokens`` tokens keeps its first ``max_tokens``, as the tokenizer's truncation does. The cache
+    holds at most ``limit`` chunks and starts again empty when full (frequent chunks come back at once).
+    """
+
+    def __init__(self, tokenizer, max_tokens: int = 512, limit: int = 1 << 19):
+        from tokenizers import Tokenizer
+        self.tokenizer = Tokenizer.from_str(tokenizer.to_str())  # a copy that tokenizes many chunks at once
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        self.max_tokens = max_tokens
+        self.limit = limit
+        self.clear()
+
+    def clear(self) -> None:
+        self.slot: dict[str, int] = {}
+        self.store = np.zeros(1 << 16, dtype=np.int32)  # every cached chunk's ids, one after another
+        self.used = 0
+        self.start = np.zeros(1 << 12, dtype=np.int64)  # a slot's first id in ``store``
+        self.size = np.zeros(1 << 12, dtype=np.int64)   # a slot's number of ids
+
+    def tokenize(self, chunks: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of each of ``chunks`` (none holds a space), one after another, and each one's count.
+        Chunks are joined by spaces into texts of :data:`JOIN` chunks, tokenized in one batch, and each
+        token goes back to its chunk by where it starts in the text (its offsets)."""
+        texts, starts = [], []
+        for at in range(0, len(chunks), JOIN):
+            part = chunks[at:at + JOIN]
+            texts.append(" ".join(part))
+            lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part)) + 1
+            starts.append(np.cumsum(lengths) - lengths)  # each chunk's first character in its text
+        ids, owner = [], []
+        for k, enc in enumerate(self.tokenizer.encode_batch(texts, add_special_tokens=False)):
+            ids.append(np.asarray(enc.ids, dtype=np.int32))
+            first = np.fromiter(itertools.chain.from_iterable(enc.offsets), dtype=np.int64)[::2]
+            owner.append(k * JOIN + np.searchsorted(starts[k], first, side="right") - 1)
+        flat = np.concatenate(ids) if ids else np.zeros(0, np.int32)
+        sizes = np.bincount(np.concatenate(owner), minlength=len(chunks)) if owner else np.zeros(0, np.int64)
+        return flat, sizes.astype(np.int64)
+
+    def _add(self, chunks: list[str]) -> None:
+        flat, sizes = self.tokenize(chunks)
+        first = len(self.slot)
+        need = first + len(chunks)
+        if need > len(self.start):
+            grow = max(need, 2 * len(self.start))
+            self.start = np.resize(self.start, grow)
+            self.size = np.resize(self.size, grow)
+        if self.used + len(flat) > len(self.store):
+            self.store = np.resize(self.store, max(self.used + len(flat), 2 * len(self.store)))
+        self.store[self.used:self.used + len(flat)] = flat
+        self.start[first:need] = self.used + np.cumsum(sizes) - sizes
+        self.size[first:need] = sizes
+        self.used += len(flat)
+        self.slot.update(zip(chunks, range(first, need)))
+
+    def token_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """As :meth:`StaticEmbedder.tokenize`: every line's ids concatenated, and each line's count."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        chunks = " ".join(texts).split(" ")
+        per_line = np.fromiter(map(str.count, texts, itertools.repeat(" ")), dtype=np.int64, count=len(texts)) + 1
+        slots = np.fromiter(map(self.slot.get, chunks, itertools.repeat(-1)), dtype=np.int64, count=len(chunks))
+        missing = np.flatnonzero(slots < 0)
+        if len(missing):
+            new = list(dict.fromkeys([chunks[i] for i in missing]))
+            if len(self.slot) + len(new) > self.limit:  # the cache starts again: every chunk is looked up anew
+                self.clear()
+                missing = np.arange(len(chunks))
+                new = list(dict.fromkeys(chunks))
+            self._add(new)
+            get = self.slot.__getitem__
+            slots[missing] = np.fromiter(map(get, [chunks[i] for i in missing]), dtype=np.int64, count=len(missing))
+        sizes = self.size[slots]
+        # each line's count: the sum of its chunks' sizes (every line has at least one chunk)
+        counts = np.add.reduceat(sizes, np.cumsum(per_line) - per_line)
+        total = int(sizes.sum())
+        # the ids: each chunk's run of ``store``, one after another
+        offset = np.repeat(self.start[slots] - (np.cumsum(sizes) - sizes), sizes)
+        flat = self.store[offset + np.arange(total)].astype(np.int64)
+        if counts.max() > self.max_tokens:  # the tokenizer's truncation: a line keeps its first max_tokens
+            place = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+            flat = flat[place < self.max_tokens]
+            counts = np.minimum(counts, self.max_tokens)
+        return flat, counts
 
 
 def _add_rows(out: np.ndarray, line: np.ndarray, rows: np.ndarray) -> None:

@@ -411,6 +411,63 @@ def iter_texts(path, fmt: str | None = None, column: int = 0, field: str = "text
         raise InputError(f"{path}: empty file")
 
 
+TEXT_BLOCK = 1 << 22  # bytes read at a time by iter_text_blocks
+
+
+def iter_text_blocks(path, tap: Digest | None = None, raw: bool = False, size: int | None = None):
+    """A plain text file's lines in blocks: ``(first line number, texts, raw lines or None)`` with the
+    texts :func:`iter_texts` gives for ``fmt="text"`` (each line stripped; an empty one as '') and, with
+    ``raw``, each line's bytes as read (its line ending included). The file is read ``size`` bytes at a
+    time and each block decoded at once, so no Python code runs per line but a strip; the errors are
+    :func:`iter_texts`' (invalid UTF-8 names the file, the line and the byte)."""
+    size = size or TEXT_BLOCK
+    lineno, rest = 1, b""
+    with _open_bytes(path, tap) as fh:
+        while True:
+            try:
+                data = fh.read(size)
+            except (OSError, EOFError, ValueError) as exc:  # corrupt gzip or zstd, I/O error
+                raise InputError(f"{path}: cannot read: {exc}") from None
+            if not data:
+                break
+            if rest:
+                data = rest + data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line ends in it yet
+                rest = data
+                continue
+            block, rest = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
+            texts, raws = _text_block(path, lineno, block, raw)
+            yield lineno, texts, raws
+            lineno += len(texts)
+    if rest:  # the last line, with no line ending
+        yield lineno, *_text_block(path, lineno, rest, raw)
+    elif lineno == 1:
+        raise InputError(f"{path}: empty file")
+
+
+def _text_block(path, lineno: int, block: bytes, raw: bool) -> tuple[list[str], list[bytes] | None]:
+    """The lines of ``block`` (whole lines; the last one's ending may be missing at the end of a file)."""
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError:
+        for i, data in enumerate(block.split(b"\n")):  # the line that fails, for the error
+            decode_line(path, lineno + i, data)
+        raise
+    pieces = text.split("\n")
+    ended = block.endswith(b"\n")
+    if ended:
+        pieces.pop()
+    texts = [p.strip() for p in pieces]
+    if not raw:
+        return texts, None
+    raws = block.split(b"\n")
+    if ended:
+        raws.pop()
+        return texts, [r + b"\n" for r in raws]
+    return texts, [r + b"\n" for r in raws[:-1]] + [raws[-1]]
+
+
 def read_corpus(paths: str | os.PathLike | Sequence[str | os.PathLike], fmt: str | None = None,
                 column: int = 0, field: str = "text", max_per_file: int | None = None,
                 distinct: bool = False) -> Corpus:

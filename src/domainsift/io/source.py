@@ -21,7 +21,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .corpus import Corpus, Digest, InputError, check_one_format, expand_paths, file_digest, iter_aligned, iter_texts
+from .corpus import (Corpus, Digest, InputError, check_one_format, detect_format, expand_paths, file_digest,
+                     iter_aligned, iter_text_blocks, iter_texts)
 
 
 class Reservoir:
@@ -50,6 +51,15 @@ class Reservoir:
             self._w *= float(np.exp(np.log(self.rng.random()) / self.k))
             self._next += 1 + self._skip()
 
+    def offer_block(self, start: int, n: int, item) -> None:
+        """:meth:`offer` for the positions ``start .. start + n - 1`` of the stream (``item(i)``: the
+        block's ``i``-th item), calling ``item`` only for the positions the sample takes."""
+        end = start + n
+        for pos in range(start, min(end, self.k)):
+            self.offer(pos, item(pos - start))
+        while self.k <= self._next < end:
+            self.offer(self._next, item(self._next - start))
+
     def result(self) -> list:
         order = np.argsort(np.asarray(self.pos, dtype=np.int64), kind="stable")
         return [self.items[i] for i in order]
@@ -65,6 +75,35 @@ def sample_positions(n: int, k: int, seed) -> np.ndarray:
     while box.k > 0 and box._next < n:
         box.offer(box._next, box._next)
     return np.sort(np.asarray(box.pos, dtype=np.int64))
+
+
+ITEM_BLOCK = 8192  # records gathered into one Block where a file is read record by record
+
+
+@dataclass
+class Block:
+    """Consecutive records of one file: ``k`` (the file's index), their line or row numbers, texts, other
+    sides (None for a one-sided pool) and, when asked for, each record's bytes as read (None for a
+    columnar row)."""
+
+    k: int
+    lines: np.ndarray
+    texts: list
+    targets: list | None
+    raws: list | None
+    target_raws: list | None
+
+    @classmethod
+    def of(cls, k: int, items: list, raw: bool) -> "Block":
+        """From :meth:`PoolSource._file_items`' ``(line, text, other side, raw, other side's raw)``."""
+        lines, texts, targets, raws, traws = (list(c) for c in zip(*items))
+        paired = any(t is not None for t in targets)
+        return cls(k, np.asarray(lines, dtype=np.int64), texts, targets if paired else None,
+                   raws if raw else None, traws if raw and paired else None)
+
+    def item(self, i: int) -> tuple:
+        """``(file index, line, text, other side or None)`` of the block's ``i``-th record."""
+        return (self.k, int(self.lines[i]), self.texts[i], self.targets[i] if self.targets is not None else None)
 
 
 @dataclass
@@ -153,6 +192,41 @@ class PoolSource:
             if text:
                 yield lineno, text, None, (data if raw else None), None
 
+    def _file_blocks(self, k: int, taps: dict | None = None, raw: bool = False) -> Iterator[Block]:
+        """The records of file ``k`` as :class:`Block` s: a plain text file read a block of bytes at a time
+        (:func:`~domainsift.io.corpus.iter_text_blocks`), any other file record by record
+        (:meth:`_file_items`) gathered into blocks. Empty lines are left out, as ever."""
+        path = self.files[k]
+        if not self.target_files and not self.field_target and (self.fmt or detect_format(path)) == "text":
+            for first, texts, raws in iter_text_blocks(path, (taps or {}).get(path), raw):
+                keep = [i for i, t in enumerate(texts) if t]
+                if len(keep) < len(texts):
+                    texts = [texts[i] for i in keep]
+                    raws = [raws[i] for i in keep] if raws is not None else None
+                    lines = first + np.asarray(keep, dtype=np.int64)
+                else:
+                    lines = np.arange(first, first + len(texts), dtype=np.int64)
+                if texts:
+                    yield Block(k, lines, texts, None, raws, None)
+            return
+        items = []
+        for item in self._file_items(k, taps, raw):
+            items.append(item)
+            if len(items) == ITEM_BLOCK:
+                yield Block.of(k, items, raw)
+                items = []
+        if items:
+            yield Block.of(k, items, raw)
+
+    def _blocks(self, taps: dict | None = None, raw: bool = False) -> Iterator[Block]:
+        for k, path in enumerate(self.files):
+            any_record = False
+            for block in self._file_blocks(k, taps, raw):
+                any_record = True
+                yield block
+            if not any_record:
+                raise InputError(f"{path}: no non-empty {'pairs' if self.paired else 'lines'}")
+
     def _items(self, taps: dict | None = None, raw: bool = False):
         for k, path in enumerate(self.files):
             any_record = False
@@ -164,8 +238,10 @@ class PoolSource:
 
     def records(self) -> Iterator[tuple[int, int, str, str | None]]:
         """``(file index, line, text, other side or None)`` for every record, in pool order."""
-        for k, line, text, target, _, _ in self._items():
-            yield k, line, text, target
+        for b in self._blocks():
+            targets = b.targets if b.targets is not None else [None] * len(b.texts)
+            for line, text, target in zip(b.lines.tolist(), b.texts, targets):
+                yield b.k, line, text, target
 
     def scan(self, samples: dict | None = None) -> Scan:
         """One pass over the pool: count its records, hash every file as it is read, and draw the seeded
@@ -173,10 +249,10 @@ class PoolSource:
         taps = {f: Digest() for f in list(self.files) + list(self.target_files)}
         boxes = {name: Reservoir(k, seed) for name, (k, seed) in (samples or {}).items()}
         n = 0
-        for pos, (k, line, text, target, _, _) in enumerate(self._items(taps)):
+        for b in self._blocks(taps):
             for box in boxes.values():
-                box.offer(pos, (k, line, text, target))
-            n = pos + 1
+                box.offer_block(n, len(b.texts), b.item)
+            n += len(b.texts)
         self._n = n
         from .urls import stat
         stats = {f: stat(f) for f in taps}
@@ -191,7 +267,7 @@ class PoolSource:
     def __len__(self) -> int:
         """The number of records (one pass over the files, counted once)."""
         if self._n is None:
-            self._n = sum(1 for _ in self.records())
+            self._n = sum(len(b.texts) for b in self._blocks())
         return self._n
 
     def shards(self, size: int, done: frozenset | set = frozenset()
@@ -199,20 +275,28 @@ class PoolSource:
         """``(shard number, records as a Corpus, file indices, lines)`` for consecutive pieces of
         ``size`` records; the shards in ``done`` are read past, not built."""
         texts, targets, fidx, lines = [], [], [], []
-        shard = 0
-        for pos, (k, line, text, target) in enumerate(self.records()):
-            shard = pos // size
-            if shard in done:
-                continue
-            texts.append(text)
-            targets.append(target)
-            fidx.append(k)
-            lines.append(line)
-            if len(texts) == size:
-                yield shard, self._corpus(texts, targets, fidx, lines), np.array(fidx, np.int32), np.array(lines, np.int64)
-                texts, targets, fidx, lines = [], [], [], []
+        pos = 0  # the pool position of the block's first record
+        for b in self._blocks():
+            at = 0
+            while at < len(b.texts):
+                shard = (pos + at) // size
+                take = min(len(b.texts) - at, (shard + 1) * size - (pos + at))  # to the shard's end
+                if shard not in done:
+                    texts += b.texts[at:at + take]
+                    targets += b.targets[at:at + take] if b.targets is not None else [None] * take
+                    fidx.append(np.full(take, b.k, np.int32))
+                    lines.append(b.lines[at:at + take])
+                    if len(texts) == size:
+                        yield shard, *self._shard(texts, targets, fidx, lines)
+                        texts, targets, fidx, lines = [], [], [], []
+                at += take
+            pos += len(b.texts)
         if texts:
-            yield shard, self._corpus(texts, targets, fidx, lines), np.array(fidx, np.int32), np.array(lines, np.int64)
+            yield (pos - 1) // size, *self._shard(texts, targets, fidx, lines)
+
+    def _shard(self, texts, targets, fidx, lines) -> tuple[Corpus, np.ndarray, np.ndarray]:
+        fidx, lines = np.concatenate(fidx), np.concatenate(lines)
+        return self._corpus(texts, targets, fidx.tolist(), lines.tolist()), fidx, lines
 
     def _sample_corpus(self, items: list) -> Corpus:
         return self._corpus([t for _, _, t, _ in items], [g for _, _, _, g in items], [k for k, _, _, _ in items],
@@ -228,18 +312,22 @@ class PoolSource:
         rows), so that the selection among them is written without reading the pool again."""
         positions = np.asarray(positions, dtype=np.int64)
         texts, targets, fidx, lines, kept = [], [], [], [], {}
-        j = 0
-        for pos, (k, line, text, target, s_raw, t_raw) in enumerate(self._items(raw=raw)):
+        pos, j = 0, 0  # the block's first pool position; the next position wanted
+        for b in self._blocks(raw=raw):
             if j == len(positions):
                 break
-            if pos == positions[j]:
-                texts.append(text)
-                targets.append(target)
-                fidx.append(k)
+            end = pos + len(b.texts)
+            stop = int(np.searchsorted(positions, end))
+            for i in (positions[j:stop] - pos).tolist():
+                line = int(b.lines[i])
+                texts.append(b.texts[i])
+                targets.append(b.targets[i] if b.targets is not None else None)
+                fidx.append(b.k)
                 lines.append(line)
                 if raw:
-                    kept[(self.files[k], line)] = (s_raw, t_raw)
-                j += 1
+                    kept[(self.files[b.k], line)] = (b.raws[i] if b.raws is not None else None,
+                                                     b.target_raws[i] if b.target_raws is not None else None)
+            j, pos = stop, end
         corpus = self._corpus(texts, targets, fidx, lines)
         return (corpus, kept) if raw else corpus
 

@@ -1,0 +1,176 @@
+"""The student's fast paths (issue 48): BERT token ids from a cache of space-separated chunks, and plain
+text pools read a block of bytes at a time. Each gives exactly what the line-by-line path gives."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+ODD = ["ΟΔΟΣ ΑΒ", "ΟΔΟΣ", "a\x1cb c", "naïve  café\tx", "中文 字符mixed", "x\u00a0y z", "e\u0301 e \u0301a", " lead",
+       "trail ", "a" * 300 + " b", "don't stop!!! (ok)", "", "   ", "\u200bzero width", "\ufffd bad \x00 nul",
+       "İstanbul ǅ ß", "[SEP] [CLS]x", "1234567: numbers, 3.14 and 10,000", "tab\tin\tside", "emoji 😀 here"]
+
+
+def bert_tokenizer(texts):
+    """A small WordPiece tokenizer with BERT's normalizer and pre-tokenizer, trained on ``texts``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]", max_input_chars_per_word=20))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=300, special_tokens=["[UNK]", "[SEP]", "[CLS]"]))
+    return tok
+
+
+def lines(seed, n=400):
+    rng = np.random.default_rng(seed)
+    words = ["the", "patient", "Dosierung", "café", "naïve", "KDE", "window", "3.5mg", "(see", "annex)", "x", "-",
+             "über", "中文", "ΟΔΟΣ", "don't", "a" * 30, "", "\t"]
+    return [" ".join(rng.choice(words, size=rng.integers(1, 25))) for _ in range(n)] + ODD
+
+
+def embedder(tok, max_tokens=512):
+    from domainsift.embed.static import StaticEmbedder
+    vectors = np.random.default_rng(0).normal(size=(tok.get_vocab_size(), 8)).astype(np.float32)
+    return StaticEmbedder(vectors, tok, "tiny-bert", None, max_tokens=max_tokens)
+
+
+@pytest.mark.parametrize("limit,join,max_tokens", [(1 << 19, 1024, 512), (40, 3, 512), (1 << 19, 7, 6)])
+def test_chunk_cache_gives_the_tokenizers_ids(monkeypatch, limit, join, max_tokens):
+    """Every line, odd ones included (accents, CJK, Greek final sigma, control characters, double spaces,
+    added tokens in the text, over-long words), gets the ids the tokenizer gives it whole; with a cache
+    that must start again (limit), chunks joined a few at a time, and lines cut at max_tokens."""
+    from domainsift.embed import static
+    monkeypatch.setattr(static, "JOIN", join)
+    texts = lines(0)
+    emb = embedder(bert_tokenizer(texts), max_tokens)
+    assert static.splits_at_spaces(emb.tokenizer)
+    cache = static.ChunkCache(emb.tokenizer, max_tokens, limit=limit)
+    for batch in (texts[:150], texts[150:], lines(1), texts):  # later batches find chunks cached
+        flat, counts = cache.token_ids(batch)
+        want_flat, want_counts = emb.tokenize(batch)
+        assert counts.tolist() == want_counts.tolist()
+        assert flat.tolist() == want_flat.tolist()
+    if max_tokens == 6:
+        assert want_counts.max() == 6
+
+
+def test_chunk_cache_on_minilms_tokenizer():
+    """The default encoder's own tokenizer (the student's in every default run)."""
+    from domainsift.embed import model_path
+    from domainsift.embed.static import ChunkCache, StaticEmbedder, splits_at_spaces
+    from tokenizers import Tokenizer
+    import os
+    path = model_path("minilm")
+    tok = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+    assert splits_at_spaces(tok)
+    emb = StaticEmbedder(np.zeros((tok.get_vocab_size(), 2), np.float32), tok, "minilm", None, 512)
+    texts = lines(2) + [" ".join(["lang"] * 600)]
+    flat, counts = ChunkCache(emb.tokenizer, 512).token_ids(texts)
+    want_flat, want_counts = emb.tokenize(texts)
+    assert counts.tolist() == want_counts.tolist() and counts.max() == 512
+    assert flat.tolist() == want_flat.tolist()
+
+
+def test_tokenizers_that_mark_spaces_are_tokenized_whole(tiny_models):
+    """Byte-level BPE and word-level tokenizers keep the line-by-line path."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from domainsift.embed.static import splits_at_spaces
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    assert not splits_at_spaces(bpe)
+    word = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    word.pre_tokenizer = pre_tokenizers.Whitespace()
+    assert not splits_at_spaces(word)
+
+
+def test_student_scores_through_the_cache_equal_the_tokenizers(monkeypatch):
+    """A student's scores (mean token weights) and static vectors by the chunk cache equal, to 1e-9, those
+    from the tokenizer line by line."""
+    from domainsift.select.student import Student
+    texts = lines(3)
+    emb = embedder(bert_tokenizer(texts))
+    st = Student(emb)
+    x = st.featurize(texts[:200])
+    st.fit_head(x[:50], x[50:], np.arange(150, dtype=float), share=0.2, seed=0)
+    fast, vec_fast = st.score(texts), emb.encode(texts, dtype=np.float64)
+    emb._chunks = False  # the tokenizer, line by line
+    slow, vec_slow = st.score(texts), emb.encode(texts, dtype=np.float64)
+    assert np.allclose(fast, slow, rtol=0, atol=1e-9) and np.allclose(vec_fast, vec_slow, rtol=0, atol=1e-9)
+
+
+# ------------------------------------------------------------------ plain text read in blocks
+def _pool(tmp_path):
+    a = tmp_path / "a.txt"
+    a.write_bytes(b"hello world\r\n\n  spaced  \n\xc3\xbcber\nlast no newline")
+    b = tmp_path / "b.txt"
+    b.write_bytes("one\n\u2028sep\x1cx\n\n\n two \n".encode())
+    g = tmp_path / "c.txt.gz"
+    with gzip.open(g, "wb") as fh:
+        fh.write(b"g1\ng2\n")
+    return [str(a), str(b), str(g)]
+
+
+@pytest.mark.parametrize("block", [1, 3, 7, 1 << 22])
+def test_blocks_give_the_records_of_the_line_by_line_reader(tmp_path, monkeypatch, block):
+    """Records, shards (with finished shards read past), taken positions with their bytes, and a scan's
+    count, fingerprints and seeded sample are those of the line-by-line reader, at any block size."""
+    from domainsift.io import corpus
+    from domainsift.io.source import PoolSource
+    src = PoolSource.open(_pool(tmp_path))
+    items = list(src._items(raw=True))  # the line-by-line reader
+    want = [(k, line, text, target) for k, line, text, target, _, _ in items]
+    monkeypatch.setattr(corpus, "TEXT_BLOCK", block)
+    assert list(src.records()) == want
+    for size in (1, 2, 3, 100):
+        for done in (set(), {0}, {1, 2}):
+            got = [(s, c.texts, c.ids, f.tolist(), l.tolist()) for s, c, f, l in src.shards(size, done)]
+            expect = {}
+            for pos, (k, line, text, _) in enumerate(want):
+                expect.setdefault(pos // size, []).append((k, line, text))
+            assert got == [(s, [t for _, _, t in rs], [(src.files[k], n) for k, n, _ in rs], [k for k, _, _ in rs],
+                            [n for _, n, _ in rs]) for s, rs in sorted(expect.items()) if s not in done]
+    positions = np.array([0, 2, 4, 6, 8])
+    corpus_, kept = src.take(positions, raw=True)
+    assert corpus_.texts == [want[p][2] for p in positions if p < len(want)]
+    assert kept == {(src.files[items[p][0]], items[p][1]): (items[p][4], None) for p in positions if p < len(want)}
+    scan = src.scan({"s": (3, 0)})
+    assert scan.n == len(want) == 9
+    from domainsift.io.source import Reservoir
+    box = Reservoir(3, 0)
+    for pos, r in enumerate(want):
+        box.offer(pos, r)
+    assert scan.samples["s"].texts == [t for _, _, t, _ in box.result()]
+    from domainsift.io.corpus import file_digest
+    assert scan.fingerprints[src.files[0]]["sha256"] == file_digest(src.files[0])["sha256"]
+
+
+def test_blocks_name_the_line_of_invalid_utf8(tmp_path, monkeypatch):
+    from domainsift.io import corpus
+    from domainsift.io.corpus import InputError
+    from domainsift.io.source import PoolSource
+    p = tmp_path / "bad.txt"
+    p.write_bytes(b"ok\nfine\nbad \xff byte\nafter\n")
+    monkeypatch.setattr(corpus, "TEXT_BLOCK", 1 << 20)
+    with pytest.raises(InputError, match=r"bad.txt:3: invalid UTF-8 \(byte 4: b'\\xff'\)"):
+        list(PoolSource.open([str(p)]).records())
+    (tmp_path / "empty.txt").write_bytes(b"")
+    with pytest.raises(InputError, match="empty.txt: empty file"):
+        list(PoolSource.open([str(tmp_path / "empty.txt")]).records())
+
+
+def test_reservoir_offered_in_blocks_keeps_the_same_sample():
+    from domainsift.io.source import Reservoir
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n, k, seed = int(rng.integers(0, 3000)), int(rng.integers(1, 50)), int(rng.integers(0, 9))
+        one = Reservoir(k, seed)
+        for pos in range(n):
+            one.offer(pos, pos)
+        blocks, pos = Reservoir(k, seed), 0
+        while pos < n:
+            m = min(int(rng.integers(1, 200)), n - pos)
+            blocks.offer_block(pos, m, lambda i, s=pos: s + i)
+            pos += m
+        assert one.result() == blocks.result()
