@@ -174,3 +174,35 @@ def test_reservoir_offered_in_blocks_keeps_the_same_sample():
             blocks.offer_block(pos, m, lambda i, s=pos: s + i)
             pos += m
         assert one.result() == blocks.result()
+
+
+# ------------------------------------------------------------------ the student's shards in processes
+def test_student_shards_in_processes_give_the_bytes_of_one_process_and_resume(tmp_path, monkeypatch, tiny_models):
+    """--processes 2 (forked processes score the student's shards, this one writes them) gives the bytes of
+    --processes 1, and a run killed after a shard's files are written resumes to the same bytes."""
+    from conftest import make_sentences, run_killed, write_lines
+    from domainsift.cli import main
+    monkeypatch.chdir(tmp_path)
+    pool = write_lines(tmp_path / "pool.txt", make_sentences("med", 60, 1) + make_sentences("law", 60, 2))
+    ind = write_lines(tmp_path / "in.txt", make_sentences("med", 8, 3))
+    argv = ["select", "--method", "student", "--teacher", "cosine", "--model", tiny_models["bert"], "--cache",
+            str(tmp_path / "cache"), "--in-domain", ind, "--pool", pool, "--top", "30", "--shard-size", "7"]
+
+    def outputs(name):
+        return {p.name: p.read_bytes().replace(str(tmp_path / name).encode(), b"OUT").replace(f'"{name}/'.encode(), b'"OUT/')
+                for p in (tmp_path / name).iterdir() if p.is_file() and p.name != "run.json"}
+
+    assert main(["-q", *map(str, argv), "--processes", "1", "--out", "one"]) == 0
+    assert main(["-q", *map(str, argv), "--processes", "2", "--out", "two"]) == 0
+    assert outputs("one") == outputs("two")
+    killed = [*argv, "--processes", "2", "--out", "run"]
+    run_killed(killed, "domainsift.engine.shards:write_shard", 5, tmp_path)
+    assert main(["-q", *map(str, killed)]) == 0
+    assert outputs("run") == outputs("one")
+
+
+def test_processes_flag_refuses_zero(capsys):
+    from domainsift.cli import main
+    with pytest.raises(SystemExit):
+        main(["score", "--method", "random", "--processes", "0", "--in-domain", "x", "--pool", "y", "--out", "z"])
+    assert "--processes" in capsys.readouterr().err

@@ -24,7 +24,11 @@ candidates the method scored, and the student's marginal rate: (n2 - n1) / (t(n2
 the two smallest student sizes, the cost that grows with the pool (the fit, the teacher's sample and
 the distillation are paid once).
 
-    python bench/live/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000]
+    python bench/live/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000] [--name scale_cascade]
+
+``--name`` writes the table to another results file (0.16.0's student rows, measured on another machine
+than 0.9.0's cascade rows, are scale_student.md; scale_cascade.md keeps 0.9.0's until its rows are rerun).
+``--processes N`` passes the flag to every run (the local engine's processes for the student's shards).
 """
 
 from __future__ import annotations
@@ -131,9 +135,11 @@ def main() -> None:
     ap.add_argument("--cascade-only", action="store_true", help="only the student and cascade rows (scale_cascade.md)")
     ap.add_argument("--student", nargs="*", type=int, default=[200_000, 1_000_000])
     ap.add_argument("--cascade", nargs="*", type=int, default=[1_000_000])
+    ap.add_argument("--name", default="scale_cascade", help="--cascade-only: the results file's name")
+    ap.add_argument("--processes", type=int, default=None, help="--processes for every run (default: the product's)")
     args = ap.parse_args()
     if args.cascade_only:
-        return cascade_rows(args.student, args.cascade)
+        return cascade_rows(args.student, args.cascade, args.name, args.processes)
     rows = []
     if args.no_readers:
         old = RESULTS_JSON.read_text() if RESULTS_JSON.exists() else "{}"
@@ -176,7 +182,7 @@ def main() -> None:
     write_results("scale", {"rows": rows, "scoring": scoring}, "\n".join(lines) + "\n")
 
 
-STAGES = ("fit_seconds", "student_fit_seconds", "student_score_seconds", "teacher_score_seconds")
+STAGES = ("fit_seconds", "pass_seconds", "student_fit_seconds", "student_score_seconds", "teacher_score_seconds")
 
 
 def stages(run: dict) -> dict:
@@ -188,8 +194,8 @@ def stages(run: dict) -> dict:
 def passrate(row: dict) -> str:
     """The student's pass over the pool alone (the stage timing a 0.9.0 run records), lines a second:
     for the student method its scoring stage, for a cascade its student stage."""
-    sec = row.get("student_score_seconds")
-    if sec is None and row["method"] == "student" and row.get("fit_seconds") is not None and row.get("score_seconds"):
+    sec = row.get("student_score_seconds") or row.get("pass_seconds")  # pass_seconds: 0.16.0
+    if sec is None and row["method"].startswith("student") and row.get("fit_seconds") is not None and row.get("score_seconds"):
         sec = row["score_seconds"] - row["fit_seconds"]  # score_seconds counts from the run's start
     return f"{row['size'] / sec:,.0f}" if sec else "-"
 
@@ -200,10 +206,12 @@ def cand(row: dict) -> str:
     return f"{row['candidates']:,} ({100 * row['candidates'] / row['size']:.1f}%)"
 
 
-def cascade_rows(student_sizes: list, cascade_sizes: list) -> None:
-    rule = ("--fraction", "0.01")
-    rows = [score_row("student", n, extra=rule) for n in student_sizes]
-    rows += [score_row("finetune", n, extra=("--cascade", *rule), label="finetune-cascade") for n in cascade_sizes]
+def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_cascade",
+                 processes: int | None = None) -> None:
+    rule = ("--fraction", "0.01") + (("--processes", str(processes)) if processes else ())
+    tag = f"-p{processes}" if processes else ""
+    rows = [score_row("student", n, extra=rule, label="student" + tag) for n in student_sizes]
+    rows += [score_row("finetune", n, extra=("--cascade", *rule), label="finetune-cascade" + tag) for n in cascade_sizes]
     for r in rows:  # rows finished before the stage timings were kept: read them from the run's run.json
         run_json = WORK / f"run-{r['method']}-{r['size']}" / "run.json"
         if not any(k in r for k in STAGES) and run_json.exists():
@@ -222,7 +230,7 @@ def cascade_rows(student_sizes: list, cascade_sizes: list) -> None:
     for r in rows:
         lines.append(f"| {r['method']} | {r['size']:,} | {r['seconds']:.0f} | {r['size'] / r['seconds']:,.0f} | "
                      f"{r['peak_rss_mb']:.0f} | {cand(r)} | {passrate(r)} |")
-    st = sorted((r for r in rows if r["method"] == "student"), key=lambda r: r["size"])
+    st = sorted((r for r in rows if r["method"].startswith("student")), key=lambda r: r["size"])
     extra = {}
     by_size = {r["size"]: r for r in st}
     pair = (by_size[200_000], by_size[1_000_000]) if {200_000, 1_000_000} <= set(by_size) else tuple(st[:2])
@@ -246,7 +254,7 @@ def cascade_rows(student_sizes: list, cascade_sizes: list) -> None:
     if model:
         extra["cost_model"] = model
         lines += ["", COST_TEXT.format(**model)]
-    write_results("scale_cascade", {"rows": rows, **extra}, "\n".join(lines) + "\n")
+    write_results(name, {"rows": rows, **extra}, "\n".join(lines) + "\n")
 
 
 # DSIR (Xie et al., NeurIPS 2023): 100M documents selected from the full Pile (1.6B examples) in about

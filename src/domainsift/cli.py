@@ -190,6 +190,10 @@ def add_method_opts(p) -> None:
                         "Ray actors (pip install 'domainsift[ray]')")
     g.add_argument("--workers", type=positive_int, default=None,
                    help="--engine ray: number of actors (default: one per CPU of the cluster)")
+    g.add_argument("--processes", type=positive_int, default=None,
+                   help="--engine local: processes that score the student's shards (--method student, and "
+                        "the student of --cascade), whose scoring is Python code on one core (default: one "
+                        "per CPU; the scores are the same)")
     g.add_argument("--address", default=None,
                    help="--engine ray: a running cluster's address (e.g. ray://head:10001 or auto; default: "
                         "start a local one)")
@@ -255,7 +259,8 @@ def job_options(args) -> dict:
                 reader={"format": args.format, "column": args.column, "field": args.field,
                         **({"field_target": args.field_target} if args.field_target else {})},
                 execution=Execution(engine=args.engine, workers=args.workers, address=args.address,
-                                    shard_size=args.shard_size, progress=not args.quiet),
+                                    shard_size=args.shard_size, progress=not args.quiet,
+                                    processes=args.processes),
                 cascade=Cascade(candidates=args.candidates) if args.cascade else None, overwrite=args.overwrite)
 
 

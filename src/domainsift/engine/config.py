@@ -16,8 +16,9 @@ FIT_SAMPLE = 200_000  # a selector that fits on the pool sees at most this many 
 
 @dataclass(frozen=True)
 class Execution:
-    """How a scoring job runs: ``engine`` (``local`` or ``ray``, with ``workers`` and ``address``),
-    records per shard, the fit sample's size, the bytes of a part of a large pool file that a Ray
+    """How a scoring job runs: ``engine`` (``local`` or ``ray``, with ``workers`` and ``address``; ``local``
+    with ``processes`` for a selector whose scoring is Python code on one core, the student: None is
+    every core), records per shard, the fit sample's size, the bytes of a part of a large pool file that a Ray
     worker reads on its own (:mod:`domainsift.io.parts`), progress bars; ``on_shard`` is called after each shard
     is written (tests stop a run there)."""
 
@@ -28,9 +29,17 @@ class Execution:
     fit_sample: int = FIT_SAMPLE
     part_bytes: int = PART_BYTES
     progress: bool = False
+    processes: int | None = None
     on_shard: Callable[[int], None] | None = field(default=None, compare=False)
 
+    def local_processes(self) -> int:
+        """The processes the local engine scores a Python-bound selector's shards in."""
+        import os
+        return max(1, self.processes if self.processes is not None else (os.cpu_count() or 1))
+
     def check(self) -> None:
+        if self.processes is not None and self.processes < 1:
+            raise DomainsiftError(f"--processes must be at least 1, got {self.processes}")
         if self.engine not in ENGINES:
             raise DomainsiftError(f"unknown engine '{self.engine}' (choose from {', '.join(ENGINES)})")
         if self.part_bytes < 1:

@@ -35,7 +35,8 @@ def score_shards(selector, source, state: Path, execution: Execution, model_dir:
         if execution.engine == "local":
             if positions is not None:
                 raise ValueError("the local engine scores positions of a pool taken into memory")
-            score_local(selector, source, state, shard_size, done, bar, execution.on_shard)
+            score_local(selector, source, state, shard_size, done, bar, execution.on_shard,
+                        processes=min(execution.local_processes(), todo))
         else:
             from .ray import score_on_ray
             score_on_ray(selector, source, state, shard_size, done, bar, execution.workers, execution.address,

@@ -161,7 +161,9 @@ def execute(selector, in_domain: Corpus, source, samples: dict, state: Path, exe
     fit(selector, in_domain, lambda: samples.get(FIT), state / "model")
     seconds = {"fit_seconds": round(time.time() - t, 1)}  # this process's share, when a run resumed
     if cascade is None:
+        t = time.time()
         n_shards = score_shards(selector, source, state, execution, model_dir=state / "model")
+        seconds["pass_seconds"] = round(time.time() - t, 1)  # the shards' scoring (reading the pool included)
         scores, ids = assemble(state, n_shards)
         return Scored(scores, ids, n_shards, seconds, note)
     from .cascade import run_cascade

@@ -97,13 +97,85 @@ def score_one(selector, records, start: int) -> np.ndarray:
 
 
 def score_local(selector, source, state: Path, shard_size: int, done: set, bar,
-                on_shard: Callable[[int], None] | None = None) -> None:
-    """The local engine: the shards without a marker, one after another in this process."""
+                on_shard: Callable[[int], None] | None = None, processes: int = 1) -> None:
+    """The local engine: the shards without a marker, one after another in this process; a selector
+    whose scoring is Python code on one core (``python_bound``: the student) in ``processes`` forked
+    processes, this one reading the pool and writing the shards (:func:`_score_forked`)."""
+    if processes > 1 and getattr(selector, "python_bound", False) and _can_fork():
+        return _score_forked(selector, source, state, shard_size, done, bar, on_shard, processes)
     for shard, records, fidx, lines in source.shards(shard_size, done):
         write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
         bar.update(len(records))
         if on_shard:
             on_shard(shard)
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+    import sys
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+_FORKED = None  # the selector a forked scoring process inherited
+
+
+def _child_start(parent: int) -> None:
+    """A scoring process dies with the process that forked it (a killed run leaves no process behind:
+    its siblings hold the task queue open, so it would never see the queue close)."""
+    import os
+    import signal
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+
+
+def _score_in_child(records, start: int) -> np.ndarray:
+    return score_one(_FORKED, records, start)
+
+
+def _score_forked(selector, source, state: Path, shard_size: int, done: set, bar, on_shard, processes: int) -> None:
+    """:func:`score_local` over ``processes`` forked processes: each inherits the fitted selector (nothing
+    is pickled but the shards' records and scores), scores whole shards, and this process writes each
+    shard's files and marker as its scores come back. A line's score depends on its text alone, so the
+    bytes are those of one process. At most two shards per process are in flight (memory stays bounded)."""
+    import concurrent.futures as cf
+    import multiprocessing
+    import os
+    global _FORKED
+    if hasattr(selector, "prepare_fork"):
+        selector.prepare_fork()  # what a child would otherwise compute after the fork, computed once here
+    _FORKED = selector
+    env = os.environ.get("TOKENIZERS_PARALLELISM")
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one core a process; and no warning about the fork
+    try:
+        with cf.ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
+                                    initializer=_child_start, initargs=(os.getpid(),)) as pool:
+            pending: dict = {}
+
+            def finish(futures) -> None:
+                for fut in futures:
+                    shard, fidx, lines = pending.pop(fut)
+                    write_shard(state, shard, fut.result(), fidx, lines)
+                    bar.update(len(lines))
+                    if on_shard:
+                        on_shard(shard)
+
+            for shard, records, fidx, lines in source.shards(shard_size, done):
+                pending[pool.submit(_score_in_child, records, shard * shard_size)] = (shard, fidx, lines)
+                if len(pending) >= 2 * processes:
+                    finish(cf.wait(pending, return_when=cf.FIRST_COMPLETED).done)
+            while pending:
+                finish(cf.wait(pending, return_when=cf.FIRST_COMPLETED).done)
+    finally:
+        _FORKED = None
+        if env is None:
+            os.environ.pop("TOKENIZERS_PARALLELISM", None)
+        else:
+            os.environ["TOKENIZERS_PARALLELISM"] = env
 
 
 def assemble(state: Path, n_shards: int) -> tuple[list[Path], list[Path]]:

@@ -161,6 +161,13 @@ class StudentSelector(BaseSelector):
 
     learned = ("student_",)
     saves_state = True
+    python_bound = True  # its scoring is tokenizing in Python: the local engine forks a process a core
+
+    def prepare_fork(self) -> None:
+        """The per-token weights, computed before the local engine forks (a matrix product in the parent,
+        none in the children)."""
+        if self.is_fitted:
+            self.student_.token_weights()
 
     def check_params(self) -> None:
         super().check_params()
