@@ -240,6 +240,15 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
         extra["student_marginal_lines_per_s"] = round(rate)
         lines += ["", f"The student's marginal rate: ({b['size']:,} - {a['size']:,}) / ({b['seconds']:.1f} s - "
                   f"{a['seconds']:.1f} s) = **{rate:,.0f} lines/s** ({1e6 / rate:.0f} µs a line) on 2 cores."]
+        if len(st) >= 3 and st[-1]["size"] > b["size"]:  # and between the two largest: the fit's noise weighs less
+            c, d = st[-2], st[-1]
+            far = (d["size"] - c["size"]) / (d["seconds"] - c["seconds"])
+            extra["student_marginal_lines_per_s_largest"] = round(far)
+            lines += ["", f"Between the two largest: ({d['size']:,} - {c['size']:,}) / ({d['seconds']:.1f} s - "
+                      f"{c['seconds']:.1f} s) = **{far:,.0f} lines/s** ({1e6 / far:.0f} µs a line): the pass, the "
+                      "counting pass, `scores.tsv` and the selection, every cost that grows with the pool (the fit "
+                      "varies by a few seconds from run to run, which the smaller pair's 5-second difference "
+                      "cannot absorb)."]
     staged = [r for r in rows if "teacher_score_seconds" in r]
     if staged:
         lines += ["", "Where a cascade's time goes (seconds; the method's fit includes reading its 200,000-line "
