@@ -42,6 +42,9 @@ evaluation perplexities (uniform, clusters: the seven; Tanzil: Tanzil's).
     python bench/live/sampling.py --seeds 0 1 2 --targets Tanzil --session 19 --starts 0 best --lr-data choose \
         --policies mixed-0 mixed-0.5 mixed-1 dds mdac ft-full --threads 1
     python bench/live/sampling.py --seeds 0 --targets uniform Tanzil --policies mdac dds --name sampling_grid
+    # the table from the finished runs alone (nothing trained; a missing run is named and left out)
+    python bench/live/sampling.py --seeds 0 1 2 --targets uniform --session 19 --starts 0 best --lr-data choose \
+        --policies mixed-0 mixed-0.5 mixed-1 dds mdac --threads 1 --table sampling_uniform --table-only
     (variants: --init-alpha 1, --update adam, --k, --session; a finished run is kept in
     bench/results/<name>_runs.json, so a killed benchmark resumes, on a fresh clone too, and tables
     are rebuilt in seconds)
@@ -301,6 +304,10 @@ def choose_lr(done: dict, policy: str, grid: list[float], args) -> float:
     return min(scores, key=scores.get)
 
 
+class NotRun(Exception):
+    """--table-only: a run the table would need is not in the runs file."""
+
+
 class RunsFile:
     """The finished runs (bench/results/<name>_runs.json), shared by processes that run side by side:
     every write merges into the file under a lock, and a run is claimed before it starts, so two
@@ -458,6 +465,8 @@ def main() -> None:
                          "which share the finished-runs file and never run the same run twice")
     ap.add_argument("--name", default="sampling", help="results name under bench/results/ (its runs file: "
                     "<name>_runs.json)")
+    ap.add_argument("--table-only", action="store_true", help="train nothing: the table from the runs file's "
+                    "finished runs alone, each one missing named and left out (its row's seeds column says which)")
     ap.add_argument("--table", default=None, help="write the table to bench/results/<table>.md instead of "
                     "<name>.md, the runs still shared through <name>_runs.json (a second study over the same runs)")
     args = ap.parse_args()
@@ -503,6 +512,8 @@ def main() -> None:
         fixed = policy.startswith("mixed-")
         key = run_key("ft-full" if ft else policy, target, seed, args,
                       {"start": policy_args["init_alpha"], "ft_steps": args.ft_steps} if ft else policy_args)
+        if args.table_only and key not in done:
+            raise NotRun(key)
         with done.claim(key) as mine:
             if not mine:
                 return done[key]
@@ -587,12 +598,16 @@ def main() -> None:
                                 start[1] if start[1] is not None else best_alpha(target))
                             policy_args = {"lr_data": lr or 0.0, "k": args.k, "init_alpha": alpha,
                                            "update": args.update}
-                            if fixed:
-                                res = fixed_run(alpha)
-                            elif policy == "ft-full":
-                                res = run(f"mixed-{alpha:g}", fixed_target, labels, seed, policy_args, ft=True)
-                            else:
-                                res = run(policy, target, labels, seed, policy_args)
+                            try:
+                                if fixed:
+                                    res = fixed_run(alpha)
+                                elif policy == "ft-full":
+                                    res = run(f"mixed-{alpha:g}", fixed_target, labels, seed, policy_args, ft=True)
+                                else:
+                                    res = run(policy, target, labels, seed, policy_args)
+                            except NotRun as missing:
+                                print(f"not in the runs file, left out of the table: {missing}", flush=True)
+                                continue
                             ck = res["checkpoints"][target]
                             ppl, seconds, rec = ck["ppl"], res["seconds"], res["record"]
                             row = {"policy": policy, "target": target, "seed": seed,
