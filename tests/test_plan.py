@@ -24,6 +24,9 @@ def test_plan_prints_the_stages_and_writes_no_run(tmp_path, monkeypatch, tiny_mo
     rc, _, out = run_cli([*argv[:-3], "--cascade", "--out", "run", "--plan"], capsys)
     assert rc == 0 and "calibrated earlier" in out and "the student scores 40 lines" in out
     assert "at least 10 candidates" in out
+    assert "in-domain share" not in out
+    rc, _, out = run_cli([*argv[:-5], "--fraction", "auto", "--out", "run", "--plan"], capsys)  # issue 49
+    assert rc == 0 and "estimate the in-domain share (40 pool lines encoded)" in out
 
 
 def test_plan_says_when_it_has_no_estimate(tmp_path, monkeypatch, capsys):

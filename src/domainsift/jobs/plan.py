@@ -142,9 +142,13 @@ def _train_costs(model: str, backend: str, texts: list[str], batch_size: int, fr
 
 
 def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, selection: int | None,
-             cascade: bool, student_sample: int = 20000) -> dict:
-    """Seconds for each stage of the run (module docstring) and their sum."""
+             cascade: bool, student_sample: int = 20000, share_sample: int = 0) -> dict:
+    """Seconds for each stage of the run (module docstring) and their sum; ``share_sample``: the pool lines
+    an estimate of the in-domain share encodes (``--top/--fraction auto``; :mod:`domainsift.share`)."""
     parts = {"load the encoder": costs["load"]}
+    if share_sample:
+        parts[f"estimate the in-domain share ({share_sample:,} pool lines encoded)"] = (
+            (share_sample + n_in) * costs["encode"])
     if method == "finetune":
         holdout, neg_ratio = params.get("holdout", 0.1), params.get("neg_ratio", 1.0)
         pos = n_in - int(round(holdout * n_in))
@@ -178,7 +182,8 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     n = scan.n
     if n == 0:
         raise DomainsiftError("the pool is empty")
-    if "auto" in (top, fraction):  # the estimated share is known once the run has estimated it
+    auto = "auto" in (top, fraction)
+    if auto:  # the estimated share is known once the run has estimated it
         top = fraction = None
     selection = top if top is not None else (max(1, int(round(fraction * n))) if fraction is not None else None)
     passes = 3 if cascade is not None else (3 if selection is not None else 2)
@@ -196,7 +201,9 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
         return out
     costs = _costs(selector, method, scan.samples[CALIBRATION].texts)
     out["costs"] = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in costs.items()}
-    out["estimate"] = _estimate_for(selector, method, n, len(in_domain), costs, selection, cascade)
+    from ..share import SAMPLE_LINES
+    out["estimate"] = _estimate_for(selector, method, n, len(in_domain), costs, selection, cascade,
+                                    min(SAMPLE_LINES, n) if auto else 0)
     return out
 
 
@@ -225,9 +232,9 @@ def _costs(selector, method: str, texts) -> dict:
                      max_length=getattr(selector, "max_length", 128))
 
 
-def _estimate_for(selector, method, n, n_in, costs, selection, cascade) -> dict:
+def _estimate_for(selector, method, n, n_in, costs, selection, cascade, share_sample: int = 0) -> dict:
     p = {k: getattr(selector, k) for k in ("epochs", "batch_size", "holdout", "neg_ratio") if hasattr(selector, k)}
-    est = estimate(method, p, n, n_in, costs, selection, cascade is not None)
+    est = estimate(method, p, n, n_in, costs, selection, cascade is not None, share_sample=share_sample)
     if cascade is not None:
         from .. import rundir
         est["note"] = ("the candidates are at least 2 N; the student's plan after its fit may take more (its "
