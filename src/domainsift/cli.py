@@ -193,7 +193,7 @@ def add_method_opts(p) -> None:
     g.add_argument("--processes", type=positive_int, default=None,
                    help="--engine local: processes that score the student's shards (--method student, and "
                         "the student of --cascade), whose scoring is Python code on one core (default: one "
-                        "per CPU; the scores are the same)")
+                        "per CPU, at most 4; the scores are the same)")
     g.add_argument("--address", default=None,
                    help="--engine ray: a running cluster's address (e.g. ray://head:10001 or auto; default: "
                         "start a local one)")
