@@ -22,7 +22,7 @@ FIT_SAMPLE = 200_000  # a selector that fits on the pool sees at most this many 
 class Execution:
     """How a scoring job runs: ``engine`` (``local`` or ``ray``, with ``workers`` and ``address``; ``local``
     with ``processes`` for a selector whose scoring is Python code on one core, the student: None is
-    every core), records per shard, the fit sample's size, the bytes of a part of a large pool file that a Ray
+    one per CPU, at most :data:`MAX_PROCESSES`), records per shard, the fit sample's size, the bytes of a part of a large pool file that a Ray
     worker reads on its own (:mod:`domainsift.io.parts`), progress bars; ``on_shard`` is called after each shard
     is written (tests stop a run there)."""
 

@@ -82,17 +82,16 @@ def calibrate(method: str, model: str, backend: str, sample: list[str], batch_si
     costs = {"load": load, "encode": (time.perf_counter() - t) / len(timed)}
     tok = enc.load()[1]
     from ..embed.static import ChunkCache, splits_at_spaces
-    if splits_at_spaces(tok.backend_tokenizer):  # the student's chunk cache: cold on the sample's first
-        # pass, then warm, as in a run where most chunks recur (issue 48)
-        chunks = ChunkCache(tok.backend_tokenizer)
-        t = time.perf_counter()
-        for _ in range(REPEAT):
-            chunks.token_ids(texts)
-        costs["student"] = (time.perf_counter() - t) / (REPEAT * len(texts))
+    backend = tok.backend_tokenizer
+    if splits_at_spaces(backend):  # the student's chunk cache: cold on the sample's first pass, then warm,
+        # as in a run where most chunks recur (issue 48)
+        tokenize, rounds = ChunkCache(backend).token_ids, REPEAT
     else:
-        t = time.perf_counter()
-        tok.backend_tokenizer.encode_batch_fast(texts, add_special_tokens=False)
-        costs["student"] = (time.perf_counter() - t) / len(texts)
+        tokenize, rounds = (lambda lines: backend.encode_batch_fast(lines, add_special_tokens=False)), 1
+    t = time.perf_counter()
+    for _ in range(rounds):
+        tokenize(texts)
+    costs["student"] = (time.perf_counter() - t) / (rounds * len(texts))
     if method == "finetune":
         costs.update(_train_costs(model, backend, texts, batch_size, freeze, max_length, costs["encode"]))
     saved[key] = costs
