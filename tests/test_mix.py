@@ -89,3 +89,47 @@ def test_auto_gives_each_target_its_estimated_share(tmp_path, capsys, monkeypatc
     rc, err, _ = _two_targets(tmp_path, capsys, monkeypatch, "--in-domain", str(tmp_path / "in_law.txt"),
                               "--top", "5", out="m3")
     assert rc != 0 and "--in-domain" in err
+
+
+def test_finetune_targets_share_one_encoder_a_head_each(tmp_path, tiny_models):
+    """finetune over several targets trains one encoder with a head per target, once: each target's scores
+    are its head's probabilities, the same whether encoded for it or read from the batches another
+    target's run encoded; the signature says which head of which targets ran; nothing of the shared
+    fit is left behind."""
+    import domainsift as ds
+    from domainsift.jobs.mix import select_mix
+    from domainsift.select.finetune import FinetuneSelector
+    d = _data(tmp_path)
+    targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
+    params = {"model": tiny_models["bert"], "epochs": 2, "batch_size": 8, "backend": "torch", "progress": False}
+    from domainsift.select.train import EncoderClassifier
+    fits, encoded = [], []
+    real, predict = FinetuneSelector.fit_targets, EncoderClassifier.predict
+    FinetuneSelector.fit_targets = lambda self, *a, **kw: (fits.append(1), real(self, *a, **kw))[1]
+    EncoderClassifier.predict = lambda self, texts, **kw: (encoded.append(len(texts)), predict(self, texts, **kw))[1]
+    try:
+        meta = select_mix("finetune", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", top=40,
+                          params=params, seed=0)
+    finally:
+        FinetuneSelector.fit_targets, EncoderClassifier.predict = real, predict
+    assert fits == [1]                                     # one fit for both targets
+    assert encoded.count(120) == 1                         # the pool encoded once: the second target reads it
+    assert not (tmp_path / "mix" / ".shared").exists()
+    from domainsift.rundir import load_scores
+    runs = {n: load_scores(tmp_path / "mix" / "targets" / n) for n in targets}
+    sigs = {n: json.loads((tmp_path / "mix" / "targets" / n / "signature.json").read_text()) for n in targets}
+    assert "|shared:head med of med+law|" in sigs["med"]["signature"]
+    assert "|shared:head law of med+law|" in sigs["law"]["signature"]
+    # each head is measured on the same held-out lines: 6 of the 60 positives (both targets') and 3 of 30 negatives
+    assert sigs["med"]["classifier_holdout"]["n"] == sigs["law"]["classifier_holdout"]["n"] == 6 + 3
+    # the heads, recomputed from a fresh fit of the same seed, give the saved scores
+    multi = FinetuneSelector(**params).fit_targets(targets, ds.read_corpus(d["pool"]))
+    lines = {str(f): open(f, encoding="utf-8").read().splitlines() for f in d["pool"]}
+    run = runs["med"]
+    assert np.array_equal(run.id_array, runs["law"].id_array)
+    texts = [lines[f][ln - 1] for f, ln in run.ids]
+    p = multi.classifier_.predict(texts)
+    assert p.shape == (120, 2)
+    np.testing.assert_allclose(runs["med"].scores, p[:, 0], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(runs["law"].scores, p[:, 1], rtol=0, atol=1e-6)
+    assert sum(t["n_selected"] for t in meta["targets"].values()) == 40

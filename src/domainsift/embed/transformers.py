@@ -321,22 +321,25 @@ class TransformersEmbedder:
         """Return float32 ``(len(texts), hidden_size)`` vectors, in input order.
 
         Texts are tokenized once and batched by token count (longest first), so a batch
-        carries little padding. ``head``: a linear layer of one output (a fine-tuned classifier's
-        head) applied to each vector in float64, row by row, so a score does not depend on its
-        batch-mates (:mod:`domainsift._internal.rows`); its outputs are returned instead.
+        carries little padding. ``head``: a linear layer (a fine-tuned classifier's head) applied to each
+        vector in float64, row by row, so a score does not depend on its batch-mates
+        (:mod:`domainsift._internal.rows`); its outputs are returned instead: ``(n,)`` for a head of one
+        output, ``(n, k)`` for k.
         """
         torch, tok, model, _ = self.load()
         n = len(texts)
         dim = model.config.hidden_size if hasattr(model.config, "hidden_size") else model.config.d_model
-        out = np.zeros((n, dim) if head is None else n, dtype=np.float32 if head is None else np.float64)
+        if head is not None and not isinstance(head, torch.nn.Linear):
+            raise TypeError(f"head must be a linear layer, got {type(head).__name__}")
+        k = None if head is None else head.out_features
+        shape = (n, dim) if head is None else (n if k == 1 else (n, k))
+        out = np.zeros(shape, dtype=np.float32 if head is None else np.float64)
         if n == 0:
             return out
         if head is not None:
-            if not (isinstance(head, torch.nn.Linear) and head.out_features == 1):
-                raise TypeError(f"head must be a linear layer of one output, got {type(head).__name__}")
             from .._internal.rows import row_dot
-            w = head.weight.detach().double().cpu().numpy()[0]
-            b = float(head.bias.detach().double().cpu()[0]) if head.bias is not None else 0.0
+            w = head.weight.detach().double().cpu().numpy()
+            b = (head.bias.detach().double().cpu().numpy() if head.bias is not None else np.zeros(k))
         enc = tok(list(texts), truncation=True, max_length=self.max_length)
         keys = list(enc.keys())
         lengths = np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=n)
@@ -348,7 +351,11 @@ class TransformersEmbedder:
                 batch = tok.pad({k: [enc[k][i] for i in idx] for k in keys}, return_tensors="np")
                 pooled = self._pooled(dict(batch))
                 if head is not None:
-                    out[idx] = row_dot(pooled.cpu().numpy(), w) + b
+                    x = pooled.cpu().numpy()
+                    if k == 1:
+                        out[idx] = row_dot(x, w[0]) + b[0]
+                    else:
+                        out[idx] = np.stack([row_dot(x, w[j]) + b[j] for j in range(k)], axis=1)
                 else:
                     out[idx] = pooled.cpu().numpy()
                 bar.update(len(idx))

@@ -125,8 +125,10 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     from contextlib import ExitStack
     with rundir.claim(out, "mix", overwrite=overwrite), ExitStack() as stack:  # Ray stays up for the reads
         jobs = {}
+        shared = _shared_fit(method, targets, pool, out, params, seed, execution, stack)
         for name, corpus in targets.items():
-            jobs[name] = score(method, corpus, pool, out / rundir.MIX_TARGETS / name, params, seed, reader,
+            p = params if shared is None else {**(params or {}), "shared": shared[name]}
+            jobs[name] = score(method, corpus, pool, out / rundir.MIX_TARGETS / name, p, seed, reader,
                                execution, cascade, overwrite,
                                check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
                                stack=stack, estimate_share=auto)
@@ -174,5 +176,75 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
                                                top if top is not None else fraction,
                                                "mix": ",".join(f"{k}={v:g}" for k, v in (weights or {}).items())
                                                or "auto"})}
+        if shared is not None:
+            meta["shared_fit"] = str(next(iter(shared.values())).identity)
         rundir.write_mix(out, chosen, texts, meta)
+    import shutil
+    shutil.rmtree(out / SHARED, ignore_errors=True)  # the shared fit lives on in every target's scores
     return meta
+
+
+SHARED = ".shared"  # under a mixture's folder while it runs: the shared fit, its checkpoint, the encoded batches
+
+
+def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None, seed: int, execution,
+                stack) -> dict | None:
+    """For a method that fits every target at once (finetune: one encoder, a head per target), that fit,
+    trained here (or loaded, when a killed mixture saved it) on the pool's fit sample; returns each
+    target's ``shared`` parameter, or None for a method that fits each target alone."""
+    import dataclasses
+    import hashlib
+    import json
+    from ..engine.run import FIT, Execution, samples_needed
+    from ..io.source import MemorySource, PoolSource
+    from ..select import get_selector
+    from ..select.base import CACHE_DIR
+    params = {**(params or {})}
+    params.setdefault("seed", seed)
+    multi = get_selector(method, **params)
+    if not getattr(multi, "fits_targets", False):
+        return None
+    execution = execution or Execution()
+    execution.check()
+    source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
+    if execution.engine == "ray":  # the workers read the pool's sample, as a score run's would
+        from ..engine.ray import RemoteSource, plan, session
+        execution = dataclasses.replace(execution, workers=plan(multi, execution.workers, execution.address))
+        stack.enter_context(session(execution.workers, execution.address))
+        if not isinstance(source, MemorySource):
+            source = RemoteSource(source, execution.part_bytes, execution.progress)
+    scan = source.scan(samples_needed(multi, execution.fit_sample, None, None, params["seed"]))
+    if scan.n == 0:
+        raise DomainsiftError("the pool is empty")
+    from .._version import __version__
+    h = hashlib.sha256(json.dumps([__version__, method, {k: repr(v) for k, v in sorted(params.items())
+                                                         if k not in ("progress", CACHE_DIR.name)},
+                                   scan.fingerprints, execution.fit_sample], sort_keys=True, default=repr).encode())
+    for name, corpus in targets.items():
+        h.update(b"\x00target\x00" + name.encode())
+        for t in corpus.texts:
+            b = t.encode("utf-8")
+            h.update(len(b).to_bytes(8, "little") + b)
+    identity = h.hexdigest()[:24]
+    folder, memo = out / SHARED / identity, out / SHARED / f"encoded-{identity}"
+    from ..select.finetune import SharedHeads, remember_shared
+    if folder.is_dir():
+        try:
+            multi.load_state(folder)
+        except Exception as exc:  # noqa: BLE001: a damaged saved fit costs the fit, never the run
+            import logging
+            logging.getLogger(__name__).warning("the saved shared fit in %s cannot be loaded (%s); fitting again",
+                                                folder, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            import shutil
+            shutil.rmtree(folder, ignore_errors=True)
+    if not folder.is_dir():
+        multi.checkpoint_dir = out / SHARED / f"checkpoint-{identity}"
+        multi.fit_targets(targets, scan.samples[FIT])
+        multi.checkpoint_dir = None
+        multi.save_state(folder)
+        import shutil
+        shutil.rmtree(out / SHARED / f"checkpoint-{identity}", ignore_errors=True)
+    memo.mkdir(parents=True, exist_ok=True)
+    heads = {name: SharedHeads(folder, identity, list(targets), name, memo) for name in targets}
+    remember_shared(next(iter(heads.values())), multi)
+    return heads

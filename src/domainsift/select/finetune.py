@@ -110,7 +110,11 @@ class FinetuneSelector(EncoderSelector):
               "larger batch only holds more memory: 128 lines cost 0.6 GB more at the same speed; 128 on a GPU)",
               check=lambda v: None if v is None or v >= 1 else f"must be at least 1, got {v}", signature=False),
         SEED, DEVICE, CACHE_DIR, PROGRESS,
+        Param("shared", object, None, "set by a run of several targets (select --target ...): this target's head "
+              "of one encoder fine-tuned for every target (a SharedHeads)", cli=False),
     )
+    #: several targets can share one fine-tuned encoder, a head each (:meth:`fit_targets`)
+    fits_targets = True
 
     def check_params(self) -> None:
         super().check_params()
@@ -118,6 +122,18 @@ class FinetuneSelector(EncoderSelector):
             raise DomainsiftError("finetune: the negatives' cut refines the pre-ranking: it needs "
                                   "negatives 'preranked'")
 
+
+    @property
+    def fit_uses_pool(self) -> bool:
+        return self.shared is None  # a target of a shared fit reads its head; the shared fit read the pool
+
+    def signature_params(self) -> dict:
+        out = super().signature_params()
+        if out.get("shared") is None:
+            out.pop("shared", None)  # a one-target fit: the signature as before
+        else:
+            out["shared"] = str(out["shared"])
+        return out
 
     def _ranking(self, in_domain, pool) -> np.ndarray:
         if self.negatives != "preranked":
@@ -129,6 +145,9 @@ class FinetuneSelector(EncoderSelector):
 
     def fit(self, in_domain, pool=None) -> "FinetuneSelector":
         from .train import EncoderClassifier, TrainConfig, train_classifier
+        if self.shared is not None:  # a target of a shared fit: its head of the fitted encoder
+            self.reset()
+            return self._attach(self.shared.fitted(self))
         in_domain, pool = self._fit_input(in_domain, pool)
         positives, texts = list(in_domain.texts), pool.texts
         rng = np.random.default_rng(self.seed)
@@ -169,13 +188,13 @@ class FinetuneSelector(EncoderSelector):
         steps = int(np.ceil((len(train_pos) + n_train_neg) / self.batch_size))
         self.train_losses_ = train_classifier(self.classifier_, epoch_data, steps, cfg, rng,
                                               checkpoint=self.checkpoint_dir)
-        self.n_positives_, self.n_negatives_ = len(positives), int(len(neg_idx))
+        self.n_positives_, self.n_negatives_, self.targets_ = len(positives), int(len(neg_idx)), None
         self.holdout_metrics_ = (prf(held_labels, (self.classifier_.predict(held_texts) > 0.5).astype(int))
                                  if held_texts else None)
         return self
 
     # ------------------------------------------------------------------ checkpoint and scoring
-    _STATE = ("n_positives_", "n_negatives_", "holdout_metrics_", "train_losses_")
+    _STATE = ("n_positives_", "n_negatives_", "holdout_metrics_", "train_losses_", "targets_")
     learned = ("classifier_",) + _STATE
     saves_state = True
 
@@ -187,7 +206,11 @@ class FinetuneSelector(EncoderSelector):
 
     def save_state(self, path) -> None:
         """Save the fine-tuned encoder, tokenizer, head and fit results (atomically)."""
-        self.classifier_.save(path, {k: getattr(self, k, None) for k in self._STATE})
+        clf = self.classifier_
+        extra = {}
+        if isinstance(clf, HeadView):  # a target of a shared fit: the shared encoder, every head, and which
+            clf, extra = clf.shared, {"head": clf.index, "targets": self.targets_}
+        clf.save(path, {**{k: getattr(self, k, None) for k in self._STATE}, **extra})
 
     def load_state(self, path) -> "FinetuneSelector":
         """Load a model saved by :meth:`save_state` instead of fitting."""
@@ -195,8 +218,101 @@ class FinetuneSelector(EncoderSelector):
         self.reset()
         self.classifier_, state = EncoderClassifier.load(path, self.max_length, self.device, self._score_batch(),
                                                          self.backend)
+        if "head" in state:
+            self.classifier_ = HeadView(self.classifier_, int(state.pop("head")),
+                                        self.shared.memo if self.shared is not None else None)
         for k, v in state.items():
             setattr(self, k, v)
+        return self
+
+    # ------------------------------------------------------------------ several targets, one encoder
+    def fit_targets(self, targets: dict, pool) -> "FinetuneSelector":
+        """Fine-tune one encoder with one head per target (``{name: Corpus}``): head t is the binary
+        classifier of target t's in-domain lines against random pool lines *and the other targets'
+        in-domain lines* (so two targets' heads learn what tells them apart). Each epoch is every target's
+        training positives and a fresh draw of pool negatives, as many as a target has positives on
+        average (``neg_ratio`` times). A held-out share of each target's positives, and of the first
+        negatives, gives each head's precision, recall and F1. :meth:`head` then gives each target's
+        selector, scoring as a one-target fit does: p(target t | line)."""
+        from ..io.corpus import as_corpus
+        from .train import EncoderClassifier, TrainConfig, train_classifier
+        if self.negatives != "random":
+            raise DomainsiftError("finetune: several targets draw their negatives at random from the pool "
+                                  "(--negatives random)")
+        names = list(targets)
+        if len(names) < 2:
+            raise DomainsiftError("a shared fit needs at least two targets")
+        self.reset()
+        corpora = {n: as_corpus(c) for n, c in targets.items()}
+        pool = as_corpus(pool)
+        for n, c in corpora.items():
+            if len(c) == 0:
+                raise DomainsiftError(f"target '{n}': the in-domain set is empty")
+        if not pool:
+            raise DomainsiftError(f"{self.name} needs the pool")
+        k, texts = len(names), pool.texts
+        rng = np.random.default_rng(self.seed)
+        # every target's positives, each text once with a label per head (a text two targets share is both)
+        labels_of: dict = {}
+        for j, n in enumerate(names):
+            for t in corpora[n].texts:
+                labels_of.setdefault(t, np.zeros(k, dtype=np.float32))[j] = 1.0
+        positives = list(labels_of)
+        pos_labels = np.stack([labels_of[t] for t in positives])
+        never = np.fromiter((t in labels_of for t in texts), dtype=bool, count=len(texts))
+        mean_pos = float(np.mean([len(c) for c in corpora.values()]))
+        n_neg = max(1, int(round(self.neg_ratio * mean_pos)))
+        neg_idx = sample_negatives(np.zeros(len(texts)), n_neg, "random", rng, never)
+        pos_held = np.zeros(len(positives), dtype=bool)
+        neg_held = np.zeros(len(neg_idx), dtype=bool)
+        for mask in (pos_held, neg_held):
+            h = int(round(self.holdout * len(mask)))
+            if 0 < h < len(mask):
+                mask[rng.choice(len(mask), size=h, replace=False)] = True
+        held_texts = [t for t, h in zip(positives, pos_held) if h] + [texts[i] for i in neg_idx[neg_held]]
+        held_labels = np.concatenate([pos_labels[pos_held], np.zeros((int(neg_held.sum()), k), np.float32)])
+        train_pos = [t for t, h in zip(positives, pos_held) if not h]
+        train_labels = pos_labels[~pos_held]
+        never[neg_idx[neg_held]] = True
+        n_train_neg = max(1, int(round(self.neg_ratio * mean_pos * (1 - self.holdout))))
+
+        def epoch_data(epoch: int):
+            negs = neg_idx[~neg_held] if epoch == 0 else sample_negatives(
+                np.zeros(len(texts)), n_train_neg, "random", rng, never)
+            return (train_pos + [texts[i] for i in negs],
+                    np.concatenate([train_labels, np.zeros((len(negs), k), np.float32)]))
+
+        clf = EncoderClassifier(model_path(self.model), self.max_length, self.device, self._score_batch(),
+                                self.backend, outputs=k)
+        clf.freeze(self.freeze)
+        cfg = TrainConfig(epochs=self.epochs, lr=self.lr, head_lr=self.head_lr, batch_size=self.batch_size,
+                          bucket=self.bucket, warmup=self.warmup, seed=self.seed, progress=self.progress)
+        steps = int(np.ceil((len(train_pos) + n_train_neg) / self.batch_size))
+        self.train_losses_ = train_classifier(clf, epoch_data, steps, cfg, rng, checkpoint=self.checkpoint_dir)
+        self.classifier_ = clf
+        self.targets_ = names
+        self.n_positives_ = {n: len(corpora[n]) for n in names}
+        self.n_negatives_ = int(len(neg_idx))
+        if held_texts:
+            p = clf.predict(held_texts)
+            self.holdout_metrics_ = {n: prf(held_labels[:, j].astype(int), (p[:, j] > 0.5).astype(int))
+                                     for j, n in enumerate(names)}
+        else:
+            self.holdout_metrics_ = None
+        return self
+
+    def _attach(self, multi: "FinetuneSelector") -> "FinetuneSelector":
+        """This target's head of ``multi`` (a fit of :meth:`fit_targets`), as this selector's fit."""
+        name = self.shared.name
+        if name not in multi.targets_:
+            raise DomainsiftError(f"the shared fit has no target '{name}' (it has: {', '.join(multi.targets_)})")
+        j = multi.targets_.index(name)
+        self.classifier_ = HeadView(multi.classifier_, j, self.shared.memo)
+        self.targets_ = list(multi.targets_)
+        self.n_positives_ = multi.n_positives_[name]
+        self.n_negatives_ = multi.n_negatives_
+        self.holdout_metrics_ = (multi.holdout_metrics_ or {}).get(name)
+        self.train_losses_ = multi.train_losses_
         return self
 
     def score(self, records) -> np.ndarray:
@@ -204,3 +320,73 @@ class FinetuneSelector(EncoderSelector):
         self.require_fitted()
         from ..io.corpus import as_corpus
         return self.classifier_.predict(as_corpus(records).texts, progress=self.progress)
+
+
+class HeadView:
+    """One head of a classifier of several heads, scored as a one-head classifier: ``predict(texts)`` is
+    head ``index``'s probabilities. The encoder's pass is shared between the heads through ``memo`` (a
+    folder, or None): every head's probabilities of a batch of texts are kept there under the texts'
+    hash, so the other targets' runs over the same shards read them instead of encoding again."""
+
+    def __init__(self, shared, index: int, memo=None):
+        self.shared, self.index, self.memo = shared, index, memo
+
+    def predict(self, texts, progress: bool = False) -> np.ndarray:
+        from pathlib import Path
+        texts = list(texts)
+        path = None
+        if self.memo is not None and Path(self.memo).is_dir():
+            import hashlib
+            h = hashlib.sha256()
+            for t in texts:  # length-prefixed: a text may hold NUL
+                b = t.encode("utf-8")
+                h.update(len(b).to_bytes(8, "little") + b)
+            path = Path(self.memo) / f"{h.hexdigest()[:32]}.npy"
+            if path.exists():
+                try:
+                    p = np.load(path, allow_pickle=False)
+                    if p.shape == (len(texts), self.shared.outputs):
+                        return p[:, self.index].copy()
+                except (OSError, ValueError):
+                    pass  # a damaged memo file: encode again
+        p = self.shared.predict(texts, progress=progress)
+        if p.ndim == 1:
+            p = p[:, None]
+        if path is not None:
+            from .._internal.atomic import save_npy
+            save_npy(path, p)
+        return p[:, self.index].copy()
+
+
+class SharedHeads:
+    """A target's place in a shared fit (the ``shared`` parameter of :class:`FinetuneSelector`): the
+    folder the fit of every target is saved in, its identity, the targets in order, this target's name,
+    and the folder of encoded batches the targets share (:class:`HeadView`). Its ``repr`` is stable (a
+    run's resume fingerprint holds it); its ``str`` is what the signature says."""
+
+    def __init__(self, folder, identity: str, targets, name: str, memo=None):
+        self.folder, self.identity, self.targets, self.name = str(folder), identity, list(targets), name
+        self.memo = None if memo is None else str(memo)
+
+    def __repr__(self) -> str:
+        return f"SharedHeads({self.name!r}, of={'+'.join(self.targets)}, fit={self.identity})"
+
+    def __str__(self) -> str:
+        return f"head {self.name} of {'+'.join(self.targets)}"
+
+    def fitted(self, like: "FinetuneSelector") -> "FinetuneSelector":
+        """The shared fit, loaded once per process (built with ``like``'s parameters)."""
+        key = (self.folder, self.identity)
+        if key not in _SHARED:
+            multi = FinetuneSelector(**{**like.param_values(), "shared": None})
+            multi.load_state(self.folder)
+            _SHARED[key] = multi
+        return _SHARED[key]
+
+
+_SHARED: dict = {}  # the shared fits this process has loaded (SharedHeads.fitted)
+
+
+def remember_shared(shared: SharedHeads, multi: FinetuneSelector) -> None:
+    """Keep a shared fit just trained in this process, so its targets' runs need not load it again."""
+    _SHARED[(shared.folder, shared.identity)] = multi

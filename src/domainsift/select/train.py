@@ -65,7 +65,7 @@ class EncoderClassifier:
     probabilities through :meth:`predict` (the encoding path of plain embedding, plus the head)."""
 
     def __init__(self, model_path: str, max_length: int = 128, device: str | None = None,
-                 score_batch_size: int = 128, backend: str = "torch"):
+                 score_batch_size: int = 128, backend: str = "torch", outputs: int = 1):
         from ..embed.transformers import _torch, load_tokenizer_and_model, resolve_device
         self.torch = _torch()
         self.device = resolve_device(device)
@@ -73,6 +73,7 @@ class EncoderClassifier:
         self.max_length = max_length
         self.score_batch_size = score_batch_size
         self.backend = backend  # how predict() runs the trained encoder (an ONNX backend exports it once)
+        self.outputs = outputs  # 1: a binary classifier; k: k one-against-the-rest heads over one encoder
         self.head = None
         self._scorer = None
 
@@ -80,7 +81,7 @@ class EncoderClassifier:
         """A fresh linear head (initialised from torch's current random state)."""
         torch = self.torch
         hidden = getattr(self.encoder.config, "hidden_size", None) or self.encoder.config.d_model
-        self.head = torch.nn.Linear(hidden, 1)
+        self.head = torch.nn.Linear(hidden, self.outputs)
         self.encoder.to(self.device)
         self.head.to(self.device)
 
@@ -115,10 +116,12 @@ class EncoderClassifier:
                                                 max_length=self.max_length, progress=progress, backend=backend)
 
     def forward(self, texts: Sequence[str]):
-        return self.head(self.embedder().pool(texts)).squeeze(-1)
+        logits = self.head(self.embedder().pool(texts))
+        return logits.squeeze(-1) if self.outputs == 1 else logits
 
     def predict(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
-        """Probability of the positive class, float64 (in float32, confident lines near 1.0 tie)."""
+        """Probability of the positive class, float64 (in float32, confident lines near 1.0 tie): ``(n,)``,
+        or ``(n, outputs)`` (each head's) for a classifier of several heads."""
         self.train(False)
         if self._scorer is None:
             self._scorer = self.embedder(backend=self.backend)
@@ -135,7 +138,7 @@ class EncoderClassifier:
             self.encoder.save_pretrained(tmp)
             self.tokenizer.save_pretrained(tmp)
             self.torch.save(self.head.state_dict(), tmp / "head.pt")
-            (tmp / "classifier.json").write_text(json.dumps(state))
+            (tmp / "classifier.json").write_text(json.dumps({**state, "outputs": self.outputs}))
 
     @classmethod
     def load(cls, path: str | os.PathLike, max_length: int = 128, device: str | None = None,
@@ -143,12 +146,13 @@ class EncoderClassifier:
         from .._internal.checksums import verify
         path = Path(path)
         verify(path)  # the model's files are checked before transformers or torch reads them
+        state = json.loads((path / "classifier.json").read_text())
         clf = cls(str(path), max_length=max_length, device=device, score_batch_size=score_batch_size,
-                  backend=backend)
+                  backend=backend, outputs=int(state.pop("outputs", 1)))
         clf.new_head()
         clf.head.load_state_dict(clf.torch.load(path / "head.pt", map_location="cpu", weights_only=True))
         clf.train(False)
-        return clf, json.loads((path / "classifier.json").read_text())
+        return clf, state
 
 
 CHECKPOINT_STATE, CHECKPOINT_WEIGHTS = "progress.json", "training.pt"
