@@ -133,3 +133,31 @@ def test_finetune_targets_share_one_encoder_a_head_each(tmp_path, tiny_models):
     np.testing.assert_allclose(runs["med"].scores, p[:, 0], rtol=0, atol=1e-6)
     np.testing.assert_allclose(runs["law"].scores, p[:, 1], rtol=0, atol=1e-6)
     assert sum(t["n_selected"] for t in meta["targets"].values()) == 40
+
+
+def test_a_killed_finetune_mixture_resumes_without_fitting_again(tmp_path, capsys, monkeypatch, tiny_models):
+    """Killed after the shared fit and the first target's scores, the same command loads the saved fit
+    (no second training) and ends with the bytes of a run never killed."""
+    from conftest import run_killed
+    from domainsift.select.finetune import FinetuneSelector
+    d = _data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    argv = ["select", "--method", "finetune", "--model", tiny_models["bert"], "--epochs", "2", "--batch-size", "8",
+            "--backend", "torch", "--target", f"med={d['in_med']}", "--target", f"law={d['in_law']}",
+            "--pool", *map(str, d["pool"]), "--top", "40"]
+    rc, err, so = run_cli([*argv, "--out", "whole"], capsys)
+    assert rc == 0, err
+    assert "(one fit, a head per target)" in so
+    run_killed([*argv, "--out", "killed"], "domainsift.engine.shards:write_shard", 1, tmp_path)
+    assert list((tmp_path / "killed" / ".shared").glob("*/classifier.json"))  # the shared fit was kept
+    fits = []
+    real = FinetuneSelector.fit_targets
+    monkeypatch.setattr(FinetuneSelector, "fit_targets", lambda self, *a, **kw: (fits.append(1), real(self, *a, **kw))[1])
+    rc, err, _ = run_cli([*argv, "--out", "killed"], capsys)
+    assert rc == 0, err
+    assert fits == []
+    for name in ("med", "law"):
+        for f in ("scores.npy", "selected.ids.tsv"):
+            assert (tmp_path / "killed" / "targets" / name / f).read_bytes() == \
+                (tmp_path / "whole" / "targets" / name / f).read_bytes()
+    assert (tmp_path / "killed" / "selected.mix.tsv").read_bytes() == (tmp_path / "whole" / "selected.mix.tsv").read_bytes()
