@@ -161,3 +161,20 @@ def test_a_killed_finetune_mixture_resumes_without_fitting_again(tmp_path, capsy
             assert (tmp_path / "killed" / "targets" / name / f).read_bytes() == \
                 (tmp_path / "whole" / "targets" / name / f).read_bytes()
     assert (tmp_path / "killed" / "selected.mix.tsv").read_bytes() == (tmp_path / "whole" / "selected.mix.tsv").read_bytes()
+
+
+def test_a_shared_finetune_fit_runs_half_the_epochs_unless_told(tmp_path, tiny_models):
+    """A shared fit's epoch holds every target's positives, so it defaults to 5 epochs (one target's: 10);
+    the signature says what ran, and a given --epochs is kept."""
+    import domainsift as ds
+    from domainsift.jobs.mix import select_mix
+    d = _data(tmp_path)
+    targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
+    base = {"model": tiny_models["bert"], "batch_size": 8, "backend": "torch", "progress": False}
+    for given, ran in (({}, 5), ({"epochs": 1}, 1)):
+        out = tmp_path / f"mix{ran}"
+        select_mix("finetune", targets, ds.PoolSource.open(d["pool"]), out, top=20, params={**base, **given})
+        for n in targets:
+            sig = json.loads((out / "targets" / n / "signature.json").read_text())["signature"]
+            assert f"|epochs:{ran}|" in sig
+    assert ds.get_selector("finetune", model=tiny_models["bert"]).epochs == 10  # one target's default stays

@@ -125,9 +125,9 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     from contextlib import ExitStack
     with rundir.claim(out, "mix", overwrite=overwrite), ExitStack() as stack:  # Ray stays up for the reads
         jobs = {}
-        shared = _shared_fit(method, targets, pool, out, params, seed, execution, stack)
+        shared, shared_params = _shared_fit(method, targets, pool, out, params, seed, execution, stack)
         for name, corpus in targets.items():
-            p = params if shared is None else {**(params or {}), "shared": shared[name]}
+            p = params if shared is None else {**shared_params, "shared": shared[name]}
             jobs[name] = score(method, corpus, pool, out / rundir.MIX_TARGETS / name, p, seed, reader,
                                execution, cascade, overwrite,
                                check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
@@ -190,8 +190,9 @@ SHARED = ".shared"  # under a mixture's folder while it runs: the shared fit, it
 def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None, seed: int, execution,
                 stack) -> dict | None:
     """For a method that fits every target at once (finetune: one encoder, a head per target), that fit,
-    trained here (or loaded, when a killed mixture saved it) on the pool's fit sample; returns each
-    target's ``shared`` parameter, or None for a method that fits each target alone."""
+    trained here (or loaded, when a killed mixture saved it) on the pool's fit sample, with the method's
+    ``shared_defaults`` for the parameters not given; returns each target's ``shared`` parameter and the
+    parameters the fit ran with, or ``(None, params)`` for a method that fits each target alone."""
     import dataclasses
     import hashlib
     import json
@@ -201,9 +202,12 @@ def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None
     from ..select.base import CACHE_DIR
     params = {**(params or {})}
     params.setdefault("seed", seed)
+    from ..select import selector_class
+    cls = selector_class(method)
+    if not getattr(cls, "fits_targets", False):
+        return None, params
+    params = {**getattr(cls, "shared_defaults", {}), **params}
     multi = get_selector(method, **params)
-    if not getattr(multi, "fits_targets", False):
-        return None
     execution = execution or Execution()
     execution.check()
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
@@ -247,4 +251,4 @@ def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None
     memo.mkdir(parents=True, exist_ok=True)
     heads = {name: SharedHeads(folder, identity, list(targets), name, memo) for name in targets}
     remember_shared(next(iter(heads.values())), multi)
-    return heads
+    return heads, params
