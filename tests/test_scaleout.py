@@ -91,11 +91,11 @@ def test_two_nodes_give_the_local_bytes_and_the_driver_reads_no_pool_text(two_no
     assert "sha256_parts" in fp[str((pool / "a.txt").resolve())]  # cut into parts, hashed by the workers
 
 
-def _mix(pool: Path, out: str, engine: str, params: dict, cascade=None) -> dict:
+def _mix(pool: Path, out: str, engine: str, params: dict, cascade=None, method: str = "cosine") -> dict:
     from domainsift.jobs.mix import select_mix
     (pool / "in_law.txt").write_text("".join(f"{x}\n" for x in make_sentences("law", 8, 5)), encoding="utf-8")
     targets = {"med": read_corpus([pool / "in.txt"]), "law": read_corpus([pool / "in_law.txt"])}
-    select_mix("cosine", targets, PoolSource.open([pool / "a.txt", pool / "b.txt.gz"]), pool / out,
+    select_mix(method, targets, PoolSource.open([pool / "a.txt", pool / "b.txt.gz"]), pool / out,
                top=30, params={**params, "cache_dir": str(pool / f"cache-{out}")}, cascade=cascade,
                execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700))
     d = pool / out
@@ -111,6 +111,18 @@ def test_several_targets_on_two_nodes_give_the_local_bytes(two_nodes, tiny_model
     ray_out = _mix(pool, "mix-ray", "ray", params, cascade)
     assert opens.seen == []  # every target's scan, shards and selected lines: read by the workers
     assert ray_out == local and "selected.mix.tsv" in local and len(local) == 7
+
+
+def test_finetune_targets_sharing_one_fit_on_two_nodes_give_the_local_bytes(two_nodes, tiny_models, pool,
+                                                                             monkeypatch):
+    """The shared fit trains on the sample the workers read; each target's head scores on the workers."""
+    # the default backend (ONNX, int8): a line's vector depends on it alone, on whatever thread count
+    params = {"model": tiny_models["bert"], "epochs": 1, "batch_size": 8, "progress": False}
+    local = _mix(pool, "ftmix-local", "local", params, method="finetune")
+    opens = _Opens(monkeypatch, pool)
+    ray_out = _mix(pool, "ftmix-ray", "ray", params, method="finetune")
+    assert opens.seen == []
+    assert ray_out == local and "selected.mix.tsv" in local
 
 
 def _scorer_pids() -> list[int]:
