@@ -69,6 +69,17 @@ def sample_negatives(cosine_scores: np.ndarray, n: int, how: str, rng: np.random
     return np.sort(rng.choice(candidates, size=min(n, len(candidates)), replace=False))
 
 
+def held_out(n_pos: int, n_neg: int, share: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The stratified hold-out: masks of the positives and of the negatives held out, ``share`` of each
+    (drawn in that order from ``rng``; none where the share rounds to nothing or to everything)."""
+    masks = (np.zeros(n_pos, dtype=bool), np.zeros(n_neg, dtype=bool))
+    for mask in masks:
+        k = int(round(share * len(mask)))
+        if 0 < k < len(mask):
+            mask[rng.choice(len(mask), size=k, replace=False)] = True
+    return masks
+
+
 def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
     tp = int(((y_true == 1) & (y_pred == 1)).sum())
     fp = int(((y_true == 0) & (y_pred == 1)).sum())
@@ -165,12 +176,7 @@ class FinetuneSelector(EncoderSelector):
         neg_idx = sample_negatives(ranking, n_neg, self.negatives, rng, never, self.neg_cut)
 
         # 2. stratified hold-out split: a share of the positives and of the first negatives
-        pos_held = np.zeros(len(positives), dtype=bool)
-        neg_held = np.zeros(len(neg_idx), dtype=bool)
-        for mask in (pos_held, neg_held):
-            k = int(round(self.holdout * len(mask)))
-            if 0 < k < len(mask):
-                mask[rng.choice(len(mask), size=k, replace=False)] = True
+        pos_held, neg_held = held_out(len(positives), len(neg_idx), self.holdout, rng)
         held_texts = [t for t, h in zip(positives, pos_held) if h] + [texts[i] for i in neg_idx[neg_held]]
         held_labels = np.array([1] * int(pos_held.sum()) + [0] * int(neg_held.sum()))
         train_pos = [t for t, h in zip(positives, pos_held) if not h]
@@ -268,12 +274,7 @@ class FinetuneSelector(EncoderSelector):
         mean_pos = float(np.mean([len(c) for c in corpora.values()]))
         n_neg = max(1, int(round(self.neg_ratio * mean_pos)))
         neg_idx = sample_negatives(np.zeros(len(texts)), n_neg, "random", rng, never)
-        pos_held = np.zeros(len(positives), dtype=bool)
-        neg_held = np.zeros(len(neg_idx), dtype=bool)
-        for mask in (pos_held, neg_held):
-            h = int(round(self.holdout * len(mask)))
-            if 0 < h < len(mask):
-                mask[rng.choice(len(mask), size=h, replace=False)] = True
+        pos_held, neg_held = held_out(len(positives), len(neg_idx), self.holdout, rng)
         held_texts = [t for t, h in zip(positives, pos_held) if h] + [texts[i] for i in neg_idx[neg_held]]
         held_labels = np.concatenate([pos_labels[pos_held], np.zeros((int(neg_held.sum()), k), np.float32)])
         train_pos = [t for t, h in zip(positives, pos_held) if not h]
