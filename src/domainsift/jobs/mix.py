@@ -14,6 +14,7 @@ selected line once with its ``domain``; ``DIR/mix.json`` says what ran.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -178,8 +179,8 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
                                                or "auto"})}
         if shared is not None:
             meta["shared_fit"] = str(next(iter(shared.values())).identity)
+            next(iter(shared.values())).release()  # this process no longer holds the shared model
         rundir.write_mix(out, chosen, texts, meta)
-    import shutil
     shutil.rmtree(out / SHARED, ignore_errors=True)  # the shared fit lives on in every target's scores
     return meta
 
@@ -188,7 +189,7 @@ SHARED = ".shared"  # under a mixture's folder while it runs: the shared fit, it
 
 
 def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None, seed: int, execution,
-                stack) -> dict | None:
+                stack) -> tuple[dict | None, dict]:
     """For a method that fits every target at once (finetune: one encoder, a head per target), that fit,
     trained here (or loaded, when a killed mixture saved it) on the pool's fit sample, with the method's
     ``shared_defaults`` for the parameters not given; returns each target's ``shared`` parameter and the
@@ -196,13 +197,14 @@ def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None
     import dataclasses
     import hashlib
     import json
+    import logging
+    from .._version import __version__
     from ..engine.run import FIT, Execution, samples_needed
     from ..io.source import MemorySource, PoolSource
-    from ..select import get_selector
+    from ..select import get_selector, selector_class
     from ..select.base import CACHE_DIR
     params = {**(params or {})}
     params.setdefault("seed", seed)
-    from ..select import selector_class
     cls = selector_class(method)
     if not getattr(cls, "fits_targets", False):
         return None, params
@@ -220,7 +222,6 @@ def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None
     scan = source.scan(samples_needed(multi, execution.fit_sample, None, None, params["seed"]))
     if scan.n == 0:
         raise DomainsiftError("the pool is empty")
-    from .._version import __version__
     h = hashlib.sha256(json.dumps([__version__, method, {k: repr(v) for k, v in sorted(params.items())
                                                          if k not in ("progress", CACHE_DIR.name)},
                                    scan.fingerprints, execution.fit_sample], sort_keys=True, default=repr).encode())
@@ -231,24 +232,19 @@ def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None
             h.update(len(b).to_bytes(8, "little") + b)
     identity = h.hexdigest()[:24]
     folder, memo = out / SHARED / identity, out / SHARED / f"encoded-{identity}"
-    from ..select.finetune import SharedHeads, remember_shared
     if folder.is_dir():
         try:
             multi.load_state(folder)
         except Exception as exc:  # noqa: BLE001: a damaged saved fit costs the fit, never the run
-            import logging
             logging.getLogger(__name__).warning("the saved shared fit in %s cannot be loaded (%s); fitting again",
                                                 folder, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-            import shutil
             shutil.rmtree(folder, ignore_errors=True)
     if not folder.is_dir():
-        multi.checkpoint_dir = out / SHARED / f"checkpoint-{identity}"
+        checkpoint = out / SHARED / f"checkpoint-{identity}"
+        multi.checkpoint_dir = checkpoint  # each finished epoch kept: a killed fit goes on from there
         multi.fit_targets(targets, scan.samples[FIT])
         multi.checkpoint_dir = None
         multi.save_state(folder)
-        import shutil
-        shutil.rmtree(out / SHARED / f"checkpoint-{identity}", ignore_errors=True)
+        shutil.rmtree(checkpoint, ignore_errors=True)
     memo.mkdir(parents=True, exist_ok=True)
-    heads = {name: SharedHeads(folder, identity, list(targets), name, memo) for name in targets}
-    remember_shared(next(iter(heads.values())), multi)
-    return heads, params
+    return multi.heads(folder, identity, memo), params

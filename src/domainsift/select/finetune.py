@@ -307,6 +307,14 @@ class FinetuneSelector(EncoderSelector):
             self.holdout_metrics_ = None
         return self
 
+    def heads(self, folder, identity: str, memo=None) -> dict:
+        """Each target's ``shared`` parameter for this fit of :meth:`fit_targets`, saved in ``folder``
+        (``identity``: what the fit was made from); this process keeps the fit for its targets' runs until
+        :meth:`SharedHeads.release`."""
+        out = {name: SharedHeads(folder, identity, self.targets_, name, memo) for name in self.targets_}
+        _SHARED[(str(folder), identity)] = self
+        return out
+
     def _attach(self, multi: "FinetuneSelector") -> "FinetuneSelector":
         """This target's head of ``multi`` (a fit of :meth:`fit_targets`), as this selector's fit."""
         name = self.shared.name
@@ -390,9 +398,9 @@ class SharedHeads:
         return _SHARED[key]
 
 
-_SHARED: dict = {}  # the shared fits this process has loaded (SharedHeads.fitted)
+    def release(self) -> None:
+        """Let this process forget the shared fit (it is loaded again from its folder if asked for)."""
+        _SHARED.pop((self.folder, self.identity), None)
 
 
-def remember_shared(shared: SharedHeads, multi: FinetuneSelector) -> None:
-    """Keep a shared fit just trained in this process, so its targets' runs need not load it again."""
-    _SHARED[(shared.folder, shared.identity)] = multi
+_SHARED: dict = {}  # the shared fits this process holds (FinetuneSelector.heads, SharedHeads.fitted)
