@@ -180,3 +180,19 @@ def test_a_shared_finetune_fit_runs_half_the_epochs_unless_told(tmp_path, tiny_m
             sig = json.loads((out / "targets" / n / "signature.json").read_text())["signature"]
             assert f"|epochs:{ran}|" in sig
     assert ds.get_selector("finetune", model=tiny_models["bert"]).epochs == 10  # one target's default stays
+
+
+def test_finetune_targets_sharing_one_fit_work_under_the_cascade(tmp_path, tiny_models):
+    """Under --cascade each target's student learns from its head, which scores only that target's candidates."""
+    import domainsift as ds
+    from domainsift.engine import Cascade
+    from domainsift.jobs.mix import select_mix
+    d = _data(tmp_path)
+    targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
+    meta = select_mix("finetune", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", top=40,
+                      cascade=Cascade(share=0.1),
+                      params={"model": tiny_models["bert"], "epochs": 1, "batch_size": 8, "progress": False})
+    assert "shared_fit" in meta and sum(t["n_selected"] for t in meta["targets"].values()) == 40
+    for n in targets:
+        sig = json.loads((tmp_path / "mix" / "targets" / n / "signature.json").read_text())["signature"]
+        assert f"|shared:head {n} of med+law|" in sig and "|cascade:student(" in sig
