@@ -81,3 +81,11 @@ def verify(folder: str | os.PathLike) -> None:
         listed += 1
     if not listed and _files(folder):
         raise DamagedError(f"{sums}: lists no file")
+
+
+def hash_texts(h, texts) -> None:
+    """Feed ``texts`` to the hash ``h``, each length-prefixed, so that no two different lists of texts feed
+    the same bytes (a text may hold NUL)."""
+    for t in texts:
+        b = t.encode("utf-8")
+        h.update(len(b).to_bytes(8, "little") + b)

@@ -30,9 +30,8 @@ class FittedEmbedder:
         if not texts:
             raise DomainsiftError(f"{self.name}: cannot fit on no texts")
         h = hashlib.sha256(self._params_key().encode())
-        for t in texts:  # length-prefixed: texts may hold NUL
-            b = t.encode("utf-8")
-            h.update(len(b).to_bytes(8, "little") + b)
+        from .._internal.checksums import hash_texts
+        hash_texts(h, texts)
         self._fit(texts)
         self.fit_key_ = h.hexdigest()[:16]
         return self

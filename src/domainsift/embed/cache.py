@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .._internal.atomic import save_npy
+from .._internal.checksums import hash_texts
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,7 @@ class CachedEmbedder:
     def _chunk_path(self, texts: list[str]) -> Path:
         h = hashlib.sha256()
         h.update(self.cache_key.encode())
-        for t in texts:  # length-prefixed: no two different chunks hash alike (a text may hold NUL)
-            b = t.encode("utf-8")
-            h.update(len(b).to_bytes(8, "little") + b)
+        hash_texts(h, texts)  # no two different chunks hash alike
         return self._model_dir() / f"{h.hexdigest()[:32]}.npy"
 
     def encode(self, texts: list[str]) -> np.ndarray:

@@ -60,9 +60,8 @@ def fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, ex
     h.update(json.dumps([__version__, method, keep, extra, numerics or {},
                          {k: manifest[k] for k in ("files", "target_files", "n", "reader", "fingerprints")}],
                         sort_keys=True, default=repr).encode())
-    for t in in_domain.texts:  # length-prefixed: texts may hold NUL
-        b = t.encode("utf-8")
-        h.update(len(b).to_bytes(8, "little") + b)
+    from .._internal.checksums import hash_texts
+    hash_texts(h, in_domain.texts)
     return h.hexdigest()[:24]
 
 

@@ -101,7 +101,7 @@ def score_local(selector, source, state: Path, shard_size: int, done: set, bar,
     """The local engine: the shards without a marker, one after another in this process; a selector
     whose scoring is Python code on one core (``python_bound``: the student) in ``processes`` forked
     processes, this one reading the pool and writing the shards (:func:`_score_forked`)."""
-    if processes > 1 and getattr(selector, "python_bound", False) and _can_fork():
+    if processes > 1 and selector.python_bound and _can_fork():
         return _score_forked(selector, source, state, shard_size, done, bar, on_shard, processes)
     for shard, records, fidx, lines in source.shards(shard_size, done):
         write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
@@ -146,8 +146,7 @@ def _score_forked(selector, source, state: Path, shard_size: int, done: set, bar
     import multiprocessing
     import os
     global _FORKED
-    if hasattr(selector, "prepare_fork"):
-        selector.prepare_fork()  # what a child would otherwise compute after the fork, computed once here
+    selector.prepare_fork()  # what a child would otherwise compute after the fork, computed once here
     _FORKED = selector
     env = os.environ.get("TOKENIZERS_PARALLELISM")
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one core a process; and no warning about the fork

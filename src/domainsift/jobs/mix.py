@@ -206,9 +206,9 @@ def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None
     params = {**(params or {})}
     params.setdefault("seed", seed)
     cls = selector_class(method)
-    if not getattr(cls, "fits_targets", False):
+    if not cls.fits_targets:
         return None, params
-    params = {**getattr(cls, "shared_defaults", {}), **params}
+    params = {**cls.shared_defaults, **params}
     multi = get_selector(method, **params)
     execution = execution or Execution()
     execution.check()
@@ -225,11 +225,10 @@ def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None
     h = hashlib.sha256(json.dumps([__version__, method, {k: repr(v) for k, v in sorted(params.items())
                                                          if k not in ("progress", CACHE_DIR.name)},
                                    scan.fingerprints, execution.fit_sample], sort_keys=True, default=repr).encode())
+    from .._internal.checksums import hash_texts
     for name, corpus in targets.items():
         h.update(b"\x00target\x00" + name.encode())
-        for t in corpus.texts:
-            b = t.encode("utf-8")
-            h.update(len(b).to_bytes(8, "little") + b)
+        hash_texts(h, corpus.texts)
     identity = h.hexdigest()[:24]
     folder, memo = out / SHARED / identity, out / SHARED / f"encoded-{identity}"
     if folder.is_dir():

@@ -121,6 +121,13 @@ class BaseSelector:
     learned: ClassVar[tuple[str, ...]] = ()
     #: :meth:`save_state` / :meth:`load_state` write and read the fit as a folder (a fine-tuned model)
     saves_state: ClassVar[bool] = False
+    #: its scoring is Python code on one core (the student): the local engine scores its shards in forked
+    #: processes (``--processes``), after :meth:`prepare_fork`
+    python_bound: ClassVar[bool] = False
+    #: several targets can share one fit (:meth:`fit_targets`, :meth:`heads`; finetune: one encoder, a head
+    #: per target), run with ``shared_defaults`` for the parameters a user did not give
+    fits_targets: ClassVar[bool] = False
+    shared_defaults: ClassVar[dict] = {}
     #: a folder where a fit that trains in epochs keeps its last finished epoch, and goes on from it when
     #: it finds one (finetune); the engine sets it under the run's ``.resume``; None: no checkpoints
     checkpoint_dir = None
@@ -262,6 +269,15 @@ class BaseSelector:
         """Files the fit reads besides the in-domain set and the pool (crosslingual's bitext): their
         contents join a run's resume fingerprint, so an edited file is never mixed with a saved fit."""
         return []
+
+    def prepare_fork(self) -> None:
+        """What forked scoring processes would each compute after the fork, computed once before it."""
+
+    def fit_targets(self, targets: dict, pool) -> "BaseSelector":
+        raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
+
+    def heads(self, folder, identity: str, memo=None) -> dict:
+        raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
 
     def write_artifacts(self, out_dir) -> list[str]:
         """Pictures or data of the fit written into the run directory after scoring (none by default)."""

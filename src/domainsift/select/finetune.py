@@ -160,7 +160,6 @@ class FinetuneSelector(EncoderSelector):
         return cos.fit(in_domain, pool).score(pool)
 
     def fit(self, in_domain, pool=None) -> "FinetuneSelector":
-        from .train import EncoderClassifier, TrainConfig, train_classifier
         if self.shared is not None:  # a target of a shared fit: its head of the fitted encoder
             self.reset()
             return self._attach(self.shared.fitted(self))
@@ -191,14 +190,7 @@ class FinetuneSelector(EncoderSelector):
             labels = np.concatenate([np.ones(len(train_pos)), np.zeros(len(negs))]).astype(np.float32)
             return train_pos + [texts[i] for i in negs], labels
 
-        self.classifier_ = EncoderClassifier(model_path(self.model), self.max_length, self.device,
-                                             self._score_batch(), self.backend)
-        self.classifier_.freeze(self.freeze)
-        cfg = TrainConfig(epochs=self.epochs, lr=self.lr, head_lr=self.head_lr, batch_size=self.batch_size,
-                          bucket=self.bucket, warmup=self.warmup, seed=self.seed, progress=self.progress)
-        steps = int(np.ceil((len(train_pos) + n_train_neg) / self.batch_size))
-        self.train_losses_ = train_classifier(self.classifier_, epoch_data, steps, cfg, rng,
-                                              checkpoint=self.checkpoint_dir)
+        self.classifier_ = self._train(epoch_data, len(train_pos) + n_train_neg, rng)
         self.n_positives_, self.n_negatives_, self.targets_ = len(positives), int(len(neg_idx)), None
         self.holdout_metrics_ = (prf(held_labels, (self.classifier_.predict(held_texts) > 0.5).astype(int))
                                  if held_texts else None)
@@ -246,7 +238,6 @@ class FinetuneSelector(EncoderSelector):
         negatives, gives each head's precision, recall and F1. :meth:`head` then gives each target's
         selector, scoring as a one-target fit does: p(target t | line)."""
         from ..io.corpus import as_corpus
-        from .train import EncoderClassifier, TrainConfig, train_classifier
         if self.negatives != "random":
             raise DomainsiftError("finetune: several targets draw their negatives at random from the pool "
                                   "(--negatives random)")
@@ -288,14 +279,7 @@ class FinetuneSelector(EncoderSelector):
             return (train_pos + [texts[i] for i in negs],
                     np.concatenate([train_labels, np.zeros((len(negs), k), np.float32)]))
 
-        clf = EncoderClassifier(model_path(self.model), self.max_length, self.device, self._score_batch(),
-                                self.backend, outputs=k)
-        clf.freeze(self.freeze)
-        cfg = TrainConfig(epochs=self.epochs, lr=self.lr, head_lr=self.head_lr, batch_size=self.batch_size,
-                          bucket=self.bucket, warmup=self.warmup, seed=self.seed, progress=self.progress)
-        steps = int(np.ceil((len(train_pos) + n_train_neg) / self.batch_size))
-        self.train_losses_ = train_classifier(clf, epoch_data, steps, cfg, rng, checkpoint=self.checkpoint_dir)
-        self.classifier_ = clf
+        self.classifier_ = clf = self._train(epoch_data, len(train_pos) + n_train_neg, rng, outputs=k)
         self.targets_ = names
         self.n_positives_ = {n: len(corpora[n]) for n in names}
         self.n_negatives_ = int(len(neg_idx))
@@ -306,6 +290,19 @@ class FinetuneSelector(EncoderSelector):
         else:
             self.holdout_metrics_ = None
         return self
+
+    def _train(self, epoch_data, per_epoch: int, rng: np.random.Generator, outputs: int = 1):
+        """The encoder and a head of ``outputs`` trained on ``epoch_data(epoch)`` (``per_epoch`` examples an
+        epoch); the losses go to ``train_losses_``."""
+        from .train import EncoderClassifier, TrainConfig, train_classifier
+        clf = EncoderClassifier(model_path(self.model), self.max_length, self.device, self._score_batch(),
+                                self.backend, outputs=outputs)
+        clf.freeze(self.freeze)
+        cfg = TrainConfig(epochs=self.epochs, lr=self.lr, head_lr=self.head_lr, batch_size=self.batch_size,
+                          bucket=self.bucket, warmup=self.warmup, seed=self.seed, progress=self.progress)
+        steps = int(np.ceil(per_epoch / self.batch_size))
+        self.train_losses_ = train_classifier(clf, epoch_data, steps, cfg, rng, checkpoint=self.checkpoint_dir)
+        return clf
 
     def heads(self, folder, identity: str, memo=None) -> dict:
         """Each target's ``shared`` parameter for this fit of :meth:`fit_targets`, saved in ``folder``
@@ -351,10 +348,9 @@ class HeadView:
         path = None
         if self.memo is not None and Path(self.memo).is_dir():
             import hashlib
+            from .._internal.checksums import hash_texts
             h = hashlib.sha256()
-            for t in texts:  # length-prefixed: a text may hold NUL
-                b = t.encode("utf-8")
-                h.update(len(b).to_bytes(8, "little") + b)
+            hash_texts(h, texts)
             path = Path(self.memo) / f"{h.hexdigest()[:32]}.npy"
             if path.exists():
                 try:
