@@ -196,3 +196,29 @@ def test_finetune_targets_sharing_one_fit_work_under_the_cascade(tmp_path, tiny_
     for n in targets:
         sig = json.loads((tmp_path / "mix" / "targets" / n / "signature.json").read_text())["signature"]
         assert f"|shared:head {n} of med+law|" in sig and "|cascade:student(" in sig
+
+
+@pytest.mark.parametrize("method,rule", [("cosine", {"fraction": "auto"}), ("finetune", {"top": 40})])
+def test_a_mixture_counts_and_samples_the_pool_once(tmp_path, tiny_models, monkeypatch, method, rule):
+    """One counting pass serves every target's run and the shared fit (k targets: one pass, not k + 1);
+    a --top larger than the pool is refused after that pass, before any fit."""
+    import domainsift as ds
+    from domainsift.io.source import PoolSource
+    from domainsift.jobs.mix import select_mix
+    d = _data(tmp_path)
+    monkeypatch.setenv("DOMAINSIFT_CACHE", str(tmp_path / "cache"))
+    targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
+    params = ({"embedder": tiny_models["bert"], "backend": "torch", "progress": False} if method == "cosine" else
+              {"model": tiny_models["bert"], "epochs": 1, "batch_size": 8, "backend": "torch", "progress": False})
+    scans = []
+    real = PoolSource.scan
+    monkeypatch.setattr(PoolSource, "scan", lambda self, *a, **kw: (scans.append(1), real(self, *a, **kw))[1])
+    meta = select_mix(method, targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", params=params, **rule)
+    assert scans == [1]
+    assert all(t["n_selected"] > 0 for t in meta["targets"].values())
+    fitted = []
+    from domainsift.select.finetune import FinetuneSelector
+    monkeypatch.setattr(FinetuneSelector, "fit_targets", lambda *a, **kw: fitted.append(1))
+    with pytest.raises(DomainsiftError, match="cannot select 121 lines from a pool of 120"):
+        select_mix(method, targets, ds.PoolSource.open(d["pool"]), tmp_path / "big", params=params, top=121)
+    assert fitted == []

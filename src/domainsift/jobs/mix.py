@@ -2,7 +2,8 @@
 
 Every pool line is scored against every target (one score run per target under ``DIR/targets/NAME``,
 each a full score directory; a method over frozen vectors encodes the pool once, the embedding cache
-serving the later targets). Then each line goes to at most one target: every target ranks the pool,
+serving the later targets; finetune fits once, a head per target). The pool is counted, hashed and
+sampled once for all of them (:func:`_read_once`); each target's run then reads its shards. Then each line goes to at most one target: every target ranks the pool,
 a line's claim on a target is its rank percentile there (1 = that target's best line), and the
 claims are granted from the strongest down until each target has its quota. Quotas: ``top`` N or
 ``fraction`` F of the pool split by the ``mix`` weights (equal by default; largest remainders), or
@@ -126,10 +127,13 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     from contextlib import ExitStack
     with rundir.claim(out, "mix", overwrite=overwrite), ExitStack() as stack:  # Ray stays up for the reads
         jobs = {}
-        shared, shared_params = _shared_fit(method, targets, pool, out, params, seed, execution, stack)
+        scanned, execution = _read_once(method, pool, params, seed, execution, cascade, auto, stack)
+        if not auto:  # before any fit
+            check_n_against_pool(scanned.scan.n, top, fraction)
+        shared, shared_params = _shared_fit(method, targets, scanned, out, params, seed, execution)
         for name, corpus in targets.items():
             p = params if shared is None else {**shared_params, "shared": shared[name]}
-            jobs[name] = score(method, corpus, pool, out / rundir.MIX_TARGETS / name, p, seed, reader,
+            jobs[name] = score(method, corpus, scanned, out / rundir.MIX_TARGETS / name, p, seed, reader,
                                execution, cascade, overwrite,
                                check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
                                stack=stack, estimate_share=auto)
@@ -188,19 +192,49 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
 SHARED = ".shared"  # under a mixture's folder while it runs: the shared fit, its checkpoint, the encoded batches
 
 
-def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None, seed: int, execution,
-                stack) -> tuple[dict | None, dict]:
-    """For a method that fits every target at once (finetune: one encoder, a head per target), that fit,
-    trained here (or loaded, when a killed mixture saved it) on the pool's fit sample, with the method's
-    ``shared_defaults`` for the parameters not given; returns each target's ``shared`` parameter and the
-    parameters the fit ran with, or ``(None, params)`` for a method that fits each target alone."""
+def _read_once(method: str, pool, params: dict | None, seed: int, execution, cascade, auto: bool, stack):
+    """The pool's one counting pass for every target's run (and the shared fit's sample): the samples a
+    target's run draws, as :func:`~domainsift.jobs.score.score` asks for them (the method's fit sample
+    included, which a shared fit trains on). Returns the :class:`~domainsift.jobs.score.ScannedPool`
+    and the execution with its Ray workers planned."""
     import dataclasses
+    from ..engine.run import Execution, samples_needed
+    from ..select import get_selector
+    from .score import ScannedPool, open_pool
+    params = {**(params or {})}
+    params.setdefault("seed", seed)
+    selector = get_selector(method, **params)  # one target's, fitting alone: it asks for the fit sample
+    execution = execution or Execution()
+    execution.check()
+    if execution.engine == "ray":
+        from ..engine.ray import plan
+        execution = dataclasses.replace(execution, workers=plan(selector, execution.workers, execution.address))
+    student = None
+    if cascade is not None:
+        from ..engine.cascade import build_student
+        cascade.check()
+        student = build_student(selector, params)
+    asked = samples_needed(selector, execution.fit_sample, cascade, student.sample if student is not None else None,
+                           params["seed"], share=auto)
+    source = open_pool(pool, execution, stack)
+    scan = source.scan(asked)
+    if scan.n == 0:
+        raise DomainsiftError("the pool is empty")
+    return ScannedPool(source, scan, asked), execution
+
+
+def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | None, seed: int,
+                execution) -> tuple[dict | None, dict]:
+    """For a method that fits every target at once (finetune: one encoder, a head per target), that fit,
+    trained here (or loaded, when a killed mixture saved it) on the fit sample of the pool's one
+    counting pass (``scanned``), with the method's ``shared_defaults`` for the parameters not given;
+    returns each target's ``shared`` parameter and the parameters the fit ran with, or
+    ``(None, params)`` for a method that fits each target alone."""
     import hashlib
     import json
     import logging
     from .._version import __version__
-    from ..engine.run import FIT, Execution, samples_needed
-    from ..io.source import MemorySource, PoolSource
+    from ..engine.run import FIT
     from ..select import get_selector, selector_class
     from ..select.base import CACHE_DIR
     params = {**(params or {})}
@@ -210,18 +244,7 @@ def _shared_fit(method: str, targets: dict, pool, out: Path, params: dict | None
         return None, params
     params = {**cls.shared_defaults, **params}
     multi = get_selector(method, **params)
-    execution = execution or Execution()
-    execution.check()
-    source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
-    if execution.engine == "ray":  # the workers read the pool's sample, as a score run's would
-        from ..engine.ray import RemoteSource, plan, session
-        execution = dataclasses.replace(execution, workers=plan(multi, execution.workers, execution.address))
-        stack.enter_context(session(execution.workers, execution.address))
-        if not isinstance(source, MemorySource):
-            source = RemoteSource(source, execution.part_bytes, execution.progress)
-    scan = source.scan(samples_needed(multi, execution.fit_sample, None, None, params["seed"]))
-    if scan.n == 0:
-        raise DomainsiftError("the pool is empty")
+    scan = scanned.scan
     h = hashlib.sha256(json.dumps([__version__, method, {k: repr(v) for k, v in sorted(params.items())
                                                          if k not in ("progress", CACHE_DIR.name)},
                                    scan.fingerprints, execution.fit_sample], sort_keys=True, default=repr).encode())

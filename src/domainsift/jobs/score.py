@@ -41,6 +41,33 @@ class ScoreJob:
     share: dict | None = None      # the pool's estimated in-domain share, when the run estimated it
 
 
+@dataclass
+class ScannedPool:
+    """A pool read once (counted, fingerprinted, sampled) for several score runs over it, as a mixture's
+    targets: ``source`` as the runs read it (under Ray, the workers' view of the files), ``scan`` what
+    the pass found, ``asked`` the samples it drew (``{name: (size, seed)}``,
+    :func:`~domainsift.engine.run.samples_needed`). A run that needs a sample the pass did not draw reads
+    the pool again."""
+
+    source: object
+    scan: object
+    asked: dict
+
+
+def open_pool(pool, execution: Execution, stack: ExitStack):
+    """The pool as a run reads it: a :class:`~domainsift.io.source.PoolSource` as given, records in memory
+    as a :class:`~domainsift.io.source.MemorySource`; under the Ray engine (``execution.workers``
+    planned) a session is kept open in ``stack`` and the files are read by the workers."""
+    from ..io.source import MemorySource, PoolSource
+    source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
+    if execution.engine == "ray":
+        from ..engine.ray import RemoteSource, session
+        stack.enter_context(session(execution.workers, execution.address))
+        if not isinstance(source, MemorySource):
+            source = RemoteSource(source, execution.part_bytes, execution.progress)
+    return source
+
+
 def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike, params: dict | None = None,
               seed: int = 0, reader: dict | None = None, execution: Execution | None = None,
               cascade: Cascade | None = None, overwrite: bool = False, estimate_share: bool = False) -> dict:
@@ -78,7 +105,8 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     from ..io.source import MemorySource, PoolSource
     t0 = time.time()
     execution = execution or Execution()
-    source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
+    scanned = pool if isinstance(pool, ScannedPool) else None
+    source = scanned.source if scanned else pool if isinstance(pool, PoolSource) else MemorySource(pool)
     params = dict(params or {})
     params.setdefault("seed", seed)
     selector = get_selector(method, **params)  # bad parameters fail here, before any reading; built once
@@ -100,15 +128,18 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     if cascade is not None:
         from ..engine.cascade import build_student
         student = build_student(selector, params)
-    if execution.engine == "ray":  # from here on, the workers read the pool's files; the driver plans
-        from ..engine.ray import RemoteSource, session
+    # from here on, under Ray, the workers read the pool's files; the driver plans
+    source = scanned.source if scanned else open_pool(source, execution, stack)
+    if scanned and execution.engine == "ray":
+        from ..engine.ray import session
         stack.enter_context(session(execution.workers, execution.address))
-        if not isinstance(source, MemorySource):
-            source = RemoteSource(source, execution.part_bytes, execution.progress)
-    # pass 1: count, fingerprint, sample
-    scan = source.scan(samples_needed(selector, execution.fit_sample, cascade,
-                                      student.sample if student is not None else None, params["seed"],
-                                      share=estimate_share))
+    # pass 1: count, fingerprint, sample (or the pass a caller made for several runs)
+    need = samples_needed(selector, execution.fit_sample, cascade, student.sample if student is not None else None,
+                          params["seed"], share=estimate_share)
+    if scanned and all(scanned.asked.get(k) == v for k, v in need.items()):
+        scan = scanned.scan
+    else:
+        scan = source.scan(need)
     if scan.n == 0:
         raise DomainsiftError("the pool is empty")
     if check_pool:
