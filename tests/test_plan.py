@@ -37,3 +37,15 @@ def test_plan_says_when_it_has_no_estimate(tmp_path, monkeypatch, capsys):
     assert "no time estimate" in out and "moore-lewis" in out
     rc, err, _ = run_cli(["score", "--method", "moore-lewis", "--in-domain", data["in"], "--pool", data["med"]], capsys)
     assert rc == 2 and "--out is required" in err
+
+
+def test_a_mixtures_target_that_comes_fitted_is_not_charged_a_fit():
+    """A finetune target whose head the mixture's shared fit trained costs its scoring only."""
+    from domainsift.jobs.plan import estimate
+    costs = {"load": 1.0, "encode": 0.01, "train_step": 0.5, "export": 2.0, "student": 1e-5}
+    alone = estimate("finetune", {"epochs": 10}, 1000, 100, costs, 100, False)
+    shared = estimate("finetune", {"epochs": 10}, 1000, 100, costs, 100, False, fitted=True)
+    assert any(k.startswith("fine-tune (") for k in alone["parts"])
+    assert not any(k.startswith("fine-tune") or k.startswith("export") for k in shared["parts"])
+    assert shared["parts"]["score 1,000 pool lines"] == alone["parts"]["score 1,000 pool lines"] == 10.0
+    assert shared["seconds"] == 11.0

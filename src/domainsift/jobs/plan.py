@@ -141,14 +141,17 @@ def _train_costs(model: str, backend: str, texts: list[str], batch_size: int, fr
 
 
 def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, selection: int | None,
-             cascade: bool, student_sample: int = 20000, share_sample: int = 0) -> dict:
+             cascade: bool, student_sample: int = 20000, share_sample: int = 0, fitted: bool = False) -> dict:
     """Seconds for each stage of the run (module docstring) and their sum; ``share_sample``: the pool lines
-    an estimate of the in-domain share encodes (``--top/--fraction auto``; :mod:`domainsift.share`)."""
+    an estimate of the in-domain share encodes (``--top/--fraction auto``; :mod:`domainsift.share`);
+    ``fitted``: the method comes fitted (a mixture's target, whose head the shared fit trained)."""
     parts = {"load the encoder": costs["load"]}
     if share_sample:
         parts[f"estimate the in-domain share ({share_sample:,} pool lines encoded)"] = (
             (share_sample + n_in) * costs["encode"])
-    if method == "finetune":
+    if fitted:
+        pass  # the fit's cost was paid once, before the targets' runs
+    elif method == "finetune":
         holdout, neg_ratio = params.get("holdout", 0.1), params.get("neg_ratio", 1.0)
         pos = n_in - int(round(holdout * n_in))
         steps = params.get("epochs", 10) * math.ceil((pos + max(1, round(neg_ratio * pos))) /
@@ -233,7 +236,8 @@ def _costs(selector, method: str, texts) -> dict:
 
 def _estimate_for(selector, method, n, n_in, costs, selection, cascade, share_sample: int = 0) -> dict:
     p = {k: getattr(selector, k) for k in ("epochs", "batch_size", "holdout", "neg_ratio") if hasattr(selector, k)}
-    est = estimate(method, p, n, n_in, costs, selection, cascade is not None, share_sample=share_sample)
+    est = estimate(method, p, n, n_in, costs, selection, cascade is not None, share_sample=share_sample,
+                   fitted=getattr(selector, "shared", None) is not None)
     if cascade is not None:
         from .. import rundir
         est["note"] = ("the candidates are at least 2 N; the student's plan after its fit may take more (its "
