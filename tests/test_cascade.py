@@ -82,6 +82,25 @@ def test_the_plan_holds_n_of_the_teachers_top_with_slack():
 
 # ------------------------------------------------------------------ the student
 
+def test_the_student_learns_the_teachers_top_against_every_other_sample_line():
+    """Positives: the in-domain set and the teacher's top share of the sample; negatives: the rest of the
+    sample, the lines just below the top included (they are what the student must rank lower); a cascade
+    teaches the top (1 + slack) N, the lines its candidates must hold."""
+    from domainsift.engine.cascade import SLACK, learn_share
+    from domainsift.select.student import Student
+    rng = np.random.default_rng(0)
+    x_in, x_s = rng.normal(size=(7, 3)), rng.normal(size=(200, 3))
+    t = rng.permutation(200).astype(float)  # line i ranks 200 - t[i]
+    x, y = Student(None).training_set(x_in, x_s, t, 0.05)
+    assert len(x) == 7 + 200 and y.sum() == 7 + 10
+    top = np.argsort(-t, kind="stable")
+    np.testing.assert_array_equal(x[7:17], x_s[top[:10]])
+    np.testing.assert_array_equal(x[17:], x_s[top[10:]])  # rank 11 on: negatives, none left out
+    _, y = Student(None).training_set(x_in, x_s, t, 0.999)
+    assert (y == 0).sum() == 1  # always a negative to learn against
+    assert learn_share(0.01) == pytest.approx((1 + SLACK) * 0.01) and learn_share(0.9) == 0.5
+
+
 def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(pool, tiny_models):
     from domainsift.select import get_selector
     texts = pool["pool"].read_text().splitlines()
@@ -246,7 +265,7 @@ def test_a_saved_student_signs_what_ran(pool, tiny_models, capsys, caplog):
                         "moore-lewis", *common, "--out", "from-a"], capsys)[0] == 0
     assert "--teacher moore-lewis is not used" in caplog.text
     sig_a = json.loads((pool["tmp"] / "from-a" / "signature.json").read_text())
-    assert sig_a["teacher"] == "cosine" and sig_a["student_digest"]
+    assert sig_a["teacher"] == "cosine" and sig_a["student_digest"] and sig_a["head"] == "top vs rest"
     # the same path, another student: another signature
     import shutil
     shutil.rmtree(pool["tmp"] / "a" / "student")

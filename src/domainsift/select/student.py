@@ -7,8 +7,11 @@ in-domain set:
 * **features** with no transformer pass: the mean of static token vectors distilled from the
   encoder (:mod:`domainsift.embed.static`, Model2Vec's recipe);
 * **head**: a logistic regression (scikit-learn) of the in-domain set and the teacher's top share of
-  the sample against the teacher's bottom two thirds of it (paper 000's negative rule, applied to the
-  teacher's ranking).
+  the sample against every other line of the sample. The lines just below the teacher's top are the
+  ones the student must rank below it; paper 000's rule (negatives from the bottom two thirds, which
+  protects an in-domain classifier from in-domain negatives) left them out of the fit, and measured
+  worse: at a 1% selection the cascade needed 11% of the pool as candidates against 9% with every
+  line below the top as a negative (bench/results/candidates.md).
 
 Its score is the head's logit. A linear head over mean token vectors is a per-token weight, so the
 student scores a line as the mean of its tokens' weights: tokenizing is most of the cost.
@@ -38,7 +41,8 @@ from .base import CACHE_DIR, PROGRESS, SEED, BaseSelector, Param, at_least
 
 log = logging.getLogger(__name__)
 
-NEG_SHARE = 2 / 3  # the teacher's bottom two thirds of the sample are the negatives (paper 000's rule)
+HEAD = "top vs rest"  # the teacher's top share of the sample against the rest of it (the signature says so;
+# 0.17.0 and earlier: against the bottom two thirds, bench/results/candidates.md)
 FOLDS = 4  # the sample's folds: each is scored by a student fitted on the others, to plan the candidates
 NO_TEACHER = ("student", "random")
 FEATURES = "static"  # what the signature records (hashed n-grams measured worse: bench/archive/student_choices.py)
@@ -56,13 +60,12 @@ class Student:
         return self.static.encode(list(texts), dtype=np.float64)
 
     def training_set(self, x_in, x_sample, t_sample: np.ndarray, share: float):
-        """In-domain set and the teacher's top ``share`` of the sample (positives) against the teacher's
-        bottom two thirds of the sample (negatives)."""
+        """In-domain set and the teacher's top ``share`` of the sample (positives) against the rest of the
+        sample (negatives)."""
         n = len(t_sample)
         order = np.argsort(-np.asarray(t_sample, dtype=np.float64), kind="stable")
-        n_top = max(1, int(round(share * n)))
-        n_neg = max(1, min(n - n_top, int(round(NEG_SHARE * n))))
-        pos, neg = order[:n_top], order[n - n_neg:]
+        n_top = max(1, min(n - 1, int(round(share * n))))
+        pos, neg = order[:n_top], order[n_top:]
         x = np.vstack([x_in, x_sample[pos], x_sample[neg]])
         y = np.r_[np.ones(len(x_in) + len(pos)), np.zeros(len(neg))]
         return x, y
@@ -148,7 +151,8 @@ class StudentSelector(BaseSelector):
         Param("sample", int, 20000, "pool lines the teacher scores for the student to learn from (a seeded "
               "sample)", check=at_least(100)),
         Param("share", float, 0.1, "the teacher's top share of the sample that the student learns as in-domain "
-              "(select --top N / --fraction sets it to the selection's share unless given)",
+              "(select --top N / --fraction sets it, unless given, to 1.25 times the selection's share: the "
+              "teacher's top that a cascade's candidates must hold)",
               check=lambda v: None if 0 < v < 1 else f"must be in (0, 1), got {v}"),
         Param("model", str, "minilm", "the encoder the static vectors are distilled from (the teacher's own "
               "encoder when a cascade builds the student)"),
@@ -240,7 +244,7 @@ class StudentSelector(BaseSelector):
         else:
             self.held_out_ = None
         self.student_ = st.fit_head(x_in, x_s, t, self.share, self.seed)
-        self.n_sample_ = int(len(pick))
+        self.n_sample_, self.head_ = int(len(pick)), HEAD
         return self
 
     # ------------------------------------------------------------------ score
@@ -265,7 +269,8 @@ class StudentSelector(BaseSelector):
         from .._internal.atomic import atomic_dir
         with atomic_dir(path) as tmp:
             st = self.student_.state()
-            meta = {"features": FEATURES, "intercept": st["intercept"], "teacher": self.teacher_signature_,
+            meta = {"features": FEATURES, "head": getattr(self, "head_", None) or HEAD, "intercept": st["intercept"],
+                    "teacher": self.teacher_signature_,
                     "n_sample": getattr(self, "n_sample_", None), "folds": FOLDS}
             arrays = {"coef": st["coef"], "mu": st["mu"], "sd": st["sd"]}
             if getattr(self, "held_out_", None):
@@ -298,6 +303,7 @@ class StudentSelector(BaseSelector):
             raise DomainsiftError(f"{path}: not a saved student ({type(exc).__name__}: "
                                   f"{str(exc).splitlines()[0] if str(exc) else 'unreadable'})") from None
         self.teacher_signature_ = meta.get("teacher")
+        self.head_ = meta.get("head", "top vs bottom two thirds")  # what a student saved before 0.18.0 learnt
         self.n_sample_ = meta.get("n_sample")
         self.student_digest_ = _folder_digest(path)
         self.held_out_ = ({"teacher": arrays["held_teacher"], "student": arrays["held_student"]}
@@ -315,6 +321,7 @@ class StudentSelector(BaseSelector):
         p.pop("teacher_params", None)
         from ..embed.static import RECIPE
         p["features"], p["static"] = FEATURES, RECIPE
+        p["head"] = getattr(self, "head_", None) or HEAD  # a saved student's own (before 0.18.0: none saved)
         if self.is_fitted:
             p["teacher_signature"] = getattr(self, "teacher_signature_", None)
             if getattr(self, "n_sample_", None) is not None:
