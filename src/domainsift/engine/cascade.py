@@ -45,8 +45,9 @@ def learn_share(selection_share: float) -> float:
     """The teacher's top share the student learns as in-domain for a selection of ``selection_share``
     of the pool: the teacher's top (1 + slack) N, the lines the candidates must hold (:func:`plan_share`),
     kept within [0.001, 0.5] (a selection of most of the pool still learns the teacher's top half
-    against the rest). Measured against learning the top N alone: at a 1% selection 8.9% of the pool as
-    candidates against 9.5% (bench/results/candidates.md)."""
+    against the rest). Measured against learning the top N alone, for a 1% selection of the shared pool: the
+    fewest candidates that hold the guarantee on lines outside the student's sample, 8.9% of the pool
+    against 9.5% (bench/results/student_heads.md)."""
     return float(min(0.5, max(0.001, (1 + SLACK) * selection_share)))
 
 
