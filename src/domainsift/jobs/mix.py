@@ -3,8 +3,9 @@
 Every pool line is scored against every target (one score run per target under ``DIR/targets/NAME``,
 each a full score directory; a method over frozen vectors encodes the pool once, the embedding cache
 serving the later targets; finetune fits once, a head per target). The pool is counted, hashed and
-sampled once for all of them (:func:`_read_once`); each target's run then reads its shards. Then each line goes to at most one target: every target ranks the pool,
-a line's claim on a target is its rank percentile there (1 = that target's best line), and the
+sampled once for all of them (:func:`_read_once`); each target's run then reads its shards. Then each
+line goes to at most one target: every target ranks the pool, a line's claim on a target is its rank
+percentile there (1 = that target's best line), and the
 claims are granted from the strongest down until each target has its quota. Quotas: ``top`` N or
 ``fraction`` F of the pool split by the ``mix`` weights (equal by default; largest remainders), or
 ``"auto"``: each target's estimated in-domain share (:mod:`domainsift.share`). Each target's selection

@@ -11,8 +11,8 @@ in-domain set:
   ones the student must rank below it; paper 000's rule (negatives from the bottom two thirds, which
   protects an in-domain classifier from in-domain negatives) left them out of the fit, and measured
   worse: for a 1% selection of the shared pool, with finetune teaching, the plan handed the teacher
-  11.7% of the pool against 10.7%, and the guarantee held for 4 of 5 targets against 5 of 5
-  (bench/results/candidates.md, which also holds the 2% and 29% pools).
+  11.7% of the pool with it and 10.7% with this head, and the guarantee held for 4 of 5 targets with
+  it and 5 of 5 with this head (bench/results/candidates.md, which also holds the 2% and 29% pools).
 
 Its score is the head's logit. A linear head over mean token vectors is a per-token weight, so the
 student scores a line as the mean of its tokens' weights: tokenizing is most of the cost.
