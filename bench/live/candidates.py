@@ -25,7 +25,8 @@ with a line-number prefix, so the shared pool's rows stand for it.
 Each row records the product version and the student's head (its signature): rows of earlier versions
 stay, so two heads are compared by running this benchmark at each version.
 
-    python bench/live/candidates.py [--shares 0.01 0.05 0.1429] [--pools shared small large] [--report-only]
+    python bench/live/candidates.py [--shares 0.01 0.05 0.1429] [--pools shared small large] [--seed S]
+                                    [--report-only]
 """
 
 from __future__ import annotations
@@ -66,21 +67,21 @@ def pool_files(pool: str, target: str) -> tuple[list[str], str]:
     return files, target_file
 
 
-def teacher_run(pool: str, target: str, corpus, in_domain):
+def teacher_run(pool: str, target: str, corpus, in_domain, seed: int = 0):
     import domainsift as ds
     from domainsift.rundir import load_scores
-    out = WORK / "teacher" / pool / target
+    out = WORK / "teacher" / pool / (target if seed == 0 else f"{target}-seed-{seed}")
     if not (out / "scores.npy").exists():
         shutil.rmtree(out, ignore_errors=True)
         t = time.time()
-        ds.run_score("finetune", in_domain, corpus, out, {"progress": False}, seed=0)
+        ds.run_score("finetune", in_domain, corpus, out, {"progress": False}, seed=seed)
         print(f"teacher {pool}/{target}: {time.time() - t:.0f} s", flush=True)
     run = load_scores(out)
     sig = json.loads((out / "signature.json").read_text())
     return run, sig
 
 
-def measure(pool: str, target: str, shares: list[float]) -> list[dict]:
+def measure(pool: str, target: str, shares: list[float], seed: int = 0) -> list[dict]:
     import domainsift as ds
     from domainsift._version import __version__
     from domainsift.engine.cascade import SLACK, learn_share, plan, plan_share
@@ -88,7 +89,7 @@ def measure(pool: str, target: str, shares: list[float]) -> list[dict]:
     files, target_file = pool_files(pool, target)
     corpus = ds.read_corpus(files)
     in_domain = ds.read_corpus([data_file(target, "test")])
-    run, sig = teacher_run(pool, target, corpus, in_domain)
+    run, sig = teacher_run(pool, target, corpus, in_domain, seed)
     real = lambda ids: [(os.path.realpath(f), ln) for f, ln in ids]  # noqa: E731
     if real(run.ids) != real(corpus.ids):
         raise SystemExit(f"{pool}/{target}: the teacher's run holds the pool's lines in another order")
@@ -99,7 +100,7 @@ def measure(pool: str, target: str, shares: list[float]) -> list[dict]:
     n = len(t)
     rows = []
     for share in shares:
-        student = StudentSelector(teacher="finetune", share=learn_share(share), seed=0, progress=False)
+        student = StudentSelector(teacher="finetune", share=learn_share(share), seed=seed, progress=False)
         t0 = time.time()
         student.fit(in_domain, corpus, teacher=teacher)
         fit_s = time.time() - t0
@@ -114,7 +115,7 @@ def measure(pool: str, target: str, shares: list[float]) -> list[dict]:
         alone = np.argsort(-s, kind="stable")[:n_top]
         sp = student.signature_params()
         rows.append({"version": __version__, "head": sp.get("head", "top share vs bottom two thirds"),
-                     "pool": pool, "target": target, "n_pool": n, "share": share, "N": n_top,
+                     "pool": pool, "target": target, "seed": seed, "n_pool": n, "share": share, "N": n_top,
                      "target_share": round(float(truth.mean()), 4),
                      "planned": round(m / n, 4), "needed": round(plan_share(s, t, share), 4),
                      "held": held >= n_top, "held_lines": held,
@@ -130,11 +131,11 @@ def measure(pool: str, target: str, shares: list[float]) -> list[dict]:
 
 
 def key(r: dict) -> tuple:
-    return (r["version"], r["head"], r["pool"], r["target"], r["share"])
+    return (r["version"], r["head"], r["pool"], r["target"], r["share"], r.get("seed", 0))
 
 
 def report(rows: list[dict]) -> None:
-    heads = sorted({(r["version"], r["head"]) for r in rows})
+    heads = sorted({(r["version"], r["head"], r.get("seed", 0)) for r in rows})
     md = ["# Candidates the cascade's teacher scores, by the student's head (issue 48, item 2)", "",
           "The product's student fitted on the default finetune teacher's scores of the pool (seed 0, in-domain "
           "set <D>.test.en); for a selection of `share` of the pool (N lines): **planned**, the candidates the "
@@ -142,28 +143,33 @@ def report(rows: list[dict]) -> None:
           "teacher's top 1.25 N; **held**, whether the planned ones do (the guarantee); precision of the "
           "cascade's top N (the teacher's top N among the planned candidates) and of the student alone's, "
           "against the target's lines. Pools: shared (35,000 lines, target 14.3%), small (target 2.0%), large "
-          "(target 29.4%). One row per version and head; means over the targets of each pool.", "",
-          "| version | student head | pool | share | targets | planned | needed | held | cascade precision | "
-          "teacher precision | student precision |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for v, h in heads:
+          "(target 29.4%). One row per version, head and seed; means over the targets of each pool. The rows "
+          "are made by `python bench/live/candidates.py` (seed 0) and `python bench/live/candidates.py --pools "
+          "shared --seed 1`, at the version each row names; this file's header names the last command run.", "",
+          "| version | student head | seed | pool | share | targets | planned | needed | held | cascade precision | "
+          "teacher precision | student precision |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for v, h, sd in heads:
         for pool in ("shared", "small", "large"):
             for share in sorted({r["share"] for r in rows}):
-                g = [r for r in rows if (r["version"], r["head"], r["pool"], r["share"]) == (v, h, pool, share)]
+                g = [r for r in rows if (r["version"], r["head"], r.get("seed", 0), r["pool"], r["share"]) ==
+                     (v, h, sd, pool, share)]
                 if not g:
                     continue
                 mean = lambda k: float(np.mean([r[k] for r in g]))  # noqa: E731
-                md.append(f"| {v} | {h} | {pool} | {share:g} | {len(g)} | {mean('planned'):.4f} | "
+                md.append(f"| {v} | {h} | {sd} | {pool} | {share:g} | {len(g)} | {mean('planned'):.4f} | "
                           f"{mean('needed'):.4f} | {sum(r['held'] for r in g)}/{len(g)} | "
                           f"{mean('precision_cascade'):.4f} | {mean('precision_teacher'):.4f} | "
                           f"{mean('precision_student'):.4f} |")
     md += ["", "Per target (planned / needed):", "",
-           "| version | head | pool | share | " + " | ".join(CLASSIC) + " |", "|---|---|---|---|" + "---|" * len(CLASSIC)]
-    for v, h in heads:
+           "| version | head | seed | pool | share | " + " | ".join(CLASSIC) + " |",
+           "|---|---|---|---|---|" + "---|" * len(CLASSIC)]
+    for v, h, sd in heads:
         for pool in ("shared", "small", "large"):
             for share in sorted({r["share"] for r in rows}):
-                g = {r["target"]: r for r in rows if (r["version"], r["head"], r["pool"], r["share"]) == (v, h, pool, share)}
+                g = {r["target"]: r for r in rows if (r["version"], r["head"], r.get("seed", 0), r["pool"], r["share"])
+                     == (v, h, sd, pool, share)}
                 if g:
-                    md.append(f"| {v} | {h} | {pool} | {share:g} | " + " | ".join(
+                    md.append(f"| {v} | {h} | {sd} | {pool} | {share:g} | " + " | ".join(
                         f"{g[t]['planned']:.4f} / {g[t]['needed']:.4f}" if t in g else "" for t in CLASSIC) + " |")
     write_results("candidates", {"rows": rows}, "\n".join(md) + "\n")
 
@@ -173,6 +179,7 @@ def main() -> None:
     ap.add_argument("--pools", nargs="+", default=["shared", "small", "large"])
     ap.add_argument("--shares", nargs="+", type=float, default=[0.01, 0.05, 0.1429])
     ap.add_argument("--targets", nargs="+", default=None)
+    ap.add_argument("--seed", type=int, default=0, help="the teacher's and the student's seed")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
     path = RESULTS / "candidates.json"
@@ -180,7 +187,7 @@ def main() -> None:
     if not args.report_only:
         for pool in args.pools:
             for target in args.targets or (CLASSIC if pool == "shared" else MIXED_TARGETS):
-                new = measure(pool, target, args.shares)
+                new = measure(pool, target, args.shares, args.seed)
                 done = {key(r) for r in new}
                 rows = [r for r in rows if key(r) not in done] + new
                 report(rows)
