@@ -199,9 +199,9 @@ def _read_once(method: str, pool, params: dict | None, seed: int, execution, cas
     included, which a shared fit trains on). Returns the :class:`~domainsift.jobs.score.ScannedPool`
     and the execution with its Ray workers planned."""
     import dataclasses
-    from ..engine.run import Execution, samples_needed
+    from ..engine.run import Execution
     from ..select import get_selector
-    from .score import ScannedPool, open_pool
+    from .score import ScannedPool, counting_pass, open_pool
     params = {**(params or {})}
     params.setdefault("seed", seed)
     selector = get_selector(method, **params)  # one target's, fitting alone: it asks for the fit sample
@@ -210,13 +210,9 @@ def _read_once(method: str, pool, params: dict | None, seed: int, execution, cas
     if execution.engine == "ray":
         from ..engine.ray import plan
         execution = dataclasses.replace(execution, workers=plan(selector, execution.workers, execution.address))
-    student = None
     if cascade is not None:
-        from ..engine.cascade import build_student
         cascade.check()
-        student = build_student(selector, params)
-    asked = samples_needed(selector, execution.fit_sample, cascade, student.sample if student is not None else None,
-                           params["seed"], share=auto)
+    _, asked = counting_pass(selector, params, execution, cascade, auto)
     source = open_pool(pool, execution, stack)
     scan = source.scan(asked)
     if scan.n == 0:

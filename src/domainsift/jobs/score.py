@@ -59,13 +59,26 @@ def open_pool(pool, execution: Execution, stack: ExitStack):
     as a :class:`~domainsift.io.source.MemorySource`; under the Ray engine (``execution.workers``
     planned) a session is kept open in ``stack`` and the files are read by the workers."""
     from ..io.source import MemorySource, PoolSource
-    source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
+    source = pool if isinstance(pool, PoolSource) or getattr(pool, "remote", False) else MemorySource(pool)
     if execution.engine == "ray":
         from ..engine.ray import RemoteSource, session
         stack.enter_context(session(execution.workers, execution.address))
-        if not isinstance(source, MemorySource):
+        if not isinstance(source, MemorySource) and not getattr(source, "remote", False):
             source = RemoteSource(source, execution.part_bytes, execution.progress)
     return source
+
+
+def counting_pass(selector, params: dict, execution: Execution, cascade: Cascade | None,
+                  estimate_share: bool) -> tuple:
+    """What a score run's counting pass draws for ``selector`` (:func:`~domainsift.engine.run.samples_needed`),
+    and the cascade's student whose sample is one of them (None without ``cascade``)."""
+    student = None
+    if cascade is not None:
+        from ..engine.cascade import build_student
+        student = build_student(selector, params)
+    return student, samples_needed(selector, execution.fit_sample, cascade,
+                                   student.sample if student is not None else None, params["seed"],
+                                   share=estimate_share)
 
 
 def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike, params: dict | None = None,
@@ -124,18 +137,9 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     if execution.engine == "ray":  # what Ray needs is checked before any reading, not after the fit
         from ..engine.ray import plan
         execution = dataclasses.replace(execution, workers=plan(selector, execution.workers, execution.address))
-    student = None
-    if cascade is not None:
-        from ..engine.cascade import build_student
-        student = build_student(selector, params)
-    # from here on, under Ray, the workers read the pool's files; the driver plans
-    source = scanned.source if scanned else open_pool(source, execution, stack)
-    if scanned and execution.engine == "ray":
-        from ..engine.ray import session
-        stack.enter_context(session(execution.workers, execution.address))
+    student, need = counting_pass(selector, params, execution, cascade, estimate_share)
+    source = open_pool(source, execution, stack)  # from here on, under Ray, the workers read the pool's files
     # pass 1: count, fingerprint, sample (or the pass a caller made for several runs)
-    need = samples_needed(selector, execution.fit_sample, cascade, student.sample if student is not None else None,
-                          params["seed"], share=estimate_share)
     if scanned and all(scanned.asked.get(k) == v for k, v in need.items()):
         scan = scanned.scan
     else:
