@@ -241,3 +241,36 @@ def test_precision_recall_matches_by_id_not_text(tmp_path):
     # the same text in two files: only the gold file's line counts
     r = precision_recall([("other.txt", 1)], [("gold.txt", 1)])
     assert r["precision"] == 0.0
+
+
+@pytest.mark.parametrize("family", ["bert", "distilbert"])
+def test_finetune_layers_runs_the_lower_layers_only(family, easy_case, tiny_models, tmp_path):
+    """``layers=K`` drops the layers above K: before training, the truncated encoder's vectors are the
+    whole model's layer-K vectors; after, the saved fit holds K layers and scores as it did."""
+    from domainsift.embed import get_embedder
+    from domainsift.select.train import EncoderClassifier
+    in_domain, pool, _ = easy_case
+    path = tiny_models[family]
+    clf = EncoderClassifier(path, backend="torch")
+    clf.truncate(1)
+    clf.new_head()
+    clf.train(False)
+    truncated = clf.embedder().encode(pool)
+    whole = get_embedder(path, layer=1, backend="torch", normalize=False, progress=False).encode(pool)
+    np.testing.assert_allclose(truncated, whole, rtol=1e-5, atol=1e-6)
+
+    sel = get_selector("finetune", model=path, layers=1, epochs=1, batch_size=8, holdout=0.0,
+                       backend="torch", progress=False).fit(in_domain, pool)
+    assert sel.signature_params()["layers"] == 1
+    assert len(sel.classifier_._layers()) == 1
+    sel.save_state(tmp_path / "fit")
+    again = get_selector("finetune", model=path, layers=1, backend="torch", progress=False).load_state(tmp_path / "fit")
+    assert len(again.classifier_._layers()) == 1
+    np.testing.assert_allclose(again.score(pool), sel.score(pool), rtol=1e-6, atol=1e-9)
+
+
+def test_finetune_layers_beyond_the_encoder_is_an_error(easy_case, tiny_models):
+    in_domain, pool, _ = easy_case
+    sel = get_selector("finetune", model=tiny_models["bert"], layers=3, epochs=1, backend="torch", progress=False)
+    with pytest.raises(DomainsiftError, match="--layers 3: the encoder has 2 layers"):
+        sel.fit(in_domain, pool)

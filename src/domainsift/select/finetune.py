@@ -116,6 +116,9 @@ class FinetuneSelector(EncoderSelector):
               check=in_range(0, 1)),
         Param("freeze", int, 1, "K > 0: the embeddings and the lower K-1 layers are not trained (1, the default: "
               "the embeddings, ~17% faster at equal precision); 0: train the whole encoder", check=at_least(0)),
+        Param("layers", int, 0, "K > 0: fine-tune and score the encoder's lower K transformer layers only (the "
+              "layers above are dropped; a line costs about K/L of the whole encoder's L layers); 0 (the default): "
+              "all", check=at_least(0)),
         MAX_LENGTH, BACKEND,
         Param("score_batch_size", int, None, "sentences per batch when scoring (default: 32 on a CPU, where a "
               "larger batch only holds more memory: 128 lines cost 0.6 GB more at the same speed; 128 on a GPU)",
@@ -297,6 +300,7 @@ class FinetuneSelector(EncoderSelector):
         from .train import EncoderClassifier, TrainConfig, train_classifier
         clf = EncoderClassifier(model_path(self.model), self.max_length, self.device, self._score_batch(),
                                 self.backend, outputs=outputs)
+        clf.truncate(self.layers)
         clf.freeze(self.freeze)
         cfg = TrainConfig(epochs=self.epochs, lr=self.lr, head_lr=self.head_lr, batch_size=self.batch_size,
                           bucket=self.bucket, warmup=self.warmup, seed=self.seed, progress=self.progress)

@@ -85,18 +85,40 @@ class EncoderClassifier:
         self.encoder.to(self.device)
         self.head.to(self.device)
 
+    def _layers(self):
+        """The encoder's stack of transformer layers (a ``ModuleList`` as long as the config says)."""
+        n = getattr(self.encoder.config, "num_hidden_layers", None) or getattr(self.encoder.config, "n_layer", None)
+        stacks = [m for m in self.encoder.modules() if isinstance(m, self.torch.nn.ModuleList) and len(m) == n]
+        if not stacks:
+            from .._internal.errors import DomainsiftError
+            raise DomainsiftError(f"cannot find the layers of {type(self.encoder).__name__}")
+        return stacks[0]
+
+    def truncate(self, layers: int) -> None:
+        """Keep the encoder's lower ``layers`` transformer layers only (0: all): the layers above are
+        dropped from the model, so training, saving and scoring never run them."""
+        if layers <= 0:
+            return
+        stack = self._layers()
+        if layers > len(stack):
+            from .._internal.errors import DomainsiftError
+            raise DomainsiftError(f"--layers {layers}: the encoder has {len(stack)} layers")
+        del stack[layers:]
+        config = self.encoder.config
+        for key in ("num_hidden_layers", "n_layer"):
+            if getattr(config, key, None) is not None:
+                setattr(config, key, layers)
+        if isinstance(getattr(config, "layer_types", None), list):
+            config.layer_types = config.layer_types[:layers]
+
     def freeze(self, layers: int) -> None:
         """Train only the encoder's upper layers: ``layers > 0`` freezes the embeddings and the lower
         ``layers - 1`` transformer layers (1: the embeddings alone); 0 trains everything."""
         if layers <= 0:
             return
-        n = getattr(self.encoder.config, "num_hidden_layers", None) or getattr(self.encoder.config, "n_layer", None)
-        stacks = [m for m in self.encoder.modules() if isinstance(m, self.torch.nn.ModuleList) and len(m) == n]
-        if not stacks:
-            from .._internal.errors import DomainsiftError
-            raise DomainsiftError(f"cannot find the layers of {type(self.encoder).__name__} to freeze")
+        stack = self._layers()
         embeddings = getattr(self.encoder, "embeddings", None) or self.encoder.get_input_embeddings()
-        for module in [embeddings, *stacks[0][:layers - 1]]:
+        for module in [embeddings, *stack[:layers - 1]]:
             module.requires_grad_(False)
 
     def param_groups(self, cfg: "TrainConfig") -> list[dict]:
