@@ -29,6 +29,20 @@ def test_plan_prints_the_stages_and_writes_no_run(tmp_path, monkeypatch, tiny_mo
     assert rc == 0 and "estimate the in-domain share (40 pool lines encoded)" in out
 
 
+def test_plan_times_finetunes_lower_layers_apart(tmp_path, monkeypatch, tiny_models, capsys):
+    """``--layers K`` is calibrated on the cut encoder, under its own key (its costs are not the whole
+    encoder's)."""
+    data = cli_data(tmp_path, monkeypatch)
+    argv = ["select", "--method", "finetune", "--model", tiny_models["bert"], "--epochs", "2", "--in-domain",
+            data["in"], "--pool", data["med"], data["law"], "--top", "5", "--out", "run", "--plan"]
+    assert run_cli(argv, capsys)[0] == 0
+    rc, err, out = run_cli([*argv, "--layers", "1"], capsys)
+    assert rc == 0 and "calibrated now" in out, err
+    cal = json.loads((Path(os.environ["DOMAINSIFT_CACHE"]) / "calibration.json").read_text())
+    assert len(cal) == 2 and sum(k.endswith("|layers:1") for k in cal) == 1
+    assert all(v["encode"] > 0 and v["train_step"] > 0 for v in cal.values())
+
+
 def test_plan_says_when_it_has_no_estimate(tmp_path, monkeypatch, capsys):
     data = cli_data(tmp_path, monkeypatch)
     rc, err, out = run_cli(["score", "--method", "moore-lewis", "--in-domain", data["in"], "--pool", data["med"],

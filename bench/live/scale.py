@@ -136,10 +136,12 @@ def main() -> None:
     ap.add_argument("--student", nargs="*", type=int, default=[200_000, 1_000_000])
     ap.add_argument("--cascade", nargs="*", type=int, default=[1_000_000])
     ap.add_argument("--name", default="scale_cascade", help="--cascade-only: the results file's name")
+    ap.add_argument("--teacher-layers", nargs="+", type=int, default=[0],
+                    help="--cascade-only: a cascade row for each finetune --layers K (0: the whole encoder)")
     ap.add_argument("--processes", type=int, default=None, help="--processes for every run (default: the product's)")
     args = ap.parse_args()
     if args.cascade_only:
-        return cascade_rows(args.student, args.cascade, args.name, args.processes)
+        return cascade_rows(args.student, args.cascade, args.name, args.processes, args.teacher_layers)
     rows = []
     if args.no_readers:
         old = RESULTS_JSON.read_text() if RESULTS_JSON.exists() else "{}"
@@ -207,11 +209,13 @@ def cand(row: dict) -> str:
 
 
 def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_cascade",
-                 processes: int | None = None) -> None:
+                 processes: int | None = None, teacher_layers: tuple = (0,)) -> None:
     rule = ("--fraction", "0.01") + (("--processes", str(processes)) if processes else ())
     tag = f"-p{processes}" if processes else ""
     rows = [score_row("student", n, extra=rule, label="student" + tag) for n in student_sizes]
-    rows += [score_row("finetune", n, extra=("--cascade", *rule), label="finetune-cascade" + tag) for n in cascade_sizes]
+    rows += [score_row("finetune", n, extra=("--cascade", *rule, *(("--layers", str(k)) if k else ())),
+                       label="finetune-cascade" + (f"-layers{k}" if k else "") + tag)
+             for k in teacher_layers for n in cascade_sizes]
     for r in rows:  # rows finished before the stage timings were kept: read them from the run's run.json
         run_json = WORK / f"run-{r['method']}-{r['size']}" / "run.json"
         if not any(k in r for k in STAGES) and run_json.exists():
@@ -223,7 +227,9 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
              "vector is encoded): 1% of the pool selected. Pools of distinct lines (the shared train lines "
              "repeated with a line-number prefix). student: `--method student` (teacher cosine, 20,000-line "
              "sample); finetune-cascade: `--method finetune --cascade` (candidates planned by the cascade's rule: "
-             "N of the teacher's top 1.25 N on the student's out-of-fold sample scores). Seconds and peak RSS "
+             "N of the teacher's top 1.25 N on the student's out-of-fold sample scores); finetune-cascade-layersK: "
+             "the same with `--layers K` (the teacher fine-tuned and scored on the encoder's lower K layers). "
+             "Seconds and peak RSS "
              "are the whole process's; the candidates column is the teacher's share of the pool.", "",
              "| method | lines | seconds | lines/s | peak RSS (MB) | candidates | scoring pass: lines/s |",
              "|---|---|---|---|---|---|---|"]
@@ -259,10 +265,17 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
             lines.append(f"| {r['method']} | {r['size']:,} | {r.get('fit_seconds', '-')} | {r['student_fit_seconds']} | "
                          f"{r['student_score_seconds']} | {r['teacher_score_seconds']} | "
                          f"{1000 * r['teacher_score_seconds'] / r['candidates']:.2f} |")
-    model = cost_model(rows)
+    model = cost_model([r for r in rows if "layers" not in r["method"]])
     if model:
         extra["cost_model"] = model
         lines += ["", COST_TEXT.format(**model)]
+    for k in [k for k in teacher_layers if k]:
+        cut = cost_model([r for r in rows if r["method"].startswith(f"finetune-cascade-layers{k}")])
+        if cut:
+            extra[f"cost_model_layers{k}"] = cut
+            lines += ["", f"With `--layers {k}` (from its largest row, {cut['size']:,} lines): the teacher "
+                      f"{cut['teacher_ms']:.2f} core-ms a candidate on {cut['share']:.1%} of the pool, "
+                      f"**{cut['cascade_core_h']:,.0f} core-hours for 10^9 lines**."]
     write_results(name, {"rows": rows, **extra}, "\n".join(lines) + "\n")
 
 

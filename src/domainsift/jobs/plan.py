@@ -36,21 +36,23 @@ def _cache_file() -> Path:
     return Path(default_cache_dir()) / "calibration.json"
 
 
-def _key(method: str, model: str, backend: str, batch_size: int) -> str:
+def _key(method: str, model: str, backend: str, batch_size: int, layers: int = 0) -> str:
     from .._internal.machine import cpu_isa, cpu_model
     from .._version import __version__
     from ..embed import model_path
     from ..embed.transformers import model_fingerprint
     import torch
     return "|".join(map(str, (KEY_VERSION, __version__, cpu_model(), cpu_isa(), torch.get_num_threads(), method,
-                              model_fingerprint(model_path(model)), backend, batch_size)))
+                              model_fingerprint(model_path(model)), backend, batch_size))) + (
+        f"|layers:{layers}" if layers else "")
 
 
 def calibrate(method: str, model: str, backend: str, sample: list[str], batch_size: int = 16,
-              freeze: int = 1, max_length: int = 128) -> dict:
-    """Measure (or read back) this machine's costs for ``method`` on ``model`` (module docstring)."""
+              freeze: int = 1, max_length: int = 128, layers: int = 0) -> dict:
+    """Measure (or read back) this machine's costs for ``method`` on ``model`` (module docstring);
+    ``layers``: finetune's ``--layers`` (its encoder's lower layers only: training and scoring timed on them)."""
     cache = _cache_file()
-    key = _key(method, model, backend, batch_size)
+    key = _key(method, model, backend, batch_size, layers)
     try:
         saved = json.loads(cache.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -93,7 +95,7 @@ def calibrate(method: str, model: str, backend: str, sample: list[str], batch_si
         tokenize(texts)
     costs["student"] = (time.perf_counter() - t) / (rounds * len(texts))
     if method == "finetune":
-        costs.update(_train_costs(model, backend, texts, batch_size, freeze, max_length, costs["encode"]))
+        costs.update(_train_costs(model, backend, texts, batch_size, freeze, max_length, costs["encode"], layers))
     saved[key] = costs
     from .._internal.atomic import save_json
     try:
@@ -104,14 +106,17 @@ def calibrate(method: str, model: str, backend: str, sample: list[str], batch_si
 
 
 def _train_costs(model: str, backend: str, texts: list[str], batch_size: int, freeze: int, max_length: int,
-                 encode: float) -> dict:
+                 encode: float, layers: int = 0) -> dict:
     """Seconds a fine-tuning step (batches of similar length, as the bucketed training draws them) and the
-    export of a newly trained encoder to ``backend``."""
+    export of a newly trained encoder to ``backend``; with ``layers``, the encoder cut to its lower layers
+    as the run cuts it, and ``encode`` measured again through it (every line a finetune run encodes goes
+    through the fine-tuned encoder)."""
     import numpy as np
 
     from ..embed import model_path
     from ..select.train import EncoderClassifier, TrainConfig
     clf = EncoderClassifier(model_path(model), max_length=max_length, backend=backend)
+    clf.truncate(layers)
     clf.freeze(freeze)
     torch = clf.torch
     with torch.random.fork_rng(devices=[]):
@@ -136,8 +141,14 @@ def _train_costs(model: str, backend: str, texts: list[str], batch_size: int, fr
         t = time.perf_counter()
         clf.predict(texts[:32])
         export = time.perf_counter() - t
+        out = {}
+        if layers:
+            timed = texts * REPEAT  # as calibrate times the whole encoder
+            t = time.perf_counter()
+            clf.predict(timed)
+            out["encode"] = encode = (time.perf_counter() - t) / len(timed)
     step = float(np.mean(times[1:]))
-    return {"train_step": step, "export": max(0.0, export - 32 * encode)}
+    return {**out, "train_step": step, "export": max(0.0, export - 32 * encode)}
 
 
 def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, selection: int | None,
@@ -231,7 +242,7 @@ def _costs(selector, method: str, texts) -> dict:
     """:func:`calibrate` for the encoder and settings ``selector`` runs with."""
     return calibrate(method, selector.encoder_name, getattr(selector, "backend", "onnx-int8"), texts,
                      batch_size=getattr(selector, "batch_size", 16), freeze=getattr(selector, "freeze", 1),
-                     max_length=getattr(selector, "max_length", 128))
+                     max_length=getattr(selector, "max_length", 128), layers=getattr(selector, "layers", 0) or 0)
 
 
 def _estimate_for(selector, method, n, n_in, costs, selection, cascade, share_sample: int = 0) -> dict:
