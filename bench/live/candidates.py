@@ -25,7 +25,7 @@ with a line-number prefix, so the shared pool's rows stand for it.
 Each row records the product version and the student's head (its signature): rows of earlier versions
 stay, so two heads are compared by running this benchmark at each version.
 
-    python bench/live/candidates.py [--shares 0.01 0.05 0.1429] [--pools shared small large] [--seed S]
+    python bench/live/candidates.py [--shares 0.01 0.05 0.1429] [--pools shared small large] [--seed S] [--teacher-layers K]
                                     [--report-only]
 """
 
@@ -67,21 +67,23 @@ def pool_files(pool: str, target: str) -> tuple[list[str], str]:
     return files, target_file
 
 
-def teacher_run(pool: str, target: str, corpus, in_domain, seed: int = 0):
+def teacher_run(pool: str, target: str, corpus, in_domain, seed: int = 0, layers: int = 0):
     import domainsift as ds
     from domainsift.rundir import load_scores
-    out = WORK / "teacher" / pool / (target if seed == 0 else f"{target}-seed-{seed}")
+    out = WORK / "teacher" / pool / ((target if seed == 0 else f"{target}-seed-{seed}")
+                                     + (f"-layers-{layers}" if layers else ""))
     if not (out / "scores.npy").exists():
         shutil.rmtree(out, ignore_errors=True)
         t = time.time()
-        ds.run_score("finetune", in_domain, corpus, out, {"progress": False}, seed=seed)
+        ds.run_score("finetune", in_domain, corpus, out, {"progress": False, **({"layers": layers} if layers else {})},
+                     seed=seed)
         print(f"teacher {pool}/{target}: {time.time() - t:.0f} s", flush=True)
     run = load_scores(out)
     sig = json.loads((out / "signature.json").read_text())
     return run, sig
 
 
-def measure(pool: str, target: str, shares: list[float], seed: int = 0) -> list[dict]:
+def measure(pool: str, target: str, shares: list[float], seed: int = 0, layers: int = 0) -> list[dict]:
     import domainsift as ds
     from domainsift._version import __version__
     from domainsift.engine.cascade import SLACK, learn_share, plan, plan_share
@@ -89,7 +91,7 @@ def measure(pool: str, target: str, shares: list[float], seed: int = 0) -> list[
     files, target_file = pool_files(pool, target)
     corpus = ds.read_corpus(files)
     in_domain = ds.read_corpus([data_file(target, "test")])
-    run, sig = teacher_run(pool, target, corpus, in_domain, seed)
+    run, sig = teacher_run(pool, target, corpus, in_domain, seed, layers)
     real = lambda ids: [(os.path.realpath(f), ln) for f, ln in ids]  # noqa: E731
     if real(run.ids) != real(corpus.ids):
         raise SystemExit(f"{pool}/{target}: the teacher's run holds the pool's lines in another order")
@@ -115,6 +117,7 @@ def measure(pool: str, target: str, shares: list[float], seed: int = 0) -> list[
         alone = np.argsort(-s, kind="stable")[:n_top]
         sp = student.signature_params()
         rows.append({"version": __version__, "head": sp.get("head", "top share vs bottom two thirds"),
+                     "teacher": "finetune" + (f" --layers {layers}" if layers else ""),
                      "pool": pool, "target": target, "seed": seed, "n_pool": n, "share": share, "N": n_top,
                      "target_share": round(float(truth.mean()), 4),
                      "planned": round(m / n, 4), "needed": round(plan_share(s, t, share), 4),
@@ -131,11 +134,12 @@ def measure(pool: str, target: str, shares: list[float], seed: int = 0) -> list[
 
 
 def key(r: dict) -> tuple:
-    return (r["version"], r["head"], r["pool"], r["target"], r["share"], r.get("seed", 0))
+    return (r["version"], r["head"], r["pool"], r["target"], r["share"], r.get("seed", 0),
+            r.get("teacher", "finetune"))
 
 
 def report(rows: list[dict]) -> None:
-    heads = sorted({(r["version"], r["head"], r.get("seed", 0)) for r in rows})
+    heads = sorted({(r["version"], r["head"], r.get("seed", 0), r.get("teacher", "finetune")) for r in rows})
     md = ["# Candidates the cascade's teacher scores, by the student's head (issue 48, item 2)", "",
           "The product's student fitted on the default finetune teacher's scores of the pool (seed 0, in-domain "
           "set <D>.test.en); for a selection of `share` of the pool (N lines): **planned**, the candidates the "
@@ -145,31 +149,33 @@ def report(rows: list[dict]) -> None:
           "against the target's lines. Pools: shared (35,000 lines, target 14.3%), small (target 2.0%), large "
           "(target 29.4%). One row per version, head and seed; means over the targets of each pool. The rows "
           "are made by `python bench/live/candidates.py` (seed 0) and `python bench/live/candidates.py --pools "
-          "shared --seed 1`, at the version each row names; this file's header names the last command run.", "",
-          "| version | student head | seed | pool | share | targets | planned | needed | held | cascade precision | "
-          "teacher precision | student precision |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for v, h, sd in heads:
+          "shared --seed 1`, at the version each row names (and `--teacher-layers 3 --pools shared`: the teacher "
+          "`finetune --layers 3`); this file's header names the last command run.", "",
+          "| version | student head | teacher | seed | pool | share | targets | planned | needed | held | cascade precision | "
+          "teacher precision | student precision |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for v, h, sd, tc in heads:
         for pool in ("shared", "small", "large"):
             for share in sorted({r["share"] for r in rows}):
-                g = [r for r in rows if (r["version"], r["head"], r.get("seed", 0), r["pool"], r["share"]) ==
-                     (v, h, sd, pool, share)]
+                g = [r for r in rows if (r["version"], r["head"], r.get("seed", 0), r.get("teacher", "finetune"),
+                                         r["pool"], r["share"]) == (v, h, sd, tc, pool, share)]
                 if not g:
                     continue
                 mean = lambda k: float(np.mean([r[k] for r in g]))  # noqa: E731
-                md.append(f"| {v} | {h} | {sd} | {pool} | {share:g} | {len(g)} | {mean('planned'):.4f} | "
+                md.append(f"| {v} | {h} | {tc} | {sd} | {pool} | {share:g} | {len(g)} | {mean('planned'):.4f} | "
                           f"{mean('needed'):.4f} | {sum(r['held'] for r in g)}/{len(g)} | "
                           f"{mean('precision_cascade'):.4f} | {mean('precision_teacher'):.4f} | "
                           f"{mean('precision_student'):.4f} |")
     md += ["", "Per target (planned / needed):", "",
-           "| version | head | seed | pool | share | " + " | ".join(CLASSIC) + " |",
-           "|---|---|---|---|---|" + "---|" * len(CLASSIC)]
-    for v, h, sd in heads:
+           "| version | head | teacher | seed | pool | share | " + " | ".join(CLASSIC) + " |",
+           "|---|---|---|---|---|---|" + "---|" * len(CLASSIC)]
+    for v, h, sd, tc in heads:
         for pool in ("shared", "small", "large"):
             for share in sorted({r["share"] for r in rows}):
-                g = {r["target"]: r for r in rows if (r["version"], r["head"], r.get("seed", 0), r["pool"], r["share"])
-                     == (v, h, sd, pool, share)}
+                g = {r["target"]: r for r in rows if (r["version"], r["head"], r.get("seed", 0),
+                                                      r.get("teacher", "finetune"), r["pool"], r["share"])
+                     == (v, h, sd, tc, pool, share)}
                 if g:
-                    md.append(f"| {v} | {h} | {sd} | {pool} | {share:g} | " + " | ".join(
+                    md.append(f"| {v} | {h} | {tc} | {sd} | {pool} | {share:g} | " + " | ".join(
                         f"{g[t]['planned']:.4f} / {g[t]['needed']:.4f}" if t in g else "" for t in CLASSIC) + " |")
     write_results("candidates", {"rows": rows}, "\n".join(md) + "\n")
 
@@ -180,6 +186,7 @@ def main() -> None:
     ap.add_argument("--shares", nargs="+", type=float, default=[0.01, 0.05, 0.1429])
     ap.add_argument("--targets", nargs="+", default=None)
     ap.add_argument("--seed", type=int, default=0, help="the teacher's and the student's seed")
+    ap.add_argument("--teacher-layers", type=int, default=0, help="the teacher's finetune --layers (0: all)")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
     path = RESULTS / "candidates.json"
@@ -187,7 +194,7 @@ def main() -> None:
     if not args.report_only:
         for pool in args.pools:
             for target in args.targets or (CLASSIC if pool == "shared" else MIXED_TARGETS):
-                new = measure(pool, target, args.shares, args.seed)
+                new = measure(pool, target, args.shares, args.seed, args.teacher_layers)
                 done = {key(r) for r in new}
                 rows = [r for r in rows if key(r) not in done] + new
                 report(rows)
