@@ -36,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
 from _common import CLASSIC, ROOT, data_file, write_results  # noqa: E402
+from student_heads import logistic  # noqa: E402  (the student's head, as student_heads.py fits it)
 
 WORK = ROOT / "bench" / "work" / "candidates" / "teacher"
 SAMPLE = 20000
@@ -58,15 +59,6 @@ def needed_among(rank: np.ndarray, allowed: np.ndarray, teacher: np.ndarray, sha
     if not len(hits) or hits[-1] < n_top:
         return None
     return float((np.searchsorted(hits, n_top) + 1) / n)
-
-
-def logistic(x_in, xs, pos, neg, x_all):
-    from sklearn.linear_model import LogisticRegression
-    x = np.vstack([x_in, xs[pos], xs[neg]])
-    y = np.r_[np.ones(len(x_in) + len(pos)), np.zeros(len(neg))]
-    mu, sd = x.mean(0), np.maximum(x.std(0), 1e-8)
-    lr = LogisticRegression(C=1.0, class_weight="balanced", max_iter=3000, random_state=0).fit((x - mu) / sd, y)
-    return ((x_all - mu) / sd) @ lr.coef_[0]
 
 
 def unit(a):
