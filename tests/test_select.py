@@ -269,8 +269,7 @@ def test_finetune_layers_runs_the_lower_layers_only(family, easy_case, tiny_mode
     np.testing.assert_allclose(again.score(pool), sel.score(pool), rtol=1e-6, atol=1e-9)
 
 
-def test_finetune_layers_beyond_the_encoder_is_an_error(easy_case, tiny_models):
-    in_domain, pool, _ = easy_case
-    sel = get_selector("finetune", model=tiny_models["bert"], layers=3, epochs=1, backend="torch", progress=False)
+@pytest.mark.parametrize("family", ["bert", "distilbert"])
+def test_finetune_layers_beyond_the_encoder_is_an_error_before_any_work(family, tiny_models):
     with pytest.raises(DomainsiftError, match="--layers 3: the encoder has 2 layers"):
-        sel.fit(in_domain, pool)
+        get_selector("finetune", model=tiny_models[family], layers=3, epochs=1, backend="torch", progress=False)
