@@ -117,6 +117,23 @@ def model_max_tokens(name_or_path: str) -> int | None:
     return int(n)
 
 
+def layer_count(config) -> int | None:
+    """How many transformer layers a model's config declares (None when it does not say)."""
+    n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
+    return n if isinstance(n, int) else None
+
+
+@functools.lru_cache(maxsize=64)
+def model_layers(name_or_path: str) -> int | None:
+    """:func:`layer_count` of a model by name or path, from its config; None when it cannot be read."""
+    try:
+        with quiet_transformers():
+            from transformers import AutoConfig
+            return layer_count(AutoConfig.from_pretrained(name_or_path))
+    except Exception:  # a name with no network, a folder with no config: the model says it when loaded
+        return None
+
+
 @functools.lru_cache(maxsize=64)
 def clamp_max_length(name_or_path: str, max_length: int) -> int:
     """``max_length`` capped at what the model takes, with one warning when it is capped (a longer
@@ -271,7 +288,7 @@ class TransformersEmbedder:
             torch = _torch()
             device = resolve_device(self.device)
             tok, model = load_tokenizer_and_model(self.model_path)
-            n_layers = getattr(model.config, "num_hidden_layers", None) or getattr(model.config, "n_layer", None)
+            n_layers = layer_count(model.config)
             if n_layers is not None and not -(n_layers + 1) <= self.layer <= n_layers:
                 raise DomainsiftError(f"--layer {self.layer}: {self.name} has layers 0 (embeddings) to {n_layers}")
             model.eval().to(device)

@@ -137,15 +137,9 @@ class FinetuneSelector(EncoderSelector):
 
     def check_params(self) -> None:
         super().check_params()
-        if self.layers:  # a local model says how many layers it has before any work (else the fit says it)
-            import json
-            from pathlib import Path
-            config = Path(model_path(self.model)) / "config.json"
-            try:
-                cfg = json.loads(config.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                cfg = {}
-            n = next((cfg[k] for k in ("num_hidden_layers", "n_layers", "n_layer") if isinstance(cfg.get(k), int)), None)
+        if self.layers:  # a readable config says how many layers there are before any work (else the fit says it)
+            from ..embed.transformers import model_layers
+            n = model_layers(model_path(self.model))
             if n is not None and self.layers > n:
                 raise DomainsiftError(f"--layers {self.layers}: the encoder has {n} layers")
         if self.negatives != "preranked" and self.neg_cut != DEFAULT_CUT:

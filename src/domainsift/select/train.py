@@ -87,7 +87,8 @@ class EncoderClassifier:
 
     def _layers(self):
         """The encoder's stack of transformer layers (a ``ModuleList`` as long as the config says)."""
-        n = getattr(self.encoder.config, "num_hidden_layers", None) or getattr(self.encoder.config, "n_layer", None)
+        from ..embed.transformers import layer_count
+        n = layer_count(self.encoder.config)
         stacks = [m for m in self.encoder.modules() if isinstance(m, self.torch.nn.ModuleList) and len(m) == n]
         if not stacks:
             from .._internal.errors import DomainsiftError
@@ -105,9 +106,7 @@ class EncoderClassifier:
             raise DomainsiftError(f"--layers {layers}: the encoder has {len(stack)} layers")
         del stack[layers:]
         config = self.encoder.config
-        for key in ("num_hidden_layers", "n_layer"):
-            if getattr(config, key, None) is not None:
-                setattr(config, key, layers)
+        config.num_hidden_layers = layers  # each family's own field (n_layer, n_layers) through its attribute map
         if isinstance(getattr(config, "layer_types", None), list):
             config.layer_types = config.layer_types[:layers]
 
