@@ -24,7 +24,8 @@ candidates the method scored, and the student's marginal rate: (n2 - n1) / (t(n2
 the two smallest student sizes, the cost that grows with the pool (the fit, the teacher's sample and
 the distillation are paid once).
 
-    python bench/live/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000] [--name scale_cascade]
+    python bench/live/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000 [10000000:3]]
+                               [--teacher-layers 0 3] [--name scale_cascade]
 
 ``--name`` writes the table to another results file (0.16.0's student rows, measured on another machine
 than 0.9.0's cascade rows, are scale_student.md; scale_cascade.md keeps 0.9.0's until its rows are rerun).
@@ -134,14 +135,19 @@ def main() -> None:
     ap.add_argument("--no-readers", action="store_true", help="keep the reader rows of the results file")
     ap.add_argument("--cascade-only", action="store_true", help="only the student and cascade rows (scale_cascade.md)")
     ap.add_argument("--student", nargs="*", type=int, default=[200_000, 1_000_000])
-    ap.add_argument("--cascade", nargs="*", type=int, default=[1_000_000])
+    ap.add_argument("--cascade", nargs="*", type=cascade_size, default=[1_000_000],
+                    help="cascade pool sizes, each run with every --teacher-layers; SIZE:K runs that size with "
+                         "--layers K alone (e.g. 10000000:3)")
+    ap.add_argument("--cosine-cascade", nargs="*", type=int, default=[],
+                    help="--cascade-only: pool sizes for `--method cosine --cascade` rows (the issue's second target)")
     ap.add_argument("--name", default="scale_cascade", help="--cascade-only: the results file's name")
     ap.add_argument("--teacher-layers", nargs="+", type=int, default=[0],
                     help="--cascade-only: a cascade row for each finetune --layers K (0: the whole encoder)")
     ap.add_argument("--processes", type=int, default=None, help="--processes for every run (default: the product's)")
     args = ap.parse_args()
     if args.cascade_only:
-        return cascade_rows(args.student, args.cascade, args.name, args.processes, args.teacher_layers)
+        return cascade_rows(args.student, args.cascade, args.name, args.processes, args.teacher_layers,
+                            args.cosine_cascade)
     rows = []
     if args.no_readers:
         old = RESULTS_JSON.read_text() if RESULTS_JSON.exists() else "{}"
@@ -193,6 +199,30 @@ def stages(run: dict) -> dict:
     return {k: run["timings"][k] for k in STAGES if k in run["timings"]}
 
 
+FRACTION = 0.01  # the cascade rows' selection: 1% of the pool
+SPREAD_DRAWS = 200  # bootstrap draws of a cascade's sample for the plan's spread
+
+
+def plan_spread(row: dict) -> dict:
+    """The plan of a cascade row's run again on bootstrap draws of its student's held-out sample (the
+    student saved in the run directory, loaded through ``StudentSelector.load_state``): the point
+    estimate and the 5th and 95th percentiles, as shares of the pool; empty when the run is gone."""
+    import numpy as np
+    from domainsift.engine.cascade import plan_share
+    from domainsift.select.student import StudentSelector
+    folder = WORK / f"run-{row['method']}-{row['size']}" / "student"
+    if not folder.is_dir():
+        return {}
+    held = StudentSelector().load_state(folder).held_out_
+    if not held:
+        return {}
+    s, t = np.asarray(held["student"]), np.asarray(held["teacher"])
+    rng = np.random.default_rng(0)
+    draws = [plan_share(s[i], t[i], FRACTION) for i in (rng.integers(0, len(s), len(s)) for _ in range(SPREAD_DRAWS))]
+    return {"plan_share": round(plan_share(s, t, FRACTION), 5), "plan_p5": round(float(np.percentile(draws, 5)), 5),
+            "plan_p95": round(float(np.percentile(draws, 95)), 5)}
+
+
 def passrate(row: dict) -> str:
     """The student's pass over the pool alone (the stage timing a 0.9.0 run records), lines a second:
     for the student method its scoring stage, for a cascade its student stage."""
@@ -208,14 +238,23 @@ def cand(row: dict) -> str:
     return f"{row['candidates']:,} ({100 * row['candidates'] / row['size']:.1f}%)"
 
 
+def cascade_size(text: str):
+    """A --cascade item: SIZE (a row for every --teacher-layers) or SIZE:K (one row, --layers K)."""
+    size, sep, k = text.partition(":")
+    return (int(k), int(size)) if sep else int(size)
+
+
 def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_cascade",
-                 processes: int | None = None, teacher_layers: tuple = (0,)) -> None:
-    rule = ("--fraction", "0.01") + (("--processes", str(processes)) if processes else ())
+                 processes: int | None = None, teacher_layers: tuple = (0,), cosine_sizes: tuple = ()) -> None:
+    rule = ("--fraction", str(FRACTION)) + (("--processes", str(processes)) if processes else ())
     tag = f"-p{processes}" if processes else ""
     rows = [score_row("student", n, extra=rule, label="student" + tag) for n in student_sizes]
+    runs = [(k, n) for k in teacher_layers for n in cascade_sizes if isinstance(n, int)]
+    runs += [spec for spec in cascade_sizes if isinstance(spec, tuple) and spec not in runs]
     rows += [score_row("finetune", n, extra=("--cascade", *rule, *(("--layers", str(k)) if k else ())),
                        label="finetune-cascade" + (f"-layers{k}" if k else "") + tag)
-             for k in teacher_layers for n in cascade_sizes]
+             for k, n in sorted(runs)]
+    rows += [score_row("cosine", n, extra=("--cascade", *rule), label="cosine-cascade" + tag) for n in cosine_sizes]
     for r in rows:  # rows finished before the stage timings were kept: read them from the run's run.json
         run_json = WORK / f"run-{r['method']}-{r['size']}" / "run.json"
         if not any(k in r for k in STAGES) and run_json.exists():
@@ -228,7 +267,8 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
              "repeated with a line-number prefix). student: `--method student` (teacher cosine, 20,000-line "
              "sample); finetune-cascade: `--method finetune --cascade` (candidates planned by the cascade's rule: "
              "N of the teacher's top 1.25 N on the student's out-of-fold sample scores); finetune-cascade-layersK: "
-             "the same with `--layers K` (the teacher fine-tuned and scored on the encoder's lower K layers). "
+             "the same with `--layers K` (the teacher fine-tuned and scored on the encoder's lower K layers); "
+             "cosine-cascade: `--method cosine --cascade`. "
              "Seconds and peak RSS "
              "are the whole process's; the candidates column is the teacher's share of the pool.", "",
              "| method | lines | seconds | lines/s | peak RSS (MB) | candidates | scoring pass: lines/s |",
@@ -256,26 +296,42 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
                       "varies by a few seconds from run to run, which the smaller pair's 5-second difference "
                       "cannot absorb)."]
     staged = [r for r in rows if "teacher_score_seconds" in r]
+    for r in staged:
+        r.update(plan_spread(r))
     if staged:
         lines += ["", "Where a cascade's time goes (seconds; the method's fit includes reading its 200,000-line "
                   "fit sample; the teacher's pass includes reading the candidates):", "",
                   "| method | lines | method fit | student fit (sample scored by the teacher) | student over the pool | "
-                  "teacher over the candidates | teacher ms a candidate |", "|---|---|---|---|---|---|---|"]
+                  "teacher over the candidates | teacher ms a candidate | planned candidates (the sample's 5-95% "
+                  "bootstrap) |", "|---|---|---|---|---|---|---|---|"]
         for r in staged:
+            spread = (f"{r['plan_share']:.1%} ({r['plan_p5']:.1%}-{r['plan_p95']:.1%})" if "plan_p5" in r else "-")
             lines.append(f"| {r['method']} | {r['size']:,} | {r.get('fit_seconds', '-')} | {r['student_fit_seconds']} | "
                          f"{r['student_score_seconds']} | {r['teacher_score_seconds']} | "
-                         f"{1000 * r['teacher_score_seconds'] / r['candidates']:.2f} |")
-    model = cost_model([r for r in rows if "layers" not in r["method"]])
+                         f"{1000 * r['teacher_score_seconds'] / r['candidates']:.2f} | {spread} |")
+        if any("plan_p5" in r for r in staged):
+            lines += ["", f"The plan's spread: the run's teacher-scored sample ({SPREAD_DRAWS} draws of its "
+                      "out-of-fold (student, teacher) pairs with replacement, seed 0) planned again with the "
+                      "product's rule (`domainsift.engine.cascade.plan_share`, before the floor of twice the "
+                      "selection). It says how much of a run's candidate count is the draw of its 20,000-line "
+                      "sample and how much is the teacher's ranking itself."]
+    model = cost_model([r for r in rows if r["method"].startswith("finetune-cascade") and "layers" not in r["method"]])
     if model:
         extra["cost_model"] = model
         lines += ["", COST_TEXT.format(**model)]
-    for k in [k for k in teacher_layers if k]:
+    for k in sorted({k for k, _ in runs if k}):
         cut = cost_model([r for r in rows if r["method"].startswith(f"finetune-cascade-layers{k}")])
         if cut:
             extra[f"cost_model_layers{k}"] = cut
             lines += ["", f"With `--layers {k}` (from its largest row, {cut['size']:,} lines): the teacher "
                       f"{cut['teacher_ms']:.2f} core-ms a candidate on {cut['share']:.1%} of the pool, "
                       f"**{cut['cascade_core_h']:,.0f} core-hours for 10^9 lines**."]
+    cos = cost_model([r for r in rows if r["method"].startswith("cosine-cascade")])
+    if cos:
+        extra["cost_model_cosine"] = cos
+        lines += ["", f"`cosine --cascade` (from its largest row, {cos['size']:,} lines): the teacher "
+                  f"{cos['teacher_ms']:.2f} core-ms a candidate on {cos['share']:.1%} of the pool, "
+                  f"**{cos['cascade_core_h']:,.0f} core-hours for 10^9 lines**."]
     write_results(name, {"rows": rows, **extra}, "\n".join(lines) + "\n")
 
 
