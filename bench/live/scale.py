@@ -25,7 +25,8 @@ the two smallest student sizes, the cost that grows with the pool (the fit, the 
 the distillation are paid once).
 
     python bench/live/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000 [10000000:3]]
-                               [--teacher-layers 0 3] [--name scale_cascade]
+                               [--teacher-layers 0 3] [--cosine-cascade 1000000] [--full 1000000:3]
+                               [--name scale_cascade]
 
 ``--name`` writes the table to another results file (0.16.0's student rows, measured on another machine
 than 0.9.0's cascade rows, are scale_student.md; scale_cascade.md keeps 0.9.0's until its rows are rerun).
@@ -140,6 +141,9 @@ def main() -> None:
                          "--layers K alone (e.g. 10000000:3)")
     ap.add_argument("--cosine-cascade", nargs="*", type=int, default=[],
                     help="--cascade-only: pool sizes for `--method cosine --cascade` rows (the issue's second target)")
+    ap.add_argument("--full", nargs="*", type=cascade_size, default=[],
+                    help="--cascade-only: `--method finetune` without the cascade at these sizes (SIZE:K: with "
+                         "--layers K), for the recall of its top N in the cascade's selection at the same size")
     ap.add_argument("--name", default="scale_cascade", help="--cascade-only: the results file's name")
     ap.add_argument("--teacher-layers", nargs="+", type=int, default=[0],
                     help="--cascade-only: a cascade row for each finetune --layers K (0: the whole encoder)")
@@ -147,7 +151,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.cascade_only:
         return cascade_rows(args.student, args.cascade, args.name, args.processes, args.teacher_layers,
-                            args.cosine_cascade)
+                            args.cosine_cascade, args.full)
     rows = []
     if args.no_readers:
         old = RESULTS_JSON.read_text() if RESULTS_JSON.exists() else "{}"
@@ -223,6 +227,28 @@ def plan_spread(row: dict) -> dict:
             "plan_p95": round(float(np.percentile(draws, 95)), 5)}
 
 
+def recall_row(full: dict, cascade: dict) -> dict:
+    """The share of a full run's selection (``selected.ids.tsv``) in the cascade's at the same size, and
+    the largest difference of the two runs' scores over the cascade's candidates (its top ``candidates``
+    lines: every candidate ranks above every other line)."""
+    import numpy as np
+    from domainsift import rundir
+    fdir, cdir = (WORK / f"run-{r['method']}-{r['size']}" for r in (full, cascade))
+    mine, theirs = set(rundir.read_selected_ids(cdir)), rundir.read_selected_ids(fdir)
+    found = sum(i in mine for i in theirs)
+    fs, cs = np.load(fdir / "scores.npy"), np.load(cdir / "scores.npy")
+    by_cascade = np.argsort(-cs, kind="stable")
+    cand, n = by_cascade[:cascade["candidates"]], len(theirs)
+    rank = np.empty(len(fs), np.int64)
+    rank[np.argsort(-fs, kind="stable")] = np.arange(len(fs))
+    wide = int(np.ceil(1.25 * n))  # the plan's guarantee: N of the teacher's top 1.25 N among the candidates
+    return {"method": cascade["method"], "size": full["size"], "full_seconds": full["seconds"],
+            "cascade_seconds": cascade["seconds"], "n": n, "found": found, "recall": found / max(1, n),
+            "max_score_diff": float(np.max(np.abs(fs[cand] - cs[cand]))), "wide": wide,
+            "wide_in_candidates": int(np.sum(rank[cand] < wide)),
+            "lowest_full_rank": int(rank[by_cascade[:n]].max()) + 1 if n else 0}
+
+
 def passrate(row: dict) -> str:
     """The student's pass over the pool alone (the stage timing a 0.9.0 run records), lines a second:
     for the student method its scoring stage, for a cascade its student stage."""
@@ -245,7 +271,8 @@ def cascade_size(text: str):
 
 
 def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_cascade",
-                 processes: int | None = None, teacher_layers: tuple = (0,), cosine_sizes: tuple = ()) -> None:
+                 processes: int | None = None, teacher_layers: tuple = (0,), cosine_sizes: tuple = (),
+                 full: tuple = ()) -> None:
     rule = ("--fraction", str(FRACTION)) + (("--processes", str(processes)) if processes else ())
     tag = f"-p{processes}" if processes else ""
     rows = [score_row("student", n, extra=rule, label="student" + tag) for n in student_sizes]
@@ -255,6 +282,9 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
                        label="finetune-cascade" + (f"-layers{k}" if k else "") + tag)
              for k, n in sorted(runs)]
     rows += [score_row("cosine", n, extra=("--cascade", *rule), label="cosine-cascade" + tag) for n in cosine_sizes]
+    fulls = sorted((0, spec) if isinstance(spec, int) else spec for spec in full)
+    rows += [score_row("finetune", n, extra=(*rule, *(("--layers", str(k)) if k else ())),
+                       label="finetune" + (f"-layers{k}" if k else "") + tag) for k, n in fulls]
     for r in rows:  # rows finished before the stage timings were kept: read them from the run's run.json
         run_json = WORK / f"run-{r['method']}-{r['size']}" / "run.json"
         if not any(k in r for k in STAGES) and run_json.exists():
@@ -315,6 +345,25 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
                       "product's rule (`domainsift.engine.cascade.plan_share`, before the floor of twice the "
                       "selection). It says how much of a run's candidate count is the draw of its 20,000-line "
                       "sample and how much is the teacher's ranking itself."]
+    agree = []
+    for r in rows:  # each full run beside the cascade of the same teacher and size
+        twin = r["method"].replace("finetune", "finetune-cascade", 1)
+        c = next((c for c in rows if c["size"] == r["size"] and c["method"] == twin), None)
+        if r["method"].startswith("finetune") and "cascade" not in r["method"] and c is not None:
+            agree.append(recall_row(r, c))
+    if agree:
+        extra["recall"] = agree
+        lines += ["", "The cascade against the same method over every line (`--full`, same seed, so the same fit "
+                  "sample): the full run's top N (its `selected.ids.tsv`) found in the cascade's; the two runs' "
+                  "scores of the cascade's candidates (the same fitted teacher gives the same scores).", "",
+                  "| method | lines | full run: seconds | cascade: seconds | recall of the full run's top N | "
+                  "the full run's top 1.25 N among the candidates (the plan's guarantee: at least N) | the "
+                  "cascade's selection: its lowest rank in the full run | largest score difference on the "
+                  "candidates |", "|---|---|---|---|---|---|---|---|"]
+        for a in agree:
+            lines.append(f"| {a['method']} | {a['size']:,} | {a['full_seconds']:.0f} | {a['cascade_seconds']:.0f} | "
+                         f"{a['recall']:.4f} ({a['found']:,} of {a['n']:,}) | {a['wide_in_candidates']:,} of "
+                         f"{a['wide']:,} | {a['lowest_full_rank']:,} | {a['max_score_diff']:.2g} |")
     model = cost_model([r for r in rows if r["method"].startswith("finetune-cascade") and "layers" not in r["method"]])
     if model:
         extra["cost_model"] = model
