@@ -233,6 +233,7 @@ def recall_row(full: dict, cascade: dict) -> dict:
     lines: every candidate ranks above every other line)."""
     import numpy as np
     from domainsift import rundir
+    from domainsift.engine.cascade import SLACK
     fdir, cdir = (WORK / f"run-{r['method']}-{r['size']}" for r in (full, cascade))
     mine, theirs = set(rundir.read_selected_ids(cdir)), rundir.read_selected_ids(fdir)
     found = sum(i in mine for i in theirs)
@@ -241,7 +242,7 @@ def recall_row(full: dict, cascade: dict) -> dict:
     cand, n = by_cascade[:cascade["candidates"]], len(theirs)
     rank = np.empty(len(fs), np.int64)
     rank[np.argsort(-fs, kind="stable")] = np.arange(len(fs))
-    wide = int(np.ceil(1.25 * n))  # the plan's guarantee: N of the teacher's top 1.25 N among the candidates
+    wide = int(np.ceil((1 + SLACK) * n))  # the plan's guarantee: N of the teacher's top (1 + SLACK) N as candidates
     return {"method": cascade["method"], "size": full["size"], "full_seconds": full["seconds"],
             "cascade_seconds": cascade["seconds"], "n": n, "found": found, "recall": found / max(1, n),
             "max_score_diff": float(np.max(np.abs(fs[cand] - cs[cand]))), "wide": wide,
@@ -368,19 +369,15 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
     if model:
         extra["cost_model"] = model
         lines += ["", COST_TEXT.format(**model)]
-    for k in sorted({k for k, _ in runs if k}):
-        cut = cost_model([r for r in rows if r["method"].startswith(f"finetune-cascade-layers{k}")])
+    others = [(f"cost_model_layers{k}", f"finetune-cascade-layers{k}", f"With `--layers {k}`")
+              for k in sorted({k for k, _ in runs if k})]
+    for key, prefix, what in others + [("cost_model_cosine", "cosine-cascade", "`cosine --cascade`")]:
+        cut = cost_model([r for r in rows if r["method"].startswith(prefix)])
         if cut:
-            extra[f"cost_model_layers{k}"] = cut
-            lines += ["", f"With `--layers {k}` (from its largest row, {cut['size']:,} lines): the teacher "
+            extra[key] = cut
+            lines += ["", f"{what} (from its largest row, {cut['size']:,} lines): the teacher "
                       f"{cut['teacher_ms']:.2f} core-ms a candidate on {cut['share']:.1%} of the pool, "
                       f"**{cut['cascade_core_h']:,.0f} core-hours for 10^9 lines**."]
-    cos = cost_model([r for r in rows if r["method"].startswith("cosine-cascade")])
-    if cos:
-        extra["cost_model_cosine"] = cos
-        lines += ["", f"`cosine --cascade` (from its largest row, {cos['size']:,} lines): the teacher "
-                  f"{cos['teacher_ms']:.2f} core-ms a candidate on {cos['share']:.1%} of the pool, "
-                  f"**{cos['cascade_core_h']:,.0f} core-hours for 10^9 lines**."]
     write_results(name, {"rows": rows, **extra}, "\n".join(lines) + "\n")
 
 
