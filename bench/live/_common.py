@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
@@ -39,6 +40,13 @@ def machine() -> str:
     """The machine a result was measured on: CPU model and instruction-set family, cores, Python."""
     from domainsift._internal.machine import cpu_isa, cpu_model
     return f"{cpu_model()} ({cpu_isa()}), {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def earlier_rows(name: str) -> list[dict]:
+    """The rows of ``bench/results/<name>.json`` as the last run left them (none yet: empty); a benchmark
+    that adds rows keeps the others."""
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text())["rows"] if path.exists() else []
 
 
 def write_results(name: str, payload: dict, markdown: str) -> None:

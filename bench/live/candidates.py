@@ -38,7 +38,7 @@ import shutil
 import time
 
 import numpy as np
-from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
+from _common import CLASSIC, ROOT, SEVEN, data_file, write_results, earlier_rows
 
 WORK = ROOT / "bench" / "work" / "candidates"
 MIXED_TARGETS = ["KDE4", "OpenSubtitles"]
@@ -138,8 +138,13 @@ def key(r: dict) -> tuple:
             r.get("teacher", "finetune"))
 
 
+def run_of(r: dict) -> tuple:
+    """The row's version, student head, seed and teacher: one line of the tables per run and pool."""
+    return r["version"], r["head"], r.get("seed", 0), r.get("teacher", "finetune")
+
+
 def report(rows: list[dict]) -> None:
-    heads = sorted({(r["version"], r["head"], r.get("seed", 0), r.get("teacher", "finetune")) for r in rows})
+    heads = sorted({run_of(r) for r in rows})
     md = ["# Candidates the cascade's teacher scores, by the student's head (issue 48, item 2)", "",
           "The product's student fitted on the default finetune teacher's scores of the pool (seed 0, in-domain "
           "set <D>.test.en); for a selection of `share` of the pool (N lines): **planned**, the candidates the "
@@ -156,8 +161,7 @@ def report(rows: list[dict]) -> None:
     for v, h, sd, tc in heads:
         for pool in ("shared", "small", "large"):
             for share in sorted({r["share"] for r in rows}):
-                g = [r for r in rows if (r["version"], r["head"], r.get("seed", 0), r.get("teacher", "finetune"),
-                                         r["pool"], r["share"]) == (v, h, sd, tc, pool, share)]
+                g = [r for r in rows if (*run_of(r), r["pool"], r["share"]) == (v, h, sd, tc, pool, share)]
                 if not g:
                     continue
                 mean = lambda k: float(np.mean([r[k] for r in g]))  # noqa: E731
@@ -171,9 +175,7 @@ def report(rows: list[dict]) -> None:
     for v, h, sd, tc in heads:
         for pool in ("shared", "small", "large"):
             for share in sorted({r["share"] for r in rows}):
-                g = {r["target"]: r for r in rows if (r["version"], r["head"], r.get("seed", 0),
-                                                      r.get("teacher", "finetune"), r["pool"], r["share"])
-                     == (v, h, sd, tc, pool, share)}
+                g = {r["target"]: r for r in rows if (*run_of(r), r["pool"], r["share"]) == (v, h, sd, tc, pool, share)}
                 if g:
                     md.append(f"| {v} | {h} | {tc} | {sd} | {pool} | {share:g} | " + " | ".join(
                         f"{g[t]['planned']:.4f} / {g[t]['needed']:.4f}" if t in g else "" for t in CLASSIC) + " |")
@@ -189,8 +191,7 @@ def main() -> None:
     ap.add_argument("--teacher-layers", type=int, default=0, help="the teacher's finetune --layers (0: all)")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
-    path = RESULTS / "candidates.json"
-    rows = json.loads(path.read_text())["rows"] if path.exists() else []
+    rows = earlier_rows("candidates")
     if not args.report_only:
         for pool in args.pools:
             for target in args.targets or (CLASSIC if pool == "shared" else MIXED_TARGETS):

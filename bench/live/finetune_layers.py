@@ -24,7 +24,7 @@ import os
 import shutil
 
 import numpy as np
-from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
+from _common import CLASSIC, ROOT, SEVEN, data_file, write_results, earlier_rows
 
 WORK = ROOT / "bench" / "work" / "finetune_layers"
 WHOLE = ROOT / "bench" / "work" / "candidates" / "teacher" / "shared"
@@ -66,8 +66,7 @@ def main() -> None:
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
-    old = RESULTS / "finetune_layers.json"
-    rows = json.loads(old.read_text())["rows"] if old.exists() else []
+    rows = earlier_rows("finetune_layers")
     if not args.report_only:
         for seed in args.seeds:
             for layers in [0] + args.layers:

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from _common import RESULTS, ROOT, SEVEN, data_file, write_results
+from _common import ROOT, SEVEN, data_file, write_results, earlier_rows
 
 WORK = ROOT / "bench" / "work" / "plan"
 RUNS = {"cosine": ["--method", "cosine"], "finetune": ["--method", "finetune"],
@@ -43,9 +43,8 @@ def main() -> None:
     keep = WORK / "kept-cache"  # the calibration and the ONNX exports, kept across runs
     if args.recalibrate:
         (keep / "calibration.json").unlink(missing_ok=True)
-    earlier = RESULTS / "plan.json"  # rows of runs not measured now stay (each row carries its own figures)
-    rows = [r for r in (json.loads(earlier.read_text())["rows"] if earlier.exists() else [])
-            if r["run"] not in args.runs]
+    # rows of runs not measured now stay (each row carries its own figures)
+    rows = [r for r in earlier_rows("plan") if r["run"] not in args.runs]
     for name in args.runs:
         cache = WORK / "cache"
         shutil.rmtree(cache, ignore_errors=True)

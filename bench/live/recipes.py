@@ -37,7 +37,7 @@ import json
 import time
 
 import numpy as np
-from _common import apply_threads, threads_option, RESULTS, ROOT, data_file, write_results
+from _common import apply_threads, threads_option, ROOT, data_file, write_results, earlier_rows
 from negatives_pools import build_pool
 from selection import COMBOS, METHODS, member_label
 
@@ -116,9 +116,8 @@ def _split(tag: str) -> tuple[str, int]:
 
 def shared_rows() -> list[dict]:
     """The shared pool's rows of the base and the recipes, from bench/live/selection.py's results."""
-    path = RESULTS / "selection.json"
     out = []
-    for r in json.loads(path.read_text())["rows"] if path.exists() else []:
+    for r in earlier_rows("selection"):
         label = r.get("base_method", r["method"])
         if label in [BASE] + RECIPES + list(OTHER_BASE.values()):  # (a combination's seconds: its members' now)
             out.append({"pool": "shared", "target": r["target"], "label": label, "seed": r.get("seed", 0),
