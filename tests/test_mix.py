@@ -137,6 +137,42 @@ def test_finetune_targets_share_one_encoder_a_head_each(tmp_path, tiny_models):
     assert sum(t["n_selected"] for t in meta["targets"].values()) == 40
 
 
+def test_cosine_targets_share_one_encoding_of_the_pool_without_the_cache(tmp_path, tiny_models):
+    """cosine over several targets encodes the pool once even with the vector cache off: the first
+    target's run scores each shard against every centroid and the others read those scores; each
+    target's scores are the same bits as its run alone, and its signature says which centroid ran."""
+    import domainsift as ds
+    from domainsift.jobs.mix import select_mix
+    from domainsift.jobs.score import run_score
+    from domainsift.rundir import load_scores
+    from domainsift.select.cosine import CosineSelector
+    from domainsift.select import shared
+    d = _data(tmp_path)
+    targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
+    params = {"embedder": tiny_models["bert"], "backend": "torch", "progress": False, "cache_dir": ""}
+    encoded = []
+    real = CosineSelector._embed
+    CosineSelector._embed = lambda self, texts: (encoded.append(len(list(texts))), real(self, texts))[1]
+    try:
+        meta = select_mix("cosine", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", top=40,
+                          params=params, seed=0)
+    finally:
+        CosineSelector._embed = real
+    assert encoded.count(120) == 1                         # the pool encoded once for both targets
+    assert sorted(encoded) == [30, 30, 120]                # and each in-domain set once
+    assert "shared_fit" in meta and shared._SHARED == {}
+    assert not (tmp_path / "mix" / ".shared").exists()
+    for n in targets:
+        alone = tmp_path / f"alone-{n}"
+        run_score("cosine", targets[n], ds.PoolSource.open(d["pool"]), alone, params=params, seed=0)
+        mixed = tmp_path / "mix" / "targets" / n
+        assert (mixed / "scores.npy").read_bytes() == (alone / "scores.npy").read_bytes()
+        assert np.array_equal(load_scores(mixed).id_array, load_scores(alone).id_array)
+        sig = json.loads((mixed / "signature.json").read_text())["signature"]
+        assert f"|shared:head {n} of med+law|" in sig
+        assert "shared" not in json.loads((alone / "signature.json").read_text())["signature"]
+
+
 def test_a_killed_finetune_mixture_resumes_without_fitting_again(tmp_path, capsys, monkeypatch, tiny_models):
     """Killed after the shared fit and the first target's scores, the same command loads the saved fit
     (no second training) and ends with the bytes of a run never killed."""

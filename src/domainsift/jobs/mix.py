@@ -261,7 +261,7 @@ def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | N
     if not folder.is_dir():
         checkpoint = out / SHARED / f"checkpoint-{identity}"
         multi.checkpoint_dir = checkpoint  # each finished epoch kept: a killed fit goes on from there
-        multi.fit_targets(targets, scan.samples[FIT])
+        multi.fit_targets(targets, scan.samples.get(FIT))
         multi.checkpoint_dir = None
         multi.save_state(folder)
         shutil.rmtree(checkpoint, ignore_errors=True)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from .._internal.errors import DomainsiftError
 from ..io.corpus import as_corpus
 from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, BaseSelector, Param, at_least
 
@@ -30,15 +33,22 @@ class CosineSelector(BaseSelector):
         Param("batch_size", int, 32, "sentences per encoding batch (batches are sorted by token count; the "
               "vectors do not depend on it)", check=at_least(1), signature=False),
         MAX_LENGTH, BACKEND, SEED, DEVICE, CACHE_DIR, PROGRESS,
+        Param("shared", object, None, "set by a run of several targets (select --target ...): this target's "
+              "centroid among every target's, scored from one encoding of the pool (a SharedHeads)", cli=False),
     )
 
     learned = ("centroid_",)
+    #: several targets share one encoding of the pool, a centroid each (:meth:`fit_targets`): the first
+    #: target's run over a shard scores it against every centroid, the others read those scores
+    fits_targets = True
 
     def reset(self) -> None:
         """Forget the centroid, and a corpus-fitted embedder's space (tf-idf, word2vec, LDA: the next
         fit learns it from its own pool); a pretrained encoder is kept, it learns nothing."""
         super().reset()
-        if isinstance(self.embedder, str) and self.fit_uses_pool:
+        for name in ("centroids_", "targets_", "_view"):  # a shared fit's, or a target's view of one
+            self.__dict__.pop(name, None)
+        if isinstance(self.embedder, str) and self._learns_space:
             self.__dict__.pop("_enc", None)
 
     def _encoder(self, fit_on=None):
@@ -62,7 +72,12 @@ class CosineSelector(BaseSelector):
 
     @property
     def fit_uses_pool(self) -> bool:
-        """A corpus-fitted embedder (tf-idf, word2vec, LDA) learns its space from the pool."""
+        """A corpus-fitted embedder (tf-idf, word2vec, LDA) learns its space from the pool (a target of
+        a shared fit takes the space the shared fit learned)."""
+        return self.shared is None and self._learns_space
+
+    @property
+    def _learns_space(self) -> bool:
         from ..embed import abilities
         if not isinstance(self.embedder, str) or abilities(self.embedder).kind != "baseline":
             return False
@@ -70,35 +85,107 @@ class CosineSelector(BaseSelector):
         return bool(getattr(get_embedder(self.embedder), "needs_fit", False))
 
     def fitted_state(self) -> dict:
-        """What a copy needs to score as this one does: the centroid, and a corpus-fitted
-        embedder's fitted state (a transformers encoder is loaded again by the copy)."""
-        return {"centroid": self.centroid_, "embedder": self._enc if self.fit_uses_pool else None}
+        """What a copy needs to score as this one does: the centroid (a shared fit: every target's, and
+        the targets' names), and a corpus-fitted embedder's fitted state (a transformers encoder is
+        loaded again by the copy)."""
+        state = ({"centroids": self.centroids_, "targets": self.targets_} if self.shared is None
+                 and "centroids_" in self.__dict__ else {"centroid": self.centroid_})
+        return {**state, "embedder": self._enc if self._learns_space else None}
 
     def set_fitted(self, state: dict) -> "CosineSelector":
-        self.centroid_ = np.asarray(state["centroid"])
         if state.get("embedder") is not None:
             self._enc = state["embedder"]
+        if "centroids" in state:  # a shared fit of several targets
+            self.centroids_, self.targets_ = np.asarray(state["centroids"]), list(state["targets"])
+            return self
+        self.centroid_ = np.asarray(state["centroid"])
+        if self.shared is not None and Path(self.shared.folder).is_dir():  # a copy that reads the shared scores
+            self._attach(self.shared.fitted(self))
         return self
 
     def fit(self, in_domain, pool=None) -> "CosineSelector":
+        if self.shared is not None:  # a target of a shared fit: its centroid of the shared encoding
+            self.reset()
+            return self._attach(self.shared.fitted(self))
         in_domain, pool = self._fit_input(in_domain, pool)
         self._encoder(fit_on=(pool or in_domain).texts)
-        self.centroid_ = _unit(_unit(self._embed(in_domain.texts)).mean(0))
+        self.centroid_ = self._centroid(in_domain.texts)
         return self
+
+    def _centroid(self, texts) -> np.ndarray:
+        return _unit(_unit(self._embed(texts)).mean(0))
+
+    # ------------------------------------------------------------------ several targets, one encoding
+    def fit_targets(self, targets: dict, pool=None) -> "CosineSelector":
+        """Every target's centroid (``{name: Corpus}``), in one space: a corpus-fitted embedder learns it
+        from ``pool`` (or, without one, from every target's lines). Each target's selector
+        (:meth:`heads`) then scores as a one-target fit does, with the same bits."""
+        names = list(targets)
+        if len(names) < 2:
+            raise DomainsiftError("a shared fit needs at least two targets")
+        corpora = {n: as_corpus(c) for n, c in targets.items()}
+        for n, c in corpora.items():
+            if len(c) == 0:
+                raise DomainsiftError(f"target '{n}': the in-domain set is empty")
+        self.reset()
+        pool = as_corpus(pool) if pool is not None else None
+        self._encoder(fit_on=(pool.texts if pool else [t for c in corpora.values() for t in c.texts]))
+        self.centroids_ = np.stack([self._centroid(c.texts) for c in corpora.values()])
+        self.targets_ = names
+        return self
+
+    def heads(self, folder, identity: str, memo=None) -> dict:
+        """Each target's ``shared`` parameter for this fit of :meth:`fit_targets` (:func:`.shared.heads`)."""
+        from .shared import heads
+        return heads(self, folder, identity, memo)
+
+    def _attach(self, multi: "CosineSelector") -> "CosineSelector":
+        """This target's centroid of ``multi`` (a fit of :meth:`fit_targets`), as this selector's fit; its
+        scores come through the shared memo (:class:`~domainsift.select.shared.HeadView`)."""
+        from .shared import HeadView
+        j = self.shared.index(multi.targets_)
+        self._enc = multi._encoder()
+        self.centroid_ = multi.centroids_[j].copy()
+        self._view = HeadView(_Centroids(multi), j, self.shared.memo)
+        return self
+
+    def _cosines(self, texts, centroids) -> np.ndarray:
+        """``(n, k)``: every line's cosine to each of ``centroids``, one encoding."""
+        from .._internal.rows import row_dot
+        u = _unit(self._embed(texts))
+        return np.stack([row_dot(u, c) for c in centroids], axis=1)  # the same bits in any shard
 
     def score(self, records) -> np.ndarray:
         """Cosine similarity to the centroid, (n,) in [-1, 1]."""
         self.require_fitted()
-        from .._internal.rows import row_dot
-        return row_dot(_unit(self._embed(as_corpus(records).texts)), self.centroid_)  # the same bits in any shard
+        texts = as_corpus(records).texts
+        if "_view" in self.__dict__:
+            return self._view.predict(texts)
+        return self._cosines(texts, self.centroid_[None, :])[:, 0]
 
     def signature_params(self) -> dict:
         """The declared parameters, the embedder's name, and for a transformers encoder its files'
         fingerprint and how it ran (backend, graph, int8 recipe, versions, CPU family)."""
         p = super().signature_params()
+        if p.get("shared") is None:
+            p.pop("shared", None)  # a one-target fit: the signature as before
+        else:
+            p["shared"] = str(p["shared"])
         p["embedder"] = self.model_name
         from ..embed import abilities
         if isinstance(self.embedder, str) and abilities(self.embedder).kind != "baseline":
             from .base import encoder_numerics
             p.update(encoder_numerics(self.embedder, self.backend, self.device, self.max_length))
         return p
+
+
+class _Centroids:
+    """A shared cosine fit as a predictor of several heads: ``predict(texts)`` is ``(n, k)``, every
+    target's cosine from one encoding of the lines."""
+
+    def __init__(self, multi: CosineSelector):
+        self.multi = multi
+        self.outputs = len(multi.targets_)
+
+    def predict(self, texts, progress: bool = False) -> np.ndarray:
+        return self.multi._cosines(list(texts), self.multi.centroids_)

@@ -26,6 +26,7 @@ from ..embed import model_path
 from .._internal.errors import DomainsiftError
 from ..metrics import f1_score
 from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
+from .shared import _SHARED, HeadView, SharedHeads  # noqa: F401 (SharedHeads: the shared parameter's type)
 
 log = logging.getLogger(__name__)
 
@@ -314,19 +315,14 @@ class FinetuneSelector(EncoderSelector):
         return clf
 
     def heads(self, folder, identity: str, memo=None) -> dict:
-        """Each target's ``shared`` parameter for this fit of :meth:`fit_targets`, saved in ``folder``
-        (``identity``: what the fit was made from); this process keeps the fit for its targets' runs until
-        :meth:`SharedHeads.release`."""
-        out = {name: SharedHeads(folder, identity, self.targets_, name, memo) for name in self.targets_}
-        _SHARED[(str(folder), identity)] = self
-        return out
+        """Each target's ``shared`` parameter for this fit of :meth:`fit_targets` (:func:`.shared.heads`)."""
+        from .shared import heads
+        return heads(self, folder, identity, memo)
 
     def _attach(self, multi: "FinetuneSelector") -> "FinetuneSelector":
         """This target's head of ``multi`` (a fit of :meth:`fit_targets`), as this selector's fit."""
         name = self.shared.name
-        if name not in multi.targets_:
-            raise DomainsiftError(f"the shared fit has no target '{name}' (it has: {', '.join(multi.targets_)})")
-        j = multi.targets_.index(name)
+        j = self.shared.index(multi.targets_)
         self.classifier_ = HeadView(multi.classifier_, j, self.shared.memo)
         self.targets_ = list(multi.targets_)
         self.n_positives_ = multi.n_positives_[name]
@@ -340,72 +336,3 @@ class FinetuneSelector(EncoderSelector):
         self.require_fitted()
         from ..io.corpus import as_corpus
         return self.classifier_.predict(as_corpus(records).texts, progress=self.progress)
-
-
-class HeadView:
-    """One head of a classifier of several heads, scored as a one-head classifier: ``predict(texts)`` is
-    head ``index``'s probabilities. The encoder's pass is shared between the heads through ``memo`` (a
-    folder, or None): every head's probabilities of a batch of texts are kept there under the texts'
-    hash, so the other targets' runs over the same shards read them instead of encoding again."""
-
-    def __init__(self, shared, index: int, memo=None):
-        self.shared, self.index, self.memo = shared, index, memo
-
-    def predict(self, texts, progress: bool = False) -> np.ndarray:
-        from pathlib import Path
-        texts = list(texts)
-        path = None
-        if self.memo is not None and Path(self.memo).is_dir():
-            import hashlib
-            from .._internal.checksums import hash_texts
-            h = hashlib.sha256()
-            hash_texts(h, texts)
-            path = Path(self.memo) / f"{h.hexdigest()[:32]}.npy"
-            if path.exists():
-                try:
-                    p = np.load(path, allow_pickle=False)
-                    if p.shape == (len(texts), self.shared.outputs):
-                        return p[:, self.index].copy()
-                except (OSError, ValueError):
-                    pass  # a damaged memo file: encode again
-        p = self.shared.predict(texts, progress=progress)
-        if p.ndim == 1:
-            p = p[:, None]
-        if path is not None:
-            from .._internal.atomic import save_npy
-            save_npy(path, p)
-        return p[:, self.index].copy()
-
-
-class SharedHeads:
-    """A target's place in a shared fit (the ``shared`` parameter of :class:`FinetuneSelector`): the
-    folder the fit of every target is saved in, its identity, the targets in order, this target's name,
-    and the folder of encoded batches the targets share (:class:`HeadView`). Its ``repr`` is stable (a
-    run's resume fingerprint holds it); its ``str`` is what the signature says."""
-
-    def __init__(self, folder, identity: str, targets, name: str, memo=None):
-        self.folder, self.identity, self.targets, self.name = str(folder), identity, list(targets), name
-        self.memo = None if memo is None else str(memo)
-
-    def __repr__(self) -> str:
-        return f"SharedHeads({self.name!r}, of={'+'.join(self.targets)}, fit={self.identity})"
-
-    def __str__(self) -> str:
-        return f"head {self.name} of {'+'.join(self.targets)}"
-
-    def fitted(self, like: "FinetuneSelector") -> "FinetuneSelector":
-        """The shared fit, loaded once per process (built with ``like``'s parameters)."""
-        key = (self.folder, self.identity)
-        if key not in _SHARED:
-            multi = FinetuneSelector(**{**like.param_values(), "shared": None})
-            multi.load_state(self.folder)
-            _SHARED[key] = multi
-        return _SHARED[key]
-
-
-    def release(self) -> None:
-        """Let this process forget the shared fit (it is loaded again from its folder if asked for)."""
-        _SHARED.pop((self.folder, self.identity), None)
-
-
-_SHARED: dict = {}  # the shared fits this process holds (FinetuneSelector.heads, SharedHeads.fitted)
