@@ -12,10 +12,12 @@ so its separate runs are five ``run_score`` runs with the product's defaults, ea
 (``--epochs E`` changes the mixture's fit only; the separate runs are measured once); their wall
 times and the mixture's are measured one after the other, on an otherwise idle machine.
 
-Wall time (``--timing``, cosine): one run of one target from an empty embedding cache against the
-mixture from an empty cache, one after the other on an otherwise idle machine.
+Wall time (``--timing``, cosine): one run of one target against the mixture, one after the other on an
+otherwise idle machine, each from an empty embedding cache (``--cache empty``, the default) or with the
+cache off (``--cache off``: ``cache_dir=""``, so that nothing a run encodes is kept for another). Each
+timing is a row of its own, with the product's version that made it.
 
-    python bench/live/mix.py [--methods cosine finetune] [--epochs E] [--timing]
+    python bench/live/mix.py [--methods cosine finetune] [--epochs E] [--timing [--cache empty|off]]
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--methods", nargs="+", default=["cosine"])
     ap.add_argument("--timing", action="store_true")
+    ap.add_argument("--cache", choices=["empty", "off"], default="empty",
+                    help="--timing: each run from an empty embedding cache, or with the cache off")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=None, help="finetune: its --epochs (default: the product's)")
     args = ap.parse_args()
@@ -88,24 +92,42 @@ def main() -> None:
             rows[key]["signature"] = json.loads((out / "targets" / CLASSIC[0] / "signature.json").read_text()
                                                 )["signature"]
             rows_file.write_text(json.dumps(rows, indent=1))
-        if args.timing and "one_run_seconds" not in rows[key]:
-            cache = WORK / "cache"
-            times = {}
-            for what in ("one", "mix"):
-                shutil.rmtree(cache, ignore_errors=True)
-                os.environ["DOMAINSIFT_CACHE"] = str(cache)
-                t = time.time()
-                if what == "one":
-                    ds.run_score(method, ds.read_corpus([data_file(CLASSIC[0], "test")]),
-                                 ds.PoolSource.open(pool_files), WORK / "timing-one", seed=args.seed, overwrite=True)
-                else:
-                    ds.select_mix(method, {d: ds.read_corpus([data_file(d, "test")]) for d in CLASSIC},
-                                  ds.PoolSource.open(pool_files), WORK / "timing-mix", top=N * len(CLASSIC),
-                                  seed=args.seed, overwrite=True)
-                times[what] = round(time.time() - t, 1)
-            rows[key].update(one_run_seconds=times["one"], mix_seconds=times["mix"])
-            rows_file.write_text(json.dumps(rows, indent=1))
+        if args.timing:
+            timing(method, args, pool_files, ds)
     report(rows)
+
+
+TIMING = WORK / "timing.json"
+
+
+def timing(method: str, args, pool_files, ds) -> None:
+    """One run of one target, then the five targets in one run, each from an empty embedding cache or
+    with the cache off; a row per (method, seed, cache, version), kept in ``TIMING``."""
+    from domainsift._version import __version__
+    rows = json.loads(TIMING.read_text()) if TIMING.exists() else {}
+    key = f"{method}|{args.seed}|{args.cache}|{__version__}"
+    if key in rows:
+        return
+    cache = WORK / "cache"
+    params = {"cache_dir": ""} if args.cache == "off" else None
+    times, sig = {}, None
+    for what in ("one", "mix"):
+        shutil.rmtree(cache, ignore_errors=True)
+        os.environ["DOMAINSIFT_CACHE"] = str(cache)
+        t = time.time()
+        if what == "one":
+            ds.run_score(method, ds.read_corpus([data_file(CLASSIC[0], "test")]), ds.PoolSource.open(pool_files),
+                         WORK / "timing-one", seed=args.seed, overwrite=True, params=params)
+        else:
+            meta = ds.select_mix(method, {d: ds.read_corpus([data_file(d, "test")]) for d in CLASSIC},
+                                 ds.PoolSource.open(pool_files), WORK / "timing-mix", top=N * len(CLASSIC),
+                                 seed=args.seed, overwrite=True, params=params)
+            sig = meta["signature"]
+        times[what] = round(time.time() - t, 1)
+        print(f"timing {method} cache {args.cache}: {what} {times[what]} s", flush=True)
+    rows[key] = {"method": method, "seed": args.seed, "cache": args.cache, "version": __version__,
+                 "one_run_seconds": times["one"], "mix_seconds": times["mix"], "signature": sig}
+    TIMING.write_text(json.dumps(rows, indent=1))
 
 
 def _epochs(signature: str) -> str:
@@ -133,7 +155,20 @@ def report(rows: dict) -> None:
                                                                   for d in CLASSIC)
                   + f" | {mm:.4f} | {ms:.4f} | {mm - ms:+.4f} | {one if one else ''} | {mix if mix else ''} | "
                   + (f"{mix / one:.2f}" if one and mix else "") + f" | {_epochs(r.get('signature', ''))} |")
-    write_results("mix", {"rows": list(rows.values())}, "\n".join(md) + "\n")
+    timings = list(json.loads(TIMING.read_text()).values()) if TIMING.exists() else []
+    if timings:
+        md += ["", "Wall time of one target's run against the five targets in one run (`--timing`), one after the "
+               "other on the idle machine, each from an empty embedding cache (`--cache empty`) or with the "
+               "cache off (`--cache off`: nothing one target's run encodes is kept for another). Since 0.20.0 "
+               "cosine's targets share one encoding of the pool (its shared fit: a centroid per target, the "
+               "first target's run over a shard scoring it against all of them); before, the cache served "
+               "the later targets. The table above's timings are 0.15.0-0.17.0's.", "",
+               "| version | method | seed | vector cache | one run (s) | five in one (s) | ratio |",
+               "|---|---|---|---|---|---|---|"]
+        for r in sorted(timings, key=lambda r: (tuple(int(x) for x in r["version"].split(".")), r["cache"] != "off")):
+            md.append(f"| {r['version']} | {r['method']} | {r['seed']} | {r['cache']} | {r['one_run_seconds']} | "
+                      f"{r['mix_seconds']} | {r['mix_seconds'] / r['one_run_seconds']:.2f} |")
+    write_results("mix", {"rows": list(rows.values()), "timing": timings}, "\n".join(md) + "\n")
 
 
 if __name__ == "__main__":
