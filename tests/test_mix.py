@@ -173,6 +173,39 @@ def test_cosine_targets_share_one_encoding_of_the_pool_without_the_cache(tmp_pat
         assert "shared" not in json.loads((alone / "signature.json").read_text())["signature"]
 
 
+def test_auto_targets_encode_the_share_sample_once(tmp_path, tiny_models, monkeypatch):
+    """--fraction auto over several targets: every target's share is estimated on the same pool sample,
+    encoded once (the cache off, so nothing but the mixture can share it); each target's estimate is
+    the one its run alone makes."""
+    import domainsift as ds
+    from domainsift.embed import EmbedConfig
+    from domainsift.jobs.mix import select_mix
+    from domainsift.jobs.score import run_score
+    d = _data(tmp_path)
+    targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
+    params = {"embedder": tiny_models["bert"], "backend": "torch", "progress": False, "cache_dir": ""}
+    encoded = []
+    build = EmbedConfig.build
+
+    def counting_build(self, *a, **kw):
+        enc = build(self, *a, **kw)
+        encode = enc.encode
+        enc.encode = lambda texts, *x, **y: (encoded.append(len(list(texts))), encode(texts, *x, **y))[1]
+        return enc
+    monkeypatch.setattr(EmbedConfig, "build", counting_build)
+    meta = select_mix("cosine", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", fraction="auto",
+                      params=params, seed=0)
+    # the pool (120 lines) once for the scores and its share sample (the whole pool here) once for the
+    # estimates; each in-domain set (30 lines) once for its centroid and once for its estimate
+    assert sorted(encoded) == [30, 30, 30, 30, 120, 120]
+    monkeypatch.setattr(EmbedConfig, "build", build)
+    for n in targets:
+        alone = tmp_path / f"alone-{n}"
+        run_score("cosine", targets[n], ds.PoolSource.open(d["pool"]), alone, params=params, seed=0,
+                  estimate_share=True)
+        assert json.loads((alone / "share.json").read_text())["share"] == meta["targets"][n]["share"]["share"]
+
+
 def test_a_killed_finetune_mixture_resumes_without_fitting_again(tmp_path, capsys, monkeypatch, tiny_models):
     """Killed after the shared fit and the first target's scores, the same command loads the saved fit
     (no second training) and ends with the bytes of a run never killed."""

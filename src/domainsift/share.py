@@ -159,17 +159,22 @@ def estimate_from_scores(in_scores: np.ndarray, pool_scores: np.ndarray, estimat
 def estimate_share(in_domain: Sequence[str], pool_sample: Sequence[str], model: str = "minilm",
                    estimator: str = DEFAULT_ESTIMATOR, seed: int = 0, folds: int = FOLDS,
                    bootstrap: int = BOOTSTRAP, cache_dir: str | None = None, progress: bool = True,
-                   encode=None) -> ShareEstimate:
+                   encode=None, pool_vectors: np.ndarray | None = None) -> ShareEstimate:
     """The in-domain share of the pool that ``pool_sample`` (a seeded sample, or the whole pool) was
     drawn from: frozen vectors of ``model``, a cross-fitted classifier, ``estimator`` on its held-out
-    scores. ``encode(texts) -> vectors`` replaces the encoder (vectors already at hand)."""
+    scores. ``encode(texts) -> vectors`` replaces the encoder (vectors already at hand);
+    ``pool_vectors``: ``pool_sample``'s vectors, already encoded (several targets estimated on one
+    pool sample encode it once)."""
     if estimator not in ESTIMATORS:
         raise DomainsiftError(f"unknown share estimator '{estimator}' (one of: {', '.join(ESTIMATORS)})")
     in_texts, pool_texts = list(in_domain), list(pool_sample)
+    if pool_vectors is not None and len(pool_vectors) != len(pool_texts):
+        raise ValueError(f"{len(pool_vectors)} pool vectors for {len(pool_texts)} pool lines")
     if encode is None:
         from .embed import EmbedConfig
         encode = EmbedConfig(embedder=model, cache_dir=cache_dir, progress=progress).build().encode
-    s_in, s_pool = crossfit_scores(encode(in_texts), encode(pool_texts), folds, seed)
+    s_in, s_pool = crossfit_scores(encode(in_texts), encode(pool_texts) if pool_vectors is None else pool_vectors,
+                                   folds, seed)
     est = estimate_from_scores(s_in, s_pool, estimator, seed, bootstrap)
     est.model = model
     est.details.update(folds=folds, classifier="logistic regression on frozen vectors")

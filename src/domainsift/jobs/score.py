@@ -52,6 +52,9 @@ class ScannedPool:
     source: object
     scan: object
     asked: dict
+    #: what the runs share beyond the pass: the share sample's vectors by encoder (``--fraction auto``:
+    #: every target's estimate reads the same sample, encoded once)
+    vectors: dict = dataclasses.field(default_factory=dict)
 
 
 def open_pool(pool, execution: Execution, stack: ExitStack):
@@ -149,8 +152,8 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     if check_pool:
         check_pool(scan.n)
     warnings = _language_warnings(selector, in_domain, scan.samples.get("language"))
-    estimate = _estimate_share(selector, in_domain, scan, params["seed"], execution.progress) if estimate_share \
-        else None
+    estimate = _estimate_share(selector, in_domain, scan, params["seed"], execution.progress,
+                               scanned.vectors if scanned else None) if estimate_share else None
     share = (selection_share(scan.n, estimate) if selection_share
              else (cascade.share if cascade is not None else None))
     from .plan import announce
@@ -197,18 +200,25 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     return ScoreJob(sig, out, stats, kept, _fetcher(source) if getattr(source, "remote", False) else None, estimate)
 
 
-def _estimate_share(selector, in_domain, scan, seed: int, progress: bool) -> dict:
+def _estimate_share(selector, in_domain, scan, seed: int, progress: bool, memo: dict | None = None) -> dict:
     """The pool's in-domain share (:func:`domainsift.share.estimate_share`) from the counting pass's
     sample, over the frozen vectors of the method's own encoder (MiniLM for a method without a
-    pretrained one: Moore-Lewis, random, tf-idf ...)."""
-    from ..embed import DEFAULT_EMBEDDER, abilities
+    pretrained one: Moore-Lewis, random, tf-idf ...). ``memo``: the encoder and the sample's vectors
+    by model, kept for the next target's estimate on the same sample (a mixture's)."""
+    from ..embed import DEFAULT_EMBEDDER, EmbedConfig, abilities
     from ..engine.run import SHARE_SAMPLE
     from ..share import estimate_share
     model = selector.encoder_name
     if model is None or abilities(model).kind == "baseline":
         model = DEFAULT_EMBEDDER
-    est = estimate_share(in_domain.texts, scan.samples[SHARE_SAMPLE].texts, model=model, seed=seed,
-                         cache_dir=getattr(selector, "cache_dir", None), progress=progress)
+    sample = scan.samples[SHARE_SAMPLE].texts
+    memo = {} if memo is None else memo
+    if ("share", model) not in memo:
+        enc = EmbedConfig(embedder=model, cache_dir=getattr(selector, "cache_dir", None), progress=progress).build()
+        memo[("share", model)] = (enc, enc.encode(sample))
+    enc, vectors = memo[("share", model)]
+    est = estimate_share(in_domain.texts, sample, model=model, seed=seed, encode=enc.encode,
+                         pool_vectors=vectors)
     import logging
     logging.getLogger("domainsift").info("the pool's in-domain share: %s", est.describe())
     return est.to_dict()
