@@ -114,8 +114,8 @@ def test_finetune_targets_share_one_encoder_a_head_each(tmp_path, tiny_models):
         FinetuneSelector.fit_targets, EncoderClassifier.predict = real, predict
     assert fits == [1]                                     # one fit for both targets
     assert encoded.count(120) == 1                         # the pool encoded once: the second target reads it
-    from domainsift.select import finetune
-    assert finetune._SHARED == {}                          # the process holds no shared model after the run
+    from domainsift.select import shared
+    assert shared._SHARED == {}                          # the process holds no shared model after the run
     assert not (tmp_path / "mix" / ".shared").exists()
     from domainsift.rundir import load_scores
     runs = {n: load_scores(tmp_path / "mix" / "targets" / n) for n in targets}

@@ -277,7 +277,12 @@ class BaseSelector:
         raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
 
     def heads(self, folder, identity: str, memo=None) -> dict:
-        raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
+        """Each target's ``shared`` parameter for this fit of :meth:`fit_targets`
+        (:func:`domainsift.select.shared.heads`)."""
+        if not self.fits_targets:
+            raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
+        from .shared import heads
+        return heads(self, folder, identity, memo)
 
     def write_artifacts(self, out_dir) -> list[str]:
         """Pictures or data of the fit written into the run directory after scoring (none by default)."""

@@ -134,11 +134,6 @@ class CosineSelector(BaseSelector):
         self.targets_ = names
         return self
 
-    def heads(self, folder, identity: str, memo=None) -> dict:
-        """Each target's ``shared`` parameter for this fit of :meth:`fit_targets` (:func:`.shared.heads`)."""
-        from .shared import heads
-        return heads(self, folder, identity, memo)
-
     def _attach(self, multi: "CosineSelector") -> "CosineSelector":
         """This target's centroid of ``multi`` (a fit of :meth:`fit_targets`), as this selector's fit; its
         scores come through the shared memo (:class:`~domainsift.select.shared.HeadView`)."""

@@ -26,7 +26,7 @@ from ..embed import model_path
 from .._internal.errors import DomainsiftError
 from ..metrics import f1_score
 from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
-from .shared import _SHARED, HeadView, SharedHeads  # noqa: F401 (SharedHeads: the shared parameter's type)
+from .shared import HeadView
 
 log = logging.getLogger(__name__)
 
@@ -313,11 +313,6 @@ class FinetuneSelector(EncoderSelector):
         steps = int(np.ceil(per_epoch / self.batch_size))
         self.train_losses_ = train_classifier(clf, epoch_data, steps, cfg, rng, checkpoint=self.checkpoint_dir)
         return clf
-
-    def heads(self, folder, identity: str, memo=None) -> dict:
-        """Each target's ``shared`` parameter for this fit of :meth:`fit_targets` (:func:`.shared.heads`)."""
-        from .shared import heads
-        return heads(self, folder, identity, memo)
 
     def _attach(self, multi: "FinetuneSelector") -> "FinetuneSelector":
         """This target's head of ``multi`` (a fit of :meth:`fit_targets`), as this selector's fit."""
