@@ -225,9 +225,10 @@ def _read_once(method: str, pool, params: dict | None, seed: int, execution, cas
 
 def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | None, seed: int,
                 execution) -> tuple[dict | None, dict]:
-    """For a method that fits every target at once (finetune: one encoder, a head per target), that fit,
-    trained here (or loaded, when a killed mixture saved it) on the fit sample of the pool's one
-    counting pass (``scanned``), with the method's ``shared_defaults`` for the parameters not given;
+    """For a method that fits every target at once (finetune: one encoder, a head per target; cosine: a
+    centroid per target), that fit, trained here (or loaded, when a killed mixture saved it) on the fit
+    sample of the pool's one counting pass (``scanned``; cosine: on none, unless its embedder learns its
+    space from the pool), with the method's ``shared_defaults`` for the parameters not given;
     returns each target's ``shared`` parameter and the parameters the fit ran with, or
     ``(None, params)`` for a method that fits each target alone."""
     import hashlib
