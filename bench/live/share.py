@@ -20,7 +20,16 @@ run bench/live/downstream.py first) are selected by ``run_select`` with N = the 
 that same query half (``ShareEstimate.lines``: what ``--fraction auto`` selects) and with the true N
 (5,000), and evaluated against the oracle (the target's train file).
 
-    python bench/live/share.py [--estimators bbe elkan-noto] [--report-only]
+Two studies (``--study``; bbe, seed 0), each a table of its own:
+
+- ``train-set``: the in-domain set drawn from the target's own train file (500 lines, seeded, held out of
+  the pool) instead of <D>.test.en, on the shared and half pools: what the estimate does when the
+  in-domain set is drawn as the pool's in-domain lines are (the test files come from other documents).
+- ``chargram``: the classifier on hashed character 2-4-grams (tf-idf, logistic regression, cross-fitted
+  as the product's) instead of the frozen MiniLM vectors, on the shared and zero pools: whether a
+  classifier that reads surface form tells the subtitle domains apart where the vectors do not.
+
+    python bench/live/share.py [--estimators bbe elkan-noto] [--study] [--report-only]
 """
 
 from __future__ import annotations
@@ -66,6 +75,7 @@ def main() -> None:
     ap.add_argument("--estimators", nargs="+", default=["bbe", "elkan-noto"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--study", action="store_true", help="also the train-set and chargram studies")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     rows_file = WORK / "rows.json"
@@ -102,6 +112,8 @@ def main() -> None:
             rows_file.write_text(json.dumps(rows, indent=1))
         auto_rows(rows, vec, enc, args)
         rows_file.write_text(json.dumps(rows, indent=1))
+        if args.study:
+            study_rows(rows, train, vec, test, args, rows_file)
     report(rows, args)
 
 
@@ -154,9 +166,99 @@ def auto_rows(rows: dict, vec: dict, enc, args) -> None:
               f"{row['true_n']['f1']:.4f}", flush=True)
 
 
+STUDY_HELD = 500  # train-set study: in-domain lines drawn from the target's train file
+
+
+def chargram_scores(in_texts: list[str], pool_texts: list[str], seed: int, folds: int = 5):
+    """Cross-fitted probabilities as ``domainsift.share.crossfit_scores`` makes them (the same folds,
+    logistic regression without class weights), on hashed character 2-4-grams (tf-idf fitted on each
+    fold's training lines) instead of vectors."""
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+    from sklearn.linear_model import LogisticRegression
+    hv = HashingVectorizer(analyzer="char_wb", ngram_range=(2, 4), n_features=2 ** 20, alternate_sign=False,
+                           norm=None)
+    x_in, x_pool = hv.transform(in_texts), hv.transform(pool_texts)
+    rng = np.random.default_rng(seed)
+    fold_in, fold_pool = rng.permutation(x_in.shape[0]) % folds, rng.permutation(x_pool.shape[0]) % folds
+    s_in, s_pool = np.empty(x_in.shape[0]), np.empty(x_pool.shape[0])
+    for k in range(folds):
+        tr_in, tr_pool = fold_in != k, fold_pool != k
+        x = sp.vstack([x_in[tr_in], x_pool[tr_pool]]).tocsr()
+        y = np.concatenate([np.ones(int(tr_in.sum())), np.zeros(int(tr_pool.sum()))])
+        tf = TfidfTransformer(sublinear_tf=True).fit(x)
+        clf = LogisticRegression(C=1.0, max_iter=2000, random_state=seed).fit(tf.transform(x), y)
+        s_in[~tr_in] = clf.predict_proba(tf.transform(x_in[~tr_in]))[:, 1]
+        s_pool[~tr_pool] = clf.predict_proba(tf.transform(x_pool[~tr_pool]))[:, 1]
+    return s_in, s_pool
+
+
+def study_rows(rows: dict, train: dict, vec: dict, test: dict, args, rows_file: Path) -> None:
+    """The two studies of the module docstring, a row per (study, pool, target)."""
+    from domainsift.share import SAMPLE_LINES, crossfit_scores, estimate_from_scores
+    tests = {d: lines_of(data_file(d, "test")) for d in SEVEN}
+    plan = {"train-set": ("shared", "half"), "chargram": ("shared", "zero")}
+    for pool, target, take in pools(train):
+        for study, where in plan.items():
+            key = f"study|{study}|{pool}|{target}|{args.seed}"
+            if pool not in where or key in rows:
+                continue
+            take_ = dict(take)
+            if study == "train-set":
+                held = np.sort(np.random.default_rng([args.seed, 20]).choice(take[target], STUDY_HELD, replace=False))
+                take_[target] = np.setdiff1d(take[target], held)
+            domains = list(take_)
+            is_t = np.concatenate([np.full(len(take_[d]), d == target) for d in domains])
+            n = len(is_t)
+            keep = (np.sort(np.random.default_rng([args.seed, 10]).choice(n, SAMPLE_LINES, replace=False))
+                    if n > SAMPLE_LINES else np.arange(n))
+            if study == "train-set":
+                x = np.concatenate([vec[d][take_[d]] for d in domains])
+                s_in, s_pool = crossfit_scores(vec[target][held], x[keep], seed=args.seed)
+                base = crossfit_scores(test[target], x[keep], seed=args.seed)
+            else:
+                texts = [train[d][i] for d in domains for i in take_[d]]
+                s_in, s_pool = chargram_scores(tests[target], [texts[i] for i in keep], args.seed)
+                x = np.concatenate([vec[d][take_[d]] for d in domains])
+                base = crossfit_scores(test[target], x[keep], seed=args.seed)
+            est = estimate_from_scores(s_in, s_pool, "bbe", seed=args.seed)
+            ref = estimate_from_scores(*base, "bbe", seed=args.seed)
+            rows[key] = {"pool": "study", "study": study, "on": pool, "target": target, "seed": args.seed,
+                         "true_share": float(is_t.mean()), "n_pool": int(n),
+                         "estimate": {"share": est.share, "low": est.low, "high": est.high},
+                         "baseline": {"share": ref.share, "low": ref.low, "high": ref.high}}
+            print(f"study {study} {pool} {target}: true {is_t.mean():.3f} est {est.share:.3f} "
+                  f"(MiniLM, test set: {ref.share:.3f})", flush=True)
+            rows_file.write_text(json.dumps(rows, indent=1))
+
+
+def study_report(study: list) -> list[str]:
+    md = ["", "## Two studies: where the estimate's error comes from (bbe, seed 0)", "",
+          "'baseline': the product's estimate (MiniLM vectors, in-domain set <D>.test.en) on the same pool. "
+          "train-set: the in-domain set is 500 lines of the target's train file, held out of the pool (the "
+          "pool and its true share lose them); chargram: the classifier reads hashed character 2-4-grams "
+          "(tf-idf) instead of the vectors, in-domain set <D>.test.en. The chargram rows' baseline is the "
+          "first table's shared and zero rows made again by this version (the first table's rows were made "
+          "by 0.15.0; the estimator has not changed since).", "",
+          "| study | pool | target | true | estimate [95%] | error | baseline | baseline error |",
+          "|---|---|---|---|---|---|---|---|"]
+    errs: dict = {}
+    for r in sorted(study, key=lambda r: (r["study"], r["on"], SEVEN.index(r["target"]))):
+        e, b, t = r["estimate"], r["baseline"], r["true_share"]
+        errs.setdefault((r["study"], r["on"]), []).append((abs(e["share"] - t), abs(b["share"] - t)))
+        md.append(f"| {r['study']} | {r['on']} | {r['target']} | {t:.3f} | {e['share']:.3f} [{e['low']:.3f}, "
+                  f"{e['high']:.3f}] | {e['share'] - t:+.3f} | {b['share']:.3f} | {b['share'] - t:+.3f} |")
+    md += ["", "| study | pool | mean / max error | baseline mean / max error |", "|---|---|---|---|"]
+    for (st, on), v in errs.items():
+        a, b = np.array(v).T
+        md.append(f"| {st} | {on} | {a.mean():.3f} / {a.max():.3f} | {b.mean():.3f} / {b.max():.3f} |")
+    return md
+
+
 def report(rows: dict, args) -> None:
     auto = [r for r in rows.values() if r["pool"] == "auto"]
-    rows = {k: r for k, r in rows.items() if r["pool"] != "auto"}
+    study = [r for r in rows.values() if r["pool"] == "study"]
+    rows = {k: r for k, r in rows.items() if r["pool"] not in ("auto", "study")}
     ests = sorted({e for r in rows.values() for e in r["estimates"]})
     md = ["# The in-domain share of a pool, estimated (issue 49)", "",
           "Estimate (95% bootstrap interval) against the true share; |error| = |estimate - true|. "
@@ -205,7 +307,10 @@ def report(rows: dict, args) -> None:
             md.append(f"| {r['target']} | {p['n_selected']} | {p['f1']:.4f} | {c['n_selected']} | {c['f1']:.4f} |")
         fp, fc = np.mean([r["positive"]["f1"] for r in auto]), np.mean([r["calibrated"]["f1"] for r in auto])
         md.append(f"| mean | | {fp:.4f} | | {fc:.4f} |")
-    write_results("share", {"rows": list(rows.values()), "auto": auto}, "\n".join(md) + "\n")
+    if study:
+        md += study_report(study)
+    write_results("share", {"rows": list(rows.values()), "auto": auto, **({"study": study} if study else {})},
+                  "\n".join(md) + "\n")
 
 
 if __name__ == "__main__":
