@@ -234,6 +234,36 @@ def test_a_killed_finetune_mixture_resumes_without_fitting_again(tmp_path, capsy
     assert (tmp_path / "killed" / "selected.mix.tsv").read_bytes() == (tmp_path / "whole" / "selected.mix.tsv").read_bytes()
 
 
+def test_a_killed_cosine_mixture_resumes_without_encoding_the_pool_again(tmp_path, capsys, monkeypatch,
+                                                                         tiny_models):
+    """Killed after the first target's shard, with the vector cache off, the same command finds the
+    first target's scores and the shard's scores of every target kept under the mixture's folder: it
+    encodes the pool not at all, and ends with the bytes of a run never killed."""
+    from conftest import run_killed
+    from domainsift.select.cosine import CosineSelector
+    d = _data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    argv = ["select", "--method", "cosine", "--model", tiny_models["bert"], "--backend", "torch", "--cache", "",
+            "--target", f"med={d['in_med']}", "--target", f"law={d['in_law']}", "--pool", *map(str, d["pool"]),
+            "--top", "40"]
+    rc, err, _ = run_cli([*argv, "--out", "whole"], capsys)
+    assert rc == 0, err
+    run_killed([*argv, "--out", "killed"], "domainsift.engine.shards:write_shard", 1, tmp_path)
+    assert list((tmp_path / "killed" / ".shared").glob("encoded-*/*.npy"))  # every target's scores of the shard
+    encoded = []
+    real = CosineSelector._embed
+    monkeypatch.setattr(CosineSelector, "_embed", lambda self, texts: (encoded.append(len(list(texts))),
+                                                                        real(self, texts))[1])
+    rc, err, _ = run_cli([*argv, "--out", "killed"], capsys)
+    assert rc == 0, err
+    assert 120 not in encoded                              # the pool's shard is not encoded again
+    for name in ("med", "law"):
+        for f in ("scores.npy", "selected.ids.tsv"):
+            assert (tmp_path / "killed" / "targets" / name / f).read_bytes() == \
+                (tmp_path / "whole" / "targets" / name / f).read_bytes()
+    assert (tmp_path / "killed" / "selected.mix.tsv").read_bytes() == (tmp_path / "whole" / "selected.mix.tsv").read_bytes()
+
+
 def test_a_shared_finetune_fit_runs_half_the_epochs_unless_told(tmp_path, tiny_models):
     """A shared fit's epoch holds every target's positives, so it defaults to 5 epochs (one target's: 10);
     the signature says what ran, and a given --epochs is kept."""
