@@ -173,6 +173,22 @@ def test_cosine_targets_share_one_encoding_of_the_pool_without_the_cache(tmp_pat
         assert "shared" not in json.loads((alone / "signature.json").read_text())["signature"]
 
 
+def test_cosine_over_an_embedder_that_learns_its_space_fits_each_target_alone(tmp_path):
+    """tf-idf learns its space from the pool; its fit is not saved as a folder, so a mixture does not
+    share it: each target fits it on the same sample (one space), as one target's run does."""
+    import domainsift as ds
+    from domainsift.jobs.mix import select_mix
+    from domainsift.select.cosine import CosineSelector
+    assert CosineSelector(embedder="tfidf").fits_targets is False and CosineSelector().fits_targets is True
+    d = _data(tmp_path)
+    targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
+    meta = select_mix("cosine", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", top=40,
+                      params={"embedder": "tfidf", "cache_dir": "", "progress": False}, seed=0)
+    assert "shared_fit" not in meta and sum(t["n_selected"] for t in meta["targets"].values()) == 40
+    sig = json.loads((tmp_path / "mix" / "targets" / "med" / "signature.json").read_text())["signature"]
+    assert "|shared:" not in sig
+
+
 def test_auto_targets_encode_the_share_sample_once(tmp_path, tiny_models, monkeypatch):
     """--fraction auto over several targets: every target's share is estimated on the same pool sample,
     encoded once (the cache off, so nothing but the mixture can share it); each target's estimate is

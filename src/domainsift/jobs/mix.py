@@ -241,7 +241,7 @@ def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | N
     params = {**(params or {})}
     params.setdefault("seed", seed)
     cls = selector_class(method)
-    if not cls.fits_targets:
+    if not get_selector(method, **params).fits_targets:  # e.g. cosine over an embedder that learns its space
         return None, params
     params = {**cls.shared_defaults, **params}
     multi = get_selector(method, **params)

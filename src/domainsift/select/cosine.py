@@ -38,9 +38,14 @@ class CosineSelector(BaseSelector):
     )
 
     learned = ("centroid_",)
-    #: several targets share one encoding of the pool, a centroid each (:meth:`fit_targets`): the first
-    #: target's run over a shard scores it against every centroid, the others read those scores
-    fits_targets = True
+
+    @property
+    def fits_targets(self) -> bool:
+        """Several targets share one encoding of the pool, a centroid each (:meth:`fit_targets`): the first
+        target's run over a shard scores it against every centroid, the others read those scores. Not over
+        an embedder that learns its space from the pool (tf-idf, word2vec, LDA: its fit is not saved as a
+        folder): each target then fits it on the same sample, and the vector cache serves the later ones."""
+        return not self._learns_space
 
     def reset(self) -> None:
         """Forget the centroid, and a corpus-fitted embedder's space (tf-idf, word2vec, LDA: the next
