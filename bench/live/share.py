@@ -212,15 +212,13 @@ def study_rows(rows: dict, train: dict, vec: dict, test: dict, args, rows_file: 
             n = len(is_t)
             keep = (np.sort(np.random.default_rng([args.seed, 10]).choice(n, SAMPLE_LINES, replace=False))
                     if n > SAMPLE_LINES else np.arange(n))
+            x = np.concatenate([vec[d][take_[d]] for d in domains])
+            base = crossfit_scores(test[target], x[keep], seed=args.seed)  # the product's, on the same pool
             if study == "train-set":
-                x = np.concatenate([vec[d][take_[d]] for d in domains])
                 s_in, s_pool = crossfit_scores(vec[target][held], x[keep], seed=args.seed)
-                base = crossfit_scores(test[target], x[keep], seed=args.seed)
             else:
                 texts = [train[d][i] for d in domains for i in take_[d]]
                 s_in, s_pool = chargram_scores(tests[target], [texts[i] for i in keep], args.seed)
-                x = np.concatenate([vec[d][take_[d]] for d in domains])
-                base = crossfit_scores(test[target], x[keep], seed=args.seed)
             est = estimate_from_scores(s_in, s_pool, "bbe", seed=args.seed)
             ref = estimate_from_scores(*base, "bbe", seed=args.seed)
             rows[key] = {"pool": "study", "study": study, "on": pool, "target": target, "seed": args.seed,

@@ -240,11 +240,11 @@ def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | N
     from ..select.base import CACHE_DIR
     params = {**(params or {})}
     params.setdefault("seed", seed)
-    cls = selector_class(method)
-    if not get_selector(method, **params).fits_targets:  # e.g. cosine over an embedder that learns its space
+    shared_params = {**selector_class(method).shared_defaults, **params}
+    multi = get_selector(method, **shared_params)
+    if not multi.fits_targets:  # e.g. cosine over an embedder that learns its space
         return None, params
-    params = {**cls.shared_defaults, **params}
-    multi = get_selector(method, **params)
+    params = shared_params
     scan = scanned.scan
     h = hashlib.sha256(json.dumps([__version__, method, {k: repr(v) for k, v in sorted(params.items())
                                                          if k not in ("progress", CACHE_DIR.name)},
