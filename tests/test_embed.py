@@ -58,10 +58,35 @@ def test_int8_graph_cannot_saturate_and_quantises_activations_per_row(tiny_model
     graph = onnx.load(str(tmp_path / "m.onnx")).graph
     ops = [n.op_type for n in graph.node]
     assert "DynamicQuantizeLinear" not in ops and "MatMul" in ops  # attention's products stay fp32
-    assert ops.count("MatMulInteger") == 6 * 2  # 2 layers: query, key, value, output, two feed-forward
+    # 2 layers: query, key, value, output, two feed-forward; each product and its weight scale in one kernel
+    assert ops.count("MatMulIntegerToFloat") == 6 * 2 and "MatMulInteger" not in ops
     int8 = [numpy_helper.to_array(i) for i in graph.initializer if i.data_type == onnx.TensorProto.INT8]
     assert int8 and max(int(np.abs(w.astype(np.int32)).max()) for w in int8) <= WEIGHT_MAX == 63
     assert 2 * 255 * WEIGHT_MAX < 2 ** 15
+
+
+def test_fused_int8_graph_gives_the_standard_graphs_bits(tiny_models, tmp_path):
+    """The int8 graph's fused kernel (MatMulIntegerToFloat) computes float(int32 product) * weight scale as
+    the standard ops MatMulInteger -> Cast -> Mul do: the same hidden states to the bit, on sentences of
+    several lengths in one padded batch."""
+    import onnxruntime as ort
+
+    from domainsift.embed.onnx import _export, input_names_of, quantize_per_row
+    from domainsift.embed.transformers import load_tokenizer_and_model
+    tok, model = load_tokenizer_and_model(tiny_models["bert"])
+    _export(model, tok, -1, tmp_path / "fp32.onnx")
+    quantize_per_row(tmp_path / "fp32.onnx", tmp_path / "fused.onnx")
+    quantize_per_row(tmp_path / "fp32.onnx", tmp_path / "plain.onnx", fused=False)
+    texts = ["the patient took two tablets", "a", "open the file menu and choose save as, then type a name"]
+    batch = tok(texts, padding=True, return_tensors="np")
+    names = input_names_of(model, tok)
+    out = {}
+    for name in ("fused", "plain"):
+        sess = ort.InferenceSession(str(tmp_path / f"{name}.onnx"), providers=["CPUExecutionProvider"])
+        used = {i.name for i in sess.get_inputs()}
+        out[name] = sess.run(None, {n: batch[n].astype(np.int64) for n in names if n in used})[0]
+    assert out["fused"].shape == (3, batch["input_ids"].shape[1], model.config.hidden_size)
+    assert np.abs(out["fused"]).max() > 0 and np.array_equal(out["fused"], out["plain"])
 
 
 @pytest.mark.slow

@@ -56,6 +56,11 @@ EXPORT_ATTENTION = "eager"
 # how onnx-int8 quantises (0.6.0): activations per row (token), symmetric, as u8 around 128;
 # weights per output channel, symmetric, 7 bits (see the module docstring)
 INT8_RECIPE = "row-act-u8+channel-w7"
+# how the recipe is written as a graph (0.21.0): each integer product and its weight scale in one
+# MatMulIntegerToFloat kernel (Microsoft's contrib op, in every ONNX Runtime CPU build). The same bits as
+# the standard ops MatMulInteger -> Cast -> Mul (float(acc) * w_scale either way), which ONNX Runtime
+# does not fuse by itself; in the exported file's name, so a file written before is exported again
+INT8_GRAPH = "fused-w-scale"
 WEIGHT_MAX = 63
 ACT_MAX = 127
 
@@ -115,7 +120,7 @@ def _export(model, tokenizer, layer: int, path: Path, attention_impl: str = EXPO
     path.write_bytes(buf.getvalue())
 
 
-def quantize_per_row(src: Path, dst: Path, weight_max: int = WEIGHT_MAX) -> None:
+def quantize_per_row(src: Path, dst: Path, weight_max: int = WEIGHT_MAX, fused: bool = True) -> None:
     """Rewrite the fp32 graph ``src`` into ``dst`` with every MatMul whose right side is a constant
     2-D weight computed in int8: per-row symmetric activations (stored as u8 with zero point 128),
     per-output-channel symmetric weights in [-weight_max, weight_max], an exact int32 product
@@ -126,7 +131,13 @@ def quantize_per_row(src: Path, dst: Path, weight_max: int = WEIGHT_MAX) -> None
     batch tensor at once, its static one fixes one scale per tensor from calibration data; neither
     quantises per row. The weight scale is multiplied in before the row scale: ONNX Runtime fuses
     ``MatMulInteger -> Cast -> Mul`` into one kernel that takes the Mul's factor as a per-column
-    scale, which a per-row factor there would break (measured: cosine to fp32 0.65)."""
+    scale, which a per-row factor there would break (measured: cosine to fp32 0.65).
+
+    ``fused`` (the default) writes that kernel itself (``com.microsoft.MatMulIntegerToFloat``, with
+    the weight scale as its per-column scale and 1 as the activations' scale): ONNX Runtime 1.32 does
+    not fuse the three standard ops of this graph, whose Cast and Mul then cost 15% of a 3-layer
+    encoder's time on a 2-core AVX2 CPU (``bench/results/teacher_cost.md``). The vectors are the same
+    bits either way; ``fused=False`` writes standard ONNX ops only."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -158,10 +169,14 @@ def quantize_per_row(src: Path, dst: Path, weight_max: int = WEIGHT_MAX) -> None
                       helper.make_node("Mul", [a, q + ".inv"], [q + ".scaled"]),
                       helper.make_node("QuantizeLinear", [q + ".scaled", "rq_one", "rq_zp"], [q + ".u8"])]
         q = quantised[a]
-        nodes += [helper.make_node("MatMulInteger", [q + ".u8", p + ".w", "rq_zp"], [p + ".i32"]),
-                  helper.make_node("Cast", [p + ".i32"], [p + ".f"], to=TensorProto.FLOAT),
-                  helper.make_node("Mul", [p + ".f", p + ".w_scale"], [p + ".fw"]),
-                  helper.make_node("Mul", [p + ".fw", q + ".scale"], [node.output[0]])]
+        if fused:  # float(int32 product) * (1 * w_scale), one kernel
+            nodes.append(helper.make_node("MatMulIntegerToFloat", [q + ".u8", p + ".w", "rq_one", p + ".w_scale",
+                                                                   "rq_zp"], [p + ".fw"], domain="com.microsoft"))
+        else:
+            nodes += [helper.make_node("MatMulInteger", [q + ".u8", p + ".w", "rq_zp"], [p + ".i32"]),
+                      helper.make_node("Cast", [p + ".i32"], [p + ".f"], to=TensorProto.FLOAT),
+                      helper.make_node("Mul", [p + ".f", p + ".w_scale"], [p + ".fw"])]
+        nodes.append(helper.make_node("Mul", [p + ".fw", q + ".scale"], [node.output[0]]))
     added += [numpy_helper.from_array(v, k) for k, v in consts.items()]
     used = {i for n in nodes for i in n.input}
     kept = [i for i in graph.initializer if i.name in used]
@@ -169,6 +184,8 @@ def quantize_per_row(src: Path, dst: Path, weight_max: int = WEIGHT_MAX) -> None
     graph.node.extend(nodes)
     del graph.initializer[:]
     graph.initializer.extend(kept + added)
+    if fused and not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     onnx.save(model, str(dst))
 
 
@@ -197,6 +214,10 @@ class OnnxRunner:
         opts.intra_op_num_threads = threads or 0
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
+        # no spinning: between runs the caller pools in PyTorch and NumPy on the same cores, and ONNX
+        # Runtime's threads spinning there slowed the pooling 20x; the teacher's pass over a cascade's
+        # candidates, 3 layers: 3.17 -> 2.78 ms a line (bench/results/teacher_cost.md)
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         used = {i.name for i in self.session.get_inputs()}  # the exporter drops inputs a layer ignores
         self.input_names = [n for n in input_names if n in used]
@@ -217,7 +238,7 @@ def runner_for(model, tokenizer, layer: int, backend: str, export_dir: str | Non
     if export_dir and fingerprint:
         import torch
         key = (f"{fingerprint}|layer:{layer}|{backend}|graph:{EXPORT_ATTENTION}"
-               + (f"|int8:{INT8_RECIPE}" if backend == "onnx-int8" else "")
+               + (f"|int8:{INT8_RECIPE}|{INT8_GRAPH}" if backend == "onnx-int8" else "")
                + f"|torch:{torch.__version__}|ort:{ort.__version__}")
         key = hashlib.sha256(key.encode()).hexdigest()[:20]
         path = Path(export_dir) / f"{key}.onnx"
