@@ -92,10 +92,16 @@ print(json.dumps({"rc": rc, "seconds": round(time.time() - t0, 1), "peak_rss_mb"
 """
 
 
+RERUN: set = set()  # --rerun: labels run again at this version (label@VERSION)
+
+
 def score_row(method: str, size: int, kind: str = "text", extra: tuple = (), label: str | None = None) -> dict:
     """``domainsift score`` (or, with ``extra`` naming a selection rule, ``select``) in a fresh process."""
     import shutil
+    from domainsift import __version__
     label = label or method
+    if label in RERUN or f"{label}:{size}" in RERUN:  # run again at this version, beside the row an earlier version made
+        label = f"{label}@{__version__}"
     done = WORK / f"row-{label}-{size}{'' if kind == 'text' else '-' + kind}.json"
     if done.exists():
         return json.loads(done.read_text())
@@ -114,7 +120,7 @@ def score_row(method: str, size: int, kind: str = "text", extra: tuple = (), lab
         sys.exit(f"{method} at {size}: {res.stderr[-2000:]}")
     r = json.loads(res.stdout.strip().splitlines()[-1])
     row = {"method": label, "size": size, "pool": kind, "seconds": r["seconds"], "process_seconds": round(time.time() - t0, 1),
-           "peak_rss_mb": r["peak_rss_mb"], "ms_per_line": round(1000 * r["seconds"] / size, 3), "argv": argv[:3] + list(extra)}
+           "version": __version__, "peak_rss_mb": r["peak_rss_mb"], "ms_per_line": round(1000 * r["seconds"] / size, 3), "argv": argv[:3] + list(extra)}
     run = json.loads((out / "run.json").read_text())
     if run.get("cascade"):
         row["candidates"] = run["cascade"]["candidates"]
@@ -148,7 +154,11 @@ def main() -> None:
     ap.add_argument("--teacher-layers", nargs="+", type=int, default=[0],
                     help="--cascade-only: a cascade row for each finetune --layers K (0: the whole encoder)")
     ap.add_argument("--processes", type=int, default=None, help="--processes for every run (default: the product's)")
+    ap.add_argument("--rerun", nargs="*", default=[], metavar="LABEL[:SIZE]",
+                    help="run these rows (e.g. finetune-cascade-layers3:10000000) again at this version, as LABEL@VERSION "
+                         "beside the earlier version's row")
     args = ap.parse_args()
+    RERUN.update(args.rerun)
     if args.cascade_only:
         return cascade_rows(args.student, args.cascade, args.name, args.processes, args.teacher_layers,
                             args.cosine_cascade, args.full)
