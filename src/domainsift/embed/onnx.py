@@ -218,6 +218,10 @@ class OnnxRunner:
         # Runtime's threads spinning there slowed the pooling 20x; the teacher's pass over a cascade's
         # candidates, 3 layers: 3.17 -> 2.78 ms a line (bench/results/teacher_cost.md)
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # no memory pattern: ONNX Runtime plans and keeps one per input shape, and batches of one token count
+        # come in every shape; on 32,768 cascade candidates the process held 80-100 MB less after scoring,
+        # at the same speed (docs/scale.md, 0.20.1)
+        opts.enable_mem_pattern = False
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         used = {i.name for i in self.session.get_inputs()}  # the exporter drops inputs a layer ignores
         self.input_names = [n for n in input_names if n in used]
