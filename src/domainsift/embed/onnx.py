@@ -56,7 +56,7 @@ EXPORT_ATTENTION = "eager"
 # how onnx-int8 quantises (0.6.0): activations per row (token), symmetric, as u8 around 128;
 # weights per output channel, symmetric, 7 bits (see the module docstring)
 INT8_RECIPE = "row-act-u8+channel-w7"
-# how the recipe is written as a graph (0.21.0): each integer product and its weight scale in one
+# how the recipe is written as a graph (0.20.1): each integer product and its weight scale in one
 # MatMulIntegerToFloat kernel (Microsoft's contrib op, in every ONNX Runtime CPU build). The same bits as
 # the standard ops MatMulInteger -> Cast -> Mul (float(acc) * w_scale either way), which ONNX Runtime
 # does not fuse by itself; in the exported file's name, so a file written before is exported again
@@ -129,15 +129,16 @@ def quantize_per_row(src: Path, dst: Path, weight_max: int = WEIGHT_MAX, fused: 
 
     Written here rather than with ``onnxruntime.quantization``: its dynamic quantiser scales a whole
     batch tensor at once, its static one fixes one scale per tensor from calibration data; neither
-    quantises per row. The weight scale is multiplied in before the row scale: ONNX Runtime fuses
-    ``MatMulInteger -> Cast -> Mul`` into one kernel that takes the Mul's factor as a per-column
-    scale, which a per-row factor there would break (measured: cosine to fp32 0.65).
+    quantises per row. The weight scale is multiplied in before the row scale, so that the product and
+    its per-column weight scale form one kernel (a per-row factor there would break it: measured in
+    0.6.0, cosine to fp32 0.65).
 
     ``fused`` (the default) writes that kernel itself (``com.microsoft.MatMulIntegerToFloat``, with
     the weight scale as its per-column scale and 1 as the activations' scale): ONNX Runtime 1.32 does
-    not fuse the three standard ops of this graph, whose Cast and Mul then cost 15% of a 3-layer
-    encoder's time on a 2-core AVX2 CPU (``bench/results/teacher_cost.md``). The vectors are the same
-    bits either way; ``fused=False`` writes standard ONNX ops only."""
+    not fuse the three standard ops of this graph by itself (its profiler shows the Cast and the extra
+    Mul); the 3-layer graph alone runs 3.17 -> 2.89 ms a 49-token line on a 2-core AVX2 CPU
+    (``bench/results/teacher_cost.md``). The vectors are the same bits either way; ``fused=False``
+    writes standard ONNX ops only."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -215,8 +216,8 @@ class OnnxRunner:
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
         # no spinning: between runs the caller pools in PyTorch and NumPy on the same cores, and ONNX
-        # Runtime's threads spinning there slowed the pooling 20x; the teacher's pass over a cascade's
-        # candidates, 3 layers: 3.17 -> 2.78 ms a line (bench/results/teacher_cost.md)
+        # Runtime's threads spinning there slowed the pooling 20x under cProfile; with the fused graph,
+        # 3 layers over cascade candidates: 3.20 -> 2.89 ms a line (bench/results/teacher_cost.md)
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         # no memory pattern: ONNX Runtime plans and keeps one per input shape, and batches of one token count
         # come in every shape; on 32,768 cascade candidates the process held 80-100 MB less after scoring,
