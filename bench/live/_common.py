@@ -42,6 +42,12 @@ def machine() -> str:
     return f"{cpu_model()} ({cpu_isa()}), {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+def cpu_isa() -> str:
+    """The instruction-set family of this CPU (avx2, avx512, avx512-vnni, amx ...), as rows record it."""
+    from domainsift._internal.machine import cpu_isa as isa
+    return isa()
+
+
 def earlier_rows(name: str) -> list[dict]:
     """The rows of ``bench/results/<name>.json`` as the last run left them (none yet: empty); a benchmark
     that adds rows keeps the others."""

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from _common import RESULTS, ROOT, data_file, write_results
+from _common import RESULTS, ROOT, cpu_isa, data_file, write_results
 from scale import make
 
 WORK = ROOT / "bench" / "work" / "teacher_cost"
@@ -61,13 +61,13 @@ def graph_profile(lines: list[str], layers: int, rounds: int) -> list[dict]:
     from transformers import AutoModel, AutoTokenizer
 
     from domainsift.embed import model_path
-    from domainsift.embed.onnx import _export, quantize_per_row
+    from domainsift.embed.onnx import build_model_file, quantize_per_row
     from domainsift.embed.transformers import equal_length_batches, mean_pool
     path = model_path("minilm")
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModel.from_pretrained(path, **({"num_hidden_layers": layers} if layers else {})).eval()
     tmp = Path(tempfile.mkdtemp(prefix="teacher-cost-"))
-    _export(model, tok, -1, tmp / "fp32.onnx")
+    build_model_file(model, tok, -1, "onnx", tmp / "fp32.onnx")  # the fp32 export the int8 recipe starts from
     graphs = {"standard ops": tmp / "plain.onnx", "fused": tmp / "fused.onnx"}
     quantize_per_row(tmp / "fp32.onnx", graphs["standard ops"], fused=False)
     quantize_per_row(tmp / "fp32.onnx", graphs["fused"])
@@ -130,7 +130,6 @@ def main() -> None:
     run = cascade_run(str(pool_path))
     m = run["cascade"]["candidates"]
     from domainsift import __version__
-    from domainsift._internal.machine import cpu_isa
     from domainsift.io.corpus import read_corpus
     from domainsift.select import get_selector
     pool = read_corpus([str(pool_path)])
