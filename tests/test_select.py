@@ -194,7 +194,7 @@ def test_finetune_scores_keep_confident_lines_apart(easy_case, tiny_models, tmp_
     clf = sel.classifier_
     with clf.torch.no_grad():
         clf.head.bias.fill_(20.0)
-        logits = clf.forward(pool).double().numpy()
+        logits = clf.forward(pool).double().cpu().numpy()
     torch = clf.torch
     s = sel.score(pool)
     assert s.dtype == np.float64 and (s < 1.0).all()
