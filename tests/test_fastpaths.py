@@ -146,6 +146,23 @@ def test_blocks_give_the_records_of_the_line_by_line_reader(tmp_path, monkeypatc
     assert scan.fingerprints[src.files[0]]["sha256"] == file_digest(src.files[0])["sha256"]
 
 
+def test_kept_lines_hold_what_a_dict_would():
+    """A cascade's kept bytes: one buffer a side, looked up by (file, line) as the dict they replace
+    (empty lines, a side without bytes, a file renamed, a line never kept)."""
+    from domainsift.io.source import KeptLines
+    want = {("a", 1): (b"x\n", b"X\n"), ("a", 7): (b"", None), ("b", 2): (None, None), ("b", 40): (b"yy", b"")}
+    kept = KeptLines(["a", "b", "c"])
+    for (f, line), (raw, other) in want.items():
+        kept.add(["a", "b", "c"].index(f), line, raw, other)
+    assert kept == want and len(kept) == 4 and list(kept) == list(want)
+    assert kept.get(("a", 2)) is None and kept.get(("c", 1)) is None and kept.get(("z", 1)) is None
+    moved = kept.renamed({"a": "/abs/a"})
+    assert moved[("/abs/a", 7)] == (b"", None) and ("a", 7) not in moved and kept[("a", 7)] == (b"", None)
+    kept.add(0, 3, b"late", None)  # before ("a", 7): not pool order
+    with pytest.raises(ValueError, match="pool order"):
+        kept[("a", 1)]
+
+
 def test_blocks_name_the_line_of_invalid_utf8(tmp_path, monkeypatch):
     from domainsift.io import corpus
     from domainsift.io.corpus import InputError

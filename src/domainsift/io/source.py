@@ -16,6 +16,8 @@ the whole pool.
 from __future__ import annotations
 
 import os
+from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
@@ -104,6 +106,76 @@ class Block:
     def item(self, i: int) -> tuple:
         """``(file index, line, text, other side or None)`` of the block's ``i``-th record."""
         return (self.k, int(self.lines[i]), self.texts[i], self.targets[i] if self.targets is not None else None)
+
+
+class KeptLines(Mapping):
+    """The bytes of lines read once, as ``{(file, line): (the line's bytes, the other side's)}`` (either
+    None where the reader keeps none, as for a columnar row): one buffer and one end offset a line per
+    side, where a dict would hold five Python objects a line (a cascade keeps hundreds of thousands).
+    Lines are added in pool order (files in order, lines rising within a file)."""
+
+    _SHIFT = 40  # a line number takes the low 40 bits of a key, the file's index the rest
+
+    def __init__(self, files: Sequence[str]):
+        self.files = list(files)
+        self._index = {f: k for k, f in enumerate(self.files)}
+        self._keys = array("q")
+        self._buf = (bytearray(), bytearray())
+        self._ends = (array("q"), array("q"))  # each line's end in its side's buffer
+        self._none = (array("b"), array("b"))  # 1: no bytes (None)
+        self._sorted = None
+
+    def add(self, k: int, line: int, raw, other) -> None:
+        self._keys.append((k << self._SHIFT) | line)
+        for side, value in enumerate((raw, other)):
+            self._none[side].append(value is None)
+            if value is not None:
+                self._buf[side].extend(value)
+            self._ends[side].append(len(self._buf[side]))
+        self._sorted = None
+
+    def _keys_np(self) -> np.ndarray:
+        if self._sorted is None:
+            keys = np.array(self._keys, dtype=np.int64)  # a copy: the array keeps growing
+            if len(keys) > 1 and (np.diff(keys) <= 0).any():
+                raise ValueError("KeptLines: lines added out of pool order")
+            self._sorted = keys
+        return self._sorted
+
+    def _value(self, side: int, i: int):
+        if self._none[side][i]:
+            return None
+        ends = self._ends[side]
+        return bytes(self._buf[side][ends[i - 1] if i else 0:ends[i]])
+
+    def __getitem__(self, key):
+        f, line = key
+        k = self._index.get(f)
+        if k is None:
+            raise KeyError(key)
+        keys = self._keys_np()
+        want = (k << self._SHIFT) | int(line)
+        i = int(np.searchsorted(keys, want))
+        if i == len(keys) or keys[i] != want:
+            raise KeyError(key)
+        return self._value(0, i), self._value(1, i)
+
+    def __iter__(self):
+        mask = (1 << self._SHIFT) - 1
+        for key in self._keys:
+            yield self.files[key >> self._SHIFT], key & mask
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def renamed(self, names: dict) -> "KeptLines":
+        """The same lines under other file names (``names``: old to new; a name not in it stays): no copy
+        of the bytes."""
+        out = KeptLines.__new__(KeptLines)
+        out.__dict__.update(self.__dict__)
+        out.files = [names.get(f, f) for f in self.files]
+        out._index = {f: k for k, f in enumerate(out.files)}
+        return out
 
 
 @dataclass
@@ -309,9 +381,10 @@ class PoolSource:
     def take(self, positions: np.ndarray, raw: bool = False):
         """The records at sorted ``positions`` (pool order), read in one pass; with ``raw`` also
         ``{(file, line): (the line's bytes, the other side's or None)}`` for them (None for columnar
-        rows), so that the selection among them is written without reading the pool again."""
+        rows; a :class:`KeptLines`), so that the selection among them is written without reading the
+        pool again."""
         positions = np.asarray(positions, dtype=np.int64)
-        texts, targets, fidx, lines, kept = [], [], [], [], {}
+        texts, targets, fidx, lines, kept = [], [], [], [], KeptLines(self.files)
         pos, j = 0, 0  # the block's first pool position; the next position wanted
         for b in self._blocks(raw=raw):
             if j == len(positions):
@@ -325,8 +398,8 @@ class PoolSource:
                 fidx.append(b.k)
                 lines.append(line)
                 if raw:
-                    kept[(self.files[b.k], line)] = (b.raws[i] if b.raws is not None else None,
-                                                     b.target_raws[i] if b.target_raws is not None else None)
+                    kept.add(b.k, line, b.raws[i] if b.raws is not None else None,
+                             b.target_raws[i] if b.target_raws is not None else None)
             j, pos = stop, end
         corpus = self._corpus(texts, targets, fidx, lines)
         return (corpus, kept) if raw else corpus

@@ -195,10 +195,8 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
         shutil.rmtree(out / rundir.RESUME, ignore_errors=True)
     stats = {rundir.resolve(f): st for f, st in scan.stats.items()}
     kept = done.kept
-    if kept is not None:  # keyed by the resolved file names; a second dict of every candidate only where they differ
-        names = {f: rundir.resolve(f) for f in source.files}
-        if any(f != r for f, r in names.items()):
-            kept = {(names.get(f) or rundir.resolve(f), line): v for (f, line), v in kept.items()}
+    if kept is not None:  # keyed by the resolved file names (the same bytes under other names)
+        kept = kept.renamed({f: rundir.resolve(f) for f in kept.files})
     return ScoreJob(sig, out, stats, kept, _fetcher(source) if getattr(source, "remote", False) else None, estimate)
 
 
