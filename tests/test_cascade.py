@@ -118,6 +118,40 @@ def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(p
     assert p["teacher_signature"]["method"] == "cosine" and p["features"] == "static" and p["n_sample"] == 120
 
 
+def test_a_finetune_teachers_student_distils_the_fine_tuned_encoder(pool, tiny_models, tmp_path):
+    """vectors='teacher' (the default): a finetune teacher's student distils its static vectors from the
+    fine-tuned encoder (each token alone through it, as from the base encoder), says so in its signature and
+    its saved folder; 'base' and a teacher with no encoder of its own (cosine) distil the base encoder."""
+    from domainsift.embed.static import SIF
+    from domainsift.select import get_selector
+    texts = pool["pool"].read_text().splitlines()
+    ind = pool["in"].read_text().splitlines()
+    teacher = get_selector("finetune", model=tiny_models["bert"], epochs=1, batch_size=8, holdout=0.0,
+                           negatives="random", backend="torch", progress=False).fit(ind, texts)
+    common = dict(teacher="finetune", model=tiny_models["bert"], cache_dir="", progress=False, share=0.3)
+    tuned = get_selector("student", **common).fit(ind, texts, teacher=teacher)
+    base = get_selector("student", vectors="base", **common).fit(ind, texts, teacher=teacher)
+    assert tuned.signature_params()["vectors"] == "teacher" and base.signature_params()["vectors"] == "base"
+    assert "fine-tuned" in tuned.signature_params()["static_encoder"]
+    tok, net, _ = teacher.distil_source()
+    torch = teacher.classifier_.torch
+    tid = tok.convert_tokens_to_ids("dose")
+    with torch.inference_mode():
+        ids = torch.tensor([[tok.cls_token_id, tid, tok.sep_token_id]], device=net.device)
+        h = net(input_ids=ids).last_hidden_state.mean(1)[0].cpu().numpy()
+    vec = tuned.student_.static.vectors
+    p = (1 / (tid + 2)) / np.sum(1 / (np.arange(len(vec)) + 2))
+    np.testing.assert_allclose(vec[tid], h * SIF / (SIF + p), rtol=1e-5, atol=1e-7)
+    assert np.abs(vec - base.student_.static.vectors).max() > 1e-6  # one epoch moved the tokens (~1e-5 here)
+    tuned.save_state(tmp_path / "st")
+    again = get_selector("student", student_from=str(tmp_path / "st"), progress=False).fit([], None)
+    assert again.signature_params()["vectors"] == "teacher"
+    np.testing.assert_allclose(again.score(texts), tuned.score(texts), rtol=1e-9, atol=1e-9)
+    cos = get_selector("student", teacher="cosine", teacher_params={"embedder": "tfidf"},
+                       model=tiny_models["bert"], cache_dir="", progress=False).fit(ind, texts)
+    assert cos.signature_params()["vectors"] == "base"
+
+
 def test_student_method_saves_a_student_that_scores_another_pool(pool, tiny_models, capsys, monkeypatch):
     argv = ["select", "--method", "student", "--teacher", "cosine", "--model", tiny_models["bert"], "--cache", "",
             "--in-domain", pool["in"], "--pool", pool["pool"], "--top", "30"]
@@ -212,6 +246,24 @@ def test_a_killed_cascade_resumes_to_the_same_bytes(k, pool):
     reference = {p.name: p.read_bytes() for p in (pool["tmp"] / "run").iterdir() if p.is_file() and p.name != "run.json"}
     (pool["tmp"] / "run").rename(pool["tmp"] / "uninterrupted")
     run_killed(argv, "domainsift.engine.shards:write_shard", k, pool["tmp"])
+    assert main(["-q", *map(str, argv)]) == 0
+    got = {p.name: p.read_bytes() for p in (pool["tmp"] / "run").iterdir() if p.is_file() and p.name != "run.json"}
+    assert got == reference
+
+
+@pytest.mark.slow
+def test_a_cascade_killed_while_its_student_distils_the_teacher_resumes_to_the_same_bytes(pool, tiny_models):
+    """The student's vectors come from the fine-tuned teacher: a run killed as they are distilled (the
+    teacher's fit saved, the student not) distils them again from the saved teacher, to the same bytes."""
+    from domainsift.cli import main
+    argv = ["select", "--method", "finetune", "--model", tiny_models["bert"], "--epochs", "1", "--backend", "torch",
+            "--device", "cpu", "--cache", "", "--cascade", "--candidates", "40", "--in-domain", pool["in"],
+            "--pool", pool["pool"], "--top", "9", "--out", "run"]
+    assert main(["-q", *map(str, argv)]) == 0
+    assert json.loads((pool["tmp"] / "run" / "signature.json").read_text())["cascade_student"]["vectors"] == "teacher"
+    reference = {p.name: p.read_bytes() for p in (pool["tmp"] / "run").iterdir() if p.is_file() and p.name != "run.json"}
+    (pool["tmp"] / "run").rename(pool["tmp"] / "uninterrupted")
+    run_killed(argv, "domainsift.embed.static:distill_encoder", 1, pool["tmp"], when="before")
     assert main(["-q", *map(str, argv)]) == 0
     got = {p.name: p.read_bytes() for p in (pool["tmp"] / "run").iterdir() if p.is_file() and p.name != "run.json"}
     assert got == reference

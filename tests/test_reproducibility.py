@@ -202,7 +202,8 @@ DEFAULTS_BY_VERSION = {"0.2.0": "9630e5697b8c4972", "0.3.0": "c05b79556761e8b1",
                        "0.14.0": "4385831f554c2df6", "0.15.0": "0112f20ff1d65807",
                        "0.16.0": "2c005beaa5946459", "0.17.0": "ef9c68538474ba11",
                        "0.18.0": "f0e8c55d14eb5040", "0.19.0": "5766574262be401f",
-                       "0.20.0": "e5f06250261b9adc", "0.20.1": "e5f06250261b9adc"}  # 0.20.1: the int8 graph fused, no spinning (same bits); 0.20.0: cosine's targets share one encoding (its shared parameter); 0.19.0: finetune --layers; 0.18.0: the student's head (top (1 + slack) N vs the rest); 0.12.0: new flags (--dedup, --resample, cluster --outliers, --plan), no default of an existing one changed; 0.14.0: moore-lewis --per, --prune-scale 0; crosslingual --alignment auto; 0.15.0: --top/--fraction auto, score --estimate-share, select --target --mix; 0.16.0: --processes; 0.17.0: finetune's targets share one fit (its shared parameter)
+                       "0.20.0": "e5f06250261b9adc", "0.20.1": "e5f06250261b9adc",
+                       "0.21.0": "492df58bdb090342"}  # 0.21.0: the student's vectors (the teacher's fine-tuned encoder); 0.20.1: the int8 graph fused, no spinning (same bits); 0.20.0: cosine's targets share one encoding (its shared parameter); 0.19.0: finetune --layers; 0.18.0: the student's head (top (1 + slack) N vs the rest); 0.12.0: new flags (--dedup, --resample, cluster --outliers, --plan), no default of an existing one changed; 0.14.0: moore-lewis --per, --prune-scale 0; crosslingual --alignment auto; 0.15.0: --top/--fraction auto, score --estimate-share, select --target --mix; 0.16.0: --processes; 0.17.0: finetune's targets share one fit (its shared parameter)
 
 
 def test_the_version_changes_when_a_default_changes():

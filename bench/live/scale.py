@@ -281,11 +281,31 @@ def cascade_size(text: str):
     return (int(k), int(size)) if sep else int(size)
 
 
+def earlier_extra(name: str) -> dict:
+    """The results file ``name``'s JSON as the last run left it (none: empty)."""
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def restore_rows(name: str) -> list[dict]:
+    """The rows of the results file ``name``, each written back as its row file where the working folder
+    lost it (a fresh checkout): a rerun measures only the rows asked for (--rerun) or never made."""
+    rows = earlier_extra(name).get("rows", [])
+    WORK.mkdir(parents=True, exist_ok=True)
+    for r in rows:
+        kind = r.get("pool", "text")
+        done = WORK / f"row-{r['method']}-{r['size']}{'' if kind == 'text' else '-' + kind}.json"
+        if not done.exists():
+            done.write_text(json.dumps(r))
+    return rows
+
+
 def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_cascade",
                  processes: int | None = None, teacher_layers: tuple = (0,), cosine_sizes: tuple = (),
                  full: tuple = ()) -> None:
     rule = ("--fraction", str(FRACTION)) + (("--processes", str(processes)) if processes else ())
     tag = f"-p{processes}" if processes else ""
+    earlier = restore_rows(name)
     rows = [score_row("student", n, extra=rule, label="student" + tag) for n in student_sizes]
     runs = [(k, n) for k in teacher_layers for n in cascade_sizes if isinstance(n, int)]
     runs += [spec for spec in cascade_sizes if isinstance(spec, tuple) and spec not in runs]
@@ -296,6 +316,8 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
     fulls = sorted((0, spec) if isinstance(spec, int) else spec for spec in full)
     rows += [score_row("finetune", n, extra=(*rule, *(("--layers", str(k)) if k else ())),
                        label="finetune" + (f"-layers{k}" if k else "") + tag) for k, n in fulls]
+    made = {(r["method"], r["size"]) for r in rows}
+    rows += [r for r in earlier if "@" in r["method"] and (r["method"], r["size"]) not in made]  # other versions' reruns
     for r in rows:  # rows finished before the stage timings were kept: read them from the run's run.json
         run_json = WORK / f"run-{r['method']}-{r['size']}" / "run.json"
         if not any(k in r for k in STAGES) and run_json.exists():
@@ -361,7 +383,11 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
         twin = r["method"].replace("finetune", "finetune-cascade", 1)
         c = next((c for c in rows if c["size"] == r["size"] and c["method"] == twin), None)
         if r["method"].startswith("finetune") and "cascade" not in r["method"] and c is not None:
-            agree.append(recall_row(r, c))
+            if all((WORK / f"run-{x['method']}-{x['size']}").is_dir() for x in (r, c)):
+                agree.append(recall_row(r, c))
+            else:  # both rows restored from the results file, their runs gone: the recall measured then
+                agree += [a for a in earlier_extra(name).get("recall", [])
+                          if (a["method"], a["size"]) == (c["method"], c["size"])]
     if agree:
         extra["recall"] = agree
         lines += ["", "The cascade against the same method over every line (`--full`, same seed, so the same fit "

@@ -253,11 +253,19 @@ def distill(model: str, batch_size: int = 1024, progress: bool = False) -> Stati
     """Distill static token vectors from the transformers encoder at ``model`` (a local path or hub
     name), in fp32 PyTorch on the CPU (see the module docstring)."""
     from . import model_path
-    from .transformers import TransformersEmbedder, _torch
-    torch = _torch()
+    from .transformers import TransformersEmbedder
     model = model_path(model)
     enc = TransformersEmbedder(model, backend="torch", device="cpu", progress=False)
     _, tok, net, _ = enc.load()
+    return distill_encoder(tok, net, enc.name, enc.fingerprint, batch_size, progress)
+
+
+def distill_encoder(tok, net, name: str, fingerprint: str | None, batch_size: int = 1024,
+                    progress: bool = False) -> StaticEmbedder:
+    """The recipe of the module docstring over an encoder already loaded (``tok``: its transformers
+    tokenizer, ``net``: the model, on whatever device it is; a fine-tuned one too)."""
+    from .transformers import _torch
+    torch = _torch()
     vocab = tok.get_vocab()
     special = set(tok.all_special_ids)
     size = max(vocab.values()) + 1
@@ -266,21 +274,28 @@ def distill(model: str, batch_size: int = 1024, progress: bool = False) -> Stati
     sep_id = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
     cols = ([cls_id] if cls_id is not None else []) + [None] + ([sep_id] if sep_id is not None else [])
     dim = net.config.hidden_size
+    device = next(net.parameters()).device
     out = np.zeros((size, dim), dtype=np.float32)
     from tqdm.auto import tqdm
-    with torch.inference_mode():
-        for start in tqdm(range(0, len(keep), batch_size), desc=f"distil {enc.name}", unit="batch",
-                          disable=not progress):
-            ids = torch.as_tensor(keep[start:start + batch_size])
-            parts = [ids[:, None] if c is None else torch.full((len(ids), 1), c) for c in cols]
-            batch = torch.cat(parts, dim=1)
-            hidden = net(input_ids=batch, attention_mask=torch.ones_like(batch)).last_hidden_state
-            out[keep[start:start + batch_size]] = hidden.mean(1).float().numpy()
+    was_training = net.training
+    net.eval()
+    try:
+        with torch.inference_mode():
+            for start in tqdm(range(0, len(keep), batch_size), desc=f"distil {name}", unit="batch",
+                              disable=not progress):
+                ids = torch.as_tensor(keep[start:start + batch_size])
+                parts = [ids[:, None] if c is None else torch.full((len(ids), 1), c) for c in cols]
+                batch = torch.cat(parts, dim=1).to(device)
+                hidden = net(input_ids=batch, attention_mask=torch.ones_like(batch)).last_hidden_state
+                out[keep[start:start + batch_size]] = hidden.mean(1).float().cpu().numpy()
+    finally:
+        net.train(was_training)
     rank = np.empty(size, dtype=np.float64)
     rank[:] = np.arange(size) + 2  # Zipf on the vocabulary's order
     proba = (1 / rank) / np.sum(1 / rank)
     out *= (SIF / (SIF + proba)).astype(np.float32)[:, None]
-    return StaticEmbedder(out, tok.backend_tokenizer, enc.name, enc.fingerprint,
+    from tokenizers import Tokenizer  # a copy: the embedder sets its padding and truncation, not the encoder's
+    return StaticEmbedder(out, Tokenizer.from_str(tok.backend_tokenizer.to_str()), name, fingerprint,
                           max_tokens=min(512, getattr(tok, "model_max_length", 512) or 512))
 
 

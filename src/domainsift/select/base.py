@@ -273,6 +273,12 @@ class BaseSelector:
     def prepare_fork(self) -> None:
         """What forked scoring processes would each compute after the fork, computed once before it."""
 
+    def distil_source(self):
+        """The fitted encoder a cascade's student distils its static token vectors from when it is the
+        method's own (``(transformers tokenizer, model, name)``; a fine-tuned encoder), or None: the
+        student distils the method's base encoder (:mod:`domainsift.embed.static`)."""
+        return None
+
     def fit_targets(self, targets: dict, pool) -> "BaseSelector":
         raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
 

@@ -326,6 +326,15 @@ class FinetuneSelector(EncoderSelector):
         self.train_losses_ = multi.train_losses_
         return self
 
+    def distil_source(self):
+        """The fine-tuned encoder (every target's, for a shared fit): a cascade's student distils its static
+        vectors from it (bench/results/student_source.md)."""
+        self.require_fitted()
+        clf = self.classifier_
+        clf = getattr(clf, "shared", clf)  # a HeadView: its target's head of the shared encoder
+        layers = f", lower {self.layers} layers" if self.layers else ""
+        return clf.tokenizer, clf.encoder, f"{self.model_name} fine-tuned{layers}"
+
     def score(self, records) -> np.ndarray:
         """Probability of being in-domain, (n,) float64 in [0, 1]."""
         self.require_fitted()

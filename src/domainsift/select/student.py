@@ -4,8 +4,12 @@ A teacher (any other method: cosine by default, finetune, crosslingual, ...) is 
 scores a seeded sample of the pool (``sample`` lines). The student learns from that sample and the
 in-domain set:
 
-* **features** with no transformer pass: the mean of static token vectors distilled from the
-  encoder (:mod:`domainsift.embed.static`, Model2Vec's recipe);
+* **features** with no transformer pass: the mean of static token vectors distilled from an
+  encoder (:mod:`domainsift.embed.static`, Model2Vec's recipe): the teacher's own fitted encoder where
+  it has one (``vectors='teacher'``, the default: finetune's fine-tuned encoder, whose tokens carry what
+  it learnt to separate), else ``model``'s (``vectors='base'``). For a 1% selection of the shared pool
+  with a ``finetune --layers 3`` teacher, the fine-tuned vectors need 6.4% of the lines as candidates
+  where the base vectors need 7.1% (bench/results/student_source.md, also the 2% and 29% pools);
 * **head**: a logistic regression (scikit-learn) of the in-domain set and the teacher's top share of
   the sample against every other line of the sample. The lines just below the teacher's top are the
   ones the student must rank below it; paper 000's rule (negatives from the bottom two thirds, which
@@ -155,6 +159,10 @@ class StudentSelector(BaseSelector):
               "(select --top N / --fraction sets it, unless given, to 1.25 times the selection's share: the "
               "teacher's top that a cascade's candidates must hold)",
               check=lambda v: None if 0 < v < 1 else f"must be in (0, 1), got {v}"),
+        Param("vectors", str, "teacher", "the static vectors' source: 'teacher', the teacher's own fitted encoder "
+              "where it has one (finetune's fine-tuned encoder; otherwise --model); 'base', --model's encoder; "
+              "'both', the two side by side (where the teacher has its own)",
+              choices=("teacher", "base", "both")),
         Param("model", str, "minilm", "the encoder the static vectors are distilled from (the teacher's own "
               "encoder when a cascade builds the student)"),
         Param("student_from", str, None, "a saved student (a run directory's student/ folder) to score with: "
@@ -196,10 +204,27 @@ class StudentSelector(BaseSelector):
         return [str(p) for p in sorted(Path(self.student_from).rglob("*")) if p.is_file()]
 
     # ------------------------------------------------------------------ fit
-    def _static(self):
+    def _static(self, teacher=None):
+        """The static vectors: distilled from the fitted ``teacher``'s own encoder (``vectors='teacher'``,
+        when it has one: no cache, each fit's encoder is its own) or from ``model`` (cached)."""
         from ..embed import model_path
-        from ..embed.static import distilled
-        return distilled(model_path(self.model), self.cache_dir, progress=self.progress)
+        from ..embed.static import distill_encoder, distilled
+        source = (teacher.distil_source() if self.vectors in ("teacher", "both") and hasattr(teacher, "distil_source")
+                  else None)
+        self.vectors_from_ = "base"
+        if source is None:
+            return distilled(model_path(self.model), self.cache_dir, progress=self.progress)
+        import hashlib
+        tok, net, name = source
+        static = distill_encoder(tok, net, name, None, progress=self.progress)
+        self.vectors_from_ = "teacher"
+        if self.vectors == "both":
+            base = distilled(model_path(self.model), self.cache_dir, progress=self.progress)
+            if base.vectors.shape[0] == static.vectors.shape[0]:  # the same vocabulary: the rows line up
+                static.vectors = np.hstack([base.vectors, static.vectors])
+                static.name, self.vectors_from_ = f"{base.name} + {name}", "both"
+        static.source_fingerprint = "distilled:" + hashlib.sha256(static.vectors.tobytes()).hexdigest()[:16]
+        return static
 
     def build_teacher(self):
         from . import get_selector, selector_class
@@ -230,7 +255,7 @@ class StudentSelector(BaseSelector):
         pick = np.sort(rng.choice(n, size=min(self.sample, n), replace=False))
         sample = pool[[int(i) for i in pick]]
         t = np.asarray(teacher.score(sample), dtype=np.float64)
-        st = Student(self._static())
+        st = Student(self._static(teacher))
         x_in, x_s = st.featurize(in_domain.texts), st.featurize(sample.texts)
         # out-of-fold scores: each quarter of the sample scored by a student fitted on the other three;
         # they plan the cascade (domainsift.engine.cascade.candidates_for)
@@ -272,7 +297,8 @@ class StudentSelector(BaseSelector):
             st = self.student_.state()
             meta = {"features": FEATURES, "head": getattr(self, "head_", None) or HEAD, "intercept": st["intercept"],
                     "teacher": self.teacher_signature_,
-                    "n_sample": getattr(self, "n_sample_", None), "folds": FOLDS}
+                    "n_sample": getattr(self, "n_sample_", None), "folds": FOLDS,
+                    "vectors": getattr(self, "vectors_from_", None) or "base"}
             arrays = {"coef": st["coef"], "mu": st["mu"], "sd": st["sd"]}
             if getattr(self, "held_out_", None):
                 arrays.update(held_teacher=self.held_out_["teacher"], held_student=self.held_out_["student"])
@@ -306,6 +332,7 @@ class StudentSelector(BaseSelector):
         self.teacher_signature_ = meta.get("teacher")
         self.head_ = meta.get("head", "top vs bottom two thirds")  # what a student saved before 0.18.0 learnt
         self.n_sample_ = meta.get("n_sample")
+        self.vectors_from_ = meta.get("vectors", "base")  # a student saved before 0.21.0: the base encoder's
         self.student_digest_ = _folder_digest(path)
         self.held_out_ = ({"teacher": arrays["held_teacher"], "student": arrays["held_student"]}
                           if "held_teacher" in arrays else None)
@@ -328,6 +355,9 @@ class StudentSelector(BaseSelector):
             if getattr(self, "n_sample_", None) is not None:
                 p["n_sample"] = self.n_sample_
             p["static_source_fingerprint"] = self.student_.static.source_fingerprint
+            p["vectors"] = getattr(self, "vectors_from_", None) or "base"  # what ran: the teacher may have none
+            if p["vectors"] != "base":
+                p["static_encoder"] = self.student_.static.name
         if self.student_from is not None:
             # what ran is the saved student: its teacher and encoder, not the flags (which it cannot honour),
             # and the digest of its files, so a student swapped at the same path changes the signature

@@ -1,0 +1,180 @@
+"""Benchmark "student source" (issue 48, item 2): which encoder the cascade's student distils its static
+token vectors from: the teacher's base encoder (the product until now) or the teacher's fine-tuned one.
+
+A cascade's student is a logistic head over the mean of static token vectors (Model2Vec's recipe:
+each vocabulary token through the encoder, alone). Until now they come from the base encoder
+(MiniLM), the same vectors whatever the teacher learnt. A finetune teacher's own encoder has learnt
+what separates the in-domain set from the pool; its tokens, distilled the same way, carry that. This
+benchmark measures what each source costs the cascade, through the product's public API only:
+
+- the teacher: ``finetune`` (``--layers K``, seed 0, in-domain set <D>.test.en) fitted on the whole
+  pool, scores every line; its fit saved with ``save_state`` (a transformers folder) is the source of
+  the fine-tuned vectors (``StudentSelector(model=that folder)``);
+- the pool is split once (seeded): the student learns from a 20,000-line part (its sample, scored by
+  the teacher) and is judged on the other lines, none of which it saw;
+- for a selection of ``share`` of the judged lines (N): **needed**, the fewest of the student's top
+  lines that hold N of the teacher's top 1.25 N (``domainsift.engine.cascade.plan_share``: what the
+  plan hands the teacher with a perfect estimate), and **planned**, the product's plan from the
+  student's out-of-fold scores of its sample (``candidates_for``), both as shares of the lines.
+
+Pools: shared (the seven train files, 35,000 lines, each target 14.3%) and the negatives-study pools
+(bench/live/negatives_pools.py: small, a target at 2.0%; large, at 29.4%).
+
+    python bench/live/student_source.py [--pools shared small large] [--teacher-layers 3] [--shares 0.01 0.05]
+                                        [--report-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from _common import CLASSIC, ROOT, data_file, earlier_rows, write_results
+
+WORK = ROOT / "bench" / "work" / "student_source"
+SAMPLE = 20000
+
+
+class ScoredTeacher:
+    """A fitted teacher's scores read back by line id: what ``StudentSelector.fit`` asks of a teacher."""
+
+    def __init__(self, name: str, signature: dict, ids, scores, fitted=None):
+        self.name, self._sig, self._fitted = name, signature, fitted
+        self._at = {rid: float(s) for rid, s in zip(ids, scores)}
+
+    def distil_source(self):
+        """The fitted teacher's own encoder (the protocol's ``distil_source``), None without one."""
+        return self._fitted.distil_source() if self._fitted is not None else None
+
+    def signature_params(self) -> dict:
+        return dict(self._sig)
+
+    def score(self, records) -> np.ndarray:
+        return np.array([self._at[rid] for rid in records.ids])
+
+
+SOURCES = {"base": "base", "fine-tuned": "teacher", "both": "both"}  # a row's source: the student's vectors=
+REPORTED = tuple(SOURCES)
+
+
+def made_by_its_version(r: dict) -> bool:
+    """Whether the row's version made it: the first 'both' rows were made by 0.21.0's code before its
+    version was set, and say 0.20.1, which had no such source; they are left out (0.21.0 made them again)."""
+    return not (r["source"] == "both" and r["version"] == "0.20.1")
+
+
+def measure(pool: str, target: str, shares: list[float], layers: int, seed: int = 0,
+            sources=("base", "fine-tuned")) -> list[dict]:
+    import domainsift as ds
+    from domainsift._version import __version__
+    from domainsift.engine.cascade import candidates_for, learn_share, plan_share
+    from domainsift.select import get_selector
+    from domainsift.select.student import StudentSelector
+    from candidates import pool_files
+    files, _ = pool_files(pool, target)
+    corpus = ds.read_corpus(files)
+    in_domain = ds.read_corpus([data_file(target, "test")])
+    folder = WORK / pool / f"{target}-layers-{layers}-seed-{seed}"
+    scores_file = folder / "teacher_scores.npy"
+    t0 = time.time()
+    if not scores_file.exists():
+        teacher = get_selector("finetune", layers=layers, seed=seed, progress=False).fit(in_domain, corpus)
+        folder.mkdir(parents=True, exist_ok=True)
+        teacher.save_state(folder / "teacher")
+        np.save(scores_file, np.asarray(teacher.score(corpus), dtype=np.float64))
+    t = np.load(scores_file)
+    teacher_s = time.time() - t0
+    n = len(t)
+    rng = np.random.default_rng(1000 + seed)  # the split: the student's part and the judged lines
+    part = np.sort(rng.choice(n, size=min(SAMPLE, n // 2), replace=False))
+    judged = np.setdiff1d(np.arange(n), part)
+    scored = ScoredTeacher("finetune", {"layers": layers, "seed": seed}, corpus.ids, t)
+    fitted = get_selector("finetune", layers=layers, seed=seed, progress=False).load_state(folder / "teacher")
+    tuned = ScoredTeacher("finetune", {"layers": layers, "seed": seed}, corpus.ids, t, fitted)
+    rows = []
+    for share in shares:
+        for source in sources:
+            st = StudentSelector(teacher="finetune", share=learn_share(share), seed=seed, sample=SAMPLE,
+                                 cache_dir=str(WORK / "cache"), progress=False, vectors=SOURCES[source])
+            t1 = time.time()
+            st.fit(in_domain, corpus[[int(i) for i in part]], teacher=tuned if source != "base" else scored)
+            fit_s = time.time() - t1
+            s = np.asarray(st.score(corpus[[int(i) for i in judged]]), dtype=np.float64)
+            need = plan_share(s, t[judged], share)
+            planned = candidates_for(st, share)["share"]
+            rows.append({"version": __version__, "pool": pool, "target": target, "seed": seed,
+                         "teacher": f"finetune --layers {layers}" if layers else "finetune",
+                         "source": source, "share": share, "judged": int(len(judged)),
+                         "needed": round(need, 4), "planned": round(planned, 4),
+                         "student_fit_seconds": round(fit_s, 1), "teacher_seconds": round(teacher_s, 1)})
+            print(f"{pool} {target} {share:g} {source}: needed {need:.4f} planned {planned:.4f} "
+                  f"(fit {fit_s:.0f} s)", flush=True)
+    return rows
+
+
+def key(r: dict) -> tuple:
+    return (r["version"], r["pool"], r["target"], r["seed"], r["teacher"], r["source"], r["share"])
+
+
+def report(rows: list[dict]) -> None:
+    rows = [r for r in rows if made_by_its_version(r)]
+    srcs = [x for x in REPORTED if any(r["source"] == x for r in rows)]
+    md = ["# The cascade's student: static vectors from the base or the fine-tuned encoder (issue 48, item 2)", "",
+          "The teacher (finetune, seed 0, in-domain set <D>.test.en) fitted on the whole pool; the student "
+          f"(the product's head) learns from a seeded {SAMPLE:,}-line part of the pool scored by the teacher, "
+          "with static vectors distilled from the base encoder (MiniLM: `vectors='base'`), from the teacher's "
+          "fine-tuned encoder (`'teacher'`), or both side by side (`'both'`), and is judged on the other lines. "
+          "needed: the fewest of the student's top judged lines that hold N of the teacher's top 1.25 N (N: the "
+          "share of the judged lines); planned: the product's plan from the student's out-of-fold sample "
+          "scores. Shares of the judged lines; mean over the targets.", "",
+          "| version | teacher | pool | share | targets | " + " | ".join(f"{x}: needed" for x in srcs) + " | "
+          + " | ".join(f"{x}: planned" for x in srcs) + " | student fit (s) " + " / ".join(srcs) + " |",
+          "|---|---|---|---|---|" + "---|" * (2 * len(srcs) + 1)]
+    groups = sorted({(r["version"], r["teacher"], r["pool"], r["share"]) for r in rows})
+    for v, tc, pool, share in groups:
+        g = [r for r in rows if (r["version"], r["teacher"], r["pool"], r["share"]) == (v, tc, pool, share)]
+        by = {x: [r for r in g if r["source"] == x] for x in srcs}
+        targets = set.intersection(*({r["target"] for r in by[x]} for x in srcs)) if srcs else set()
+        if not targets:
+            continue
+        m = lambda x, k: float(np.mean([r[k] for r in by[x] if r["target"] in targets]))  # noqa: E731
+        md.append(f"| {v} | {tc} | {pool} | {share:g} | {len(targets)} | "
+                  + " | ".join(f"{m(x, 'needed'):.4f}" for x in srcs) + " | "
+                  + " | ".join(f"{m(x, 'planned'):.4f}" for x in srcs) + " | "
+                  + " / ".join(f"{m(x, 'student_fit_seconds'):.0f}" for x in srcs) + " |")
+    md += ["", "Per target (needed / planned):", "",
+           "| version | teacher | pool | share | target | " + " | ".join(srcs) + " |",
+           "|---|---|---|---|---|" + "---|" * len(srcs)]
+    for v, tc, pool, share in groups:
+        for target in sorted({r["target"] for r in rows if r["pool"] == pool}):
+            g = {r["source"]: r for r in rows if (r["version"], r["teacher"], r["pool"], r["share"], r["target"])
+                 == (v, tc, pool, share, target)}
+            if g:
+                md.append(f"| {v} | {tc} | {pool} | {share:g} | {target} | " + " | ".join(
+                    f"{g[x]['needed']:.4f} / {g[x]['planned']:.4f}" if x in g else "" for x in srcs) + " |")
+    write_results("student_source", {"rows": rows}, "\n".join(md) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pools", nargs="+", default=["shared"])
+    ap.add_argument("--targets", nargs="+", default=None)
+    ap.add_argument("--shares", nargs="+", type=float, default=[0.01, 0.05])
+    ap.add_argument("--teacher-layers", type=int, default=3)
+    ap.add_argument("--sources", nargs="+", default=["base", "fine-tuned"], choices=list(SOURCES))
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args()
+    rows = earlier_rows("student_source")
+    if not args.report_only:
+        for pool in args.pools:
+            for target in args.targets or (CLASSIC if pool == "shared" else ["KDE4", "OpenSubtitles"]):
+                new = measure(pool, target, args.shares, args.teacher_layers, sources=args.sources)
+                done = {key(r) for r in new}
+                rows = [r for r in rows if key(r) not in done] + new
+                report(rows)
+    report(rows)
+
+
+if __name__ == "__main__":
+    main()
