@@ -160,9 +160,8 @@ class StudentSelector(BaseSelector):
               "teacher's top that a cascade's candidates must hold)",
               check=lambda v: None if 0 < v < 1 else f"must be in (0, 1), got {v}"),
         Param("vectors", str, "teacher", "the static vectors' source: 'teacher', the teacher's own fitted encoder "
-              "where it has one (finetune's fine-tuned encoder; otherwise --model); 'base', --model's encoder; "
-              "'both', the two side by side (where the teacher has its own)",
-              choices=("teacher", "base", "both")),
+              "where it has one (finetune's fine-tuned encoder; otherwise --model), or 'base', --model's encoder",
+              choices=("teacher", "base")),
         Param("model", str, "minilm", "the encoder the static vectors are distilled from (the teacher's own "
               "encoder when a cascade builds the student)"),
         Param("student_from", str, None, "a saved student (a run directory's student/ folder) to score with: "
@@ -209,21 +208,15 @@ class StudentSelector(BaseSelector):
         when it has one: no cache, each fit's encoder is its own) or from ``model`` (cached)."""
         from ..embed import model_path
         from ..embed.static import distill_encoder, distilled
-        source = (teacher.distil_source() if self.vectors in ("teacher", "both") and hasattr(teacher, "distil_source")
-                  else None)
+        source = teacher.distil_source() if self.vectors == "teacher" and hasattr(teacher, "distil_source") else None
         self.vectors_from_ = "base"
         if source is None:
             return distilled(model_path(self.model), self.cache_dir, progress=self.progress)
         import hashlib
         tok, net, name = source
         static = distill_encoder(tok, net, name, None, progress=self.progress)
-        self.vectors_from_ = "teacher"
-        if self.vectors == "both":
-            base = distilled(model_path(self.model), self.cache_dir, progress=self.progress)
-            if base.vectors.shape[0] == static.vectors.shape[0]:  # the same vocabulary: the rows line up
-                static.vectors = np.hstack([base.vectors, static.vectors])
-                static.name, self.vectors_from_ = f"{base.name} + {name}", "both"
         static.source_fingerprint = "distilled:" + hashlib.sha256(static.vectors.tobytes()).hexdigest()[:16]
+        self.vectors_from_ = "teacher"
         return static
 
     def build_teacher(self):
@@ -356,7 +349,7 @@ class StudentSelector(BaseSelector):
                 p["n_sample"] = self.n_sample_
             p["static_source_fingerprint"] = self.student_.static.source_fingerprint
             p["vectors"] = getattr(self, "vectors_from_", None) or "base"  # what ran: the teacher may have none
-            if p["vectors"] != "base":
+            if p["vectors"] == "teacher":
                 p["static_encoder"] = self.student_.static.name
         if self.student_from is not None:
             # what ran is the saved student: its teacher and encoder, not the flags (which it cannot honour),
