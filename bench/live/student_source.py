@@ -130,32 +130,41 @@ def report(rows: list[dict]) -> None:
           "commit 6cdade9, removed after these rows), and is judged on the other lines. "
           "needed: the fewest of the student's top judged lines that hold N of the teacher's top 1.25 N (N: the "
           "share of the judged lines); planned: the product's plan from the student's out-of-fold sample "
-          "scores. Shares of the judged lines; mean over the targets.", "",
-          "| version | teacher | pool | share | targets | " + " | ".join(f"{x}: needed" for x in srcs) + " | "
-          + " | ".join(f"{x}: planned" for x in srcs) + " | student fit (s) " + " / ".join(srcs) + " |",
-          "|---|---|---|---|---|" + "---|" * (2 * len(srcs) + 1)]
-    groups = sorted({(r["version"], r["teacher"], r["pool"], r["share"]) for r in rows})
-    for v, tc, pool, share in groups:
-        g = [r for r in rows if (r["version"], r["teacher"], r["pool"], r["share"]) == (v, tc, pool, share)]
-        by = {x: [r for r in g if r["source"] == x] for x in srcs}
-        targets = set.intersection(*({r["target"] for r in by[x]} for x in srcs)) if srcs else set()
+          "scores. Shares of the judged lines; mean over the targets. Rows made by `python bench/live/student_source.py "
+          "--targets KDE4 EMEA JRC-Acquis OpenSubtitles Tanzil` (shared; base and fine-tuned, the latter through "
+          "`model=` the saved teacher, which 0.20.1 takes), `--pools shared --sources both` and `--pools small large "
+          "--sources base fine-tuned`, at the version each row names; this file's header names the last command run.",
+          "",
+          "| teacher | pool | share | targets | " + " | ".join(f"{x}: needed" for x in srcs) + " | "
+          + " | ".join(f"{x}: planned" for x in srcs) + " | student fit (s) " + " / ".join(srcs) + " | versions |",
+          "|---|---|---|---|" + "---|" * (2 * len(srcs) + 2)]
+
+    def newest(g: list[dict], x: str) -> list[dict]:  # a source's rows of the newest version that made it
+        have = [r for r in g if r["source"] == x]
+        v = max((r["version"] for r in have), key=lambda t: tuple(map(int, t.split("."))), default=None)
+        return [r for r in have if r["version"] == v]
+
+    for tc, pool, share in sorted({(r["teacher"], r["pool"], r["share"]) for r in rows}):
+        g = [r for r in rows if (r["teacher"], r["pool"], r["share"]) == (tc, pool, share)]
+        by = {x: newest(g, x) for x in srcs}
+        here = [x for x in srcs if by[x]]
+        targets = set.intersection(*({r["target"] for r in by[x]} for x in here))
         if not targets:
             continue
-        m = lambda x, k: float(np.mean([r[k] for r in by[x] if r["target"] in targets]))  # noqa: E731
-        md.append(f"| {v} | {tc} | {pool} | {share:g} | {len(targets)} | "
-                  + " | ".join(f"{m(x, 'needed'):.4f}" for x in srcs) + " | "
-                  + " | ".join(f"{m(x, 'planned'):.4f}" for x in srcs) + " | "
-                  + " / ".join(f"{m(x, 'student_fit_seconds'):.0f}" for x in srcs) + " |")
-    md += ["", "Per target (needed / planned):", "",
-           "| version | teacher | pool | share | target | " + " | ".join(srcs) + " |",
-           "|---|---|---|---|---|" + "---|" * len(srcs)]
-    for v, tc, pool, share in groups:
-        for target in sorted({r["target"] for r in rows if r["pool"] == pool}):
-            g = {r["source"]: r for r in rows if (r["version"], r["teacher"], r["pool"], r["share"], r["target"])
-                 == (v, tc, pool, share, target)}
-            if g:
-                md.append(f"| {v} | {tc} | {pool} | {share:g} | {target} | " + " | ".join(
-                    f"{g[x]['needed']:.4f} / {g[x]['planned']:.4f}" if x in g else "" for x in srcs) + " |")
+        m = lambda x, k: (f"{np.mean([r[k] for r in by[x] if r['target'] in targets]):.4f}"  # noqa: E731
+                          if by[x] else "-")
+        md.append(f"| {tc} | {pool} | {share:g} | {len(targets)} | " + " | ".join(m(x, "needed") for x in srcs)
+                  + " | " + " | ".join(m(x, "planned") for x in srcs) + " | "
+                  + " / ".join(f"{float(m(x, 'student_fit_seconds')):.0f}" if by[x] else "-" for x in srcs) + " | "
+                  + ", ".join(f"{x} {by[x][0]['version']}" for x in here) + " |")
+    md += ["", "Per target (needed / planned; each source's newest version):", "",
+           "| teacher | pool | share | target | " + " | ".join(srcs) + " |",
+           "|---|---|---|---|" + "---|" * len(srcs)]
+    for tc, pool, share, target in sorted({(r["teacher"], r["pool"], r["share"], r["target"]) for r in rows}):
+        g = [r for r in rows if (r["teacher"], r["pool"], r["share"], r["target"]) == (tc, pool, share, target)]
+        cell = {x: newest(g, x) for x in srcs}
+        md.append(f"| {tc} | {pool} | {share:g} | {target} | " + " | ".join(
+            f"{cell[x][0]['needed']:.4f} / {cell[x][0]['planned']:.4f}" if cell[x] else "" for x in srcs) + " |")
     write_results("student_source", {"rows": rows}, "\n".join(md) + "\n")
 
 
