@@ -275,11 +275,12 @@ class StudentSelector(BaseSelector):
     # ------------------------------------------------------------------ state
     def fitted_state(self) -> dict:
         return {"student": self.student_.state(), "static": self.student_.static,
-                "teacher": getattr(self, "teacher_signature_", None)}
+                "teacher": getattr(self, "teacher_signature_", None), "vectors": getattr(self, "vectors_from_", None)}
 
     def set_fitted(self, state: dict) -> "StudentSelector":
         self.student_ = Student.from_state(state["student"], state["static"])
         self.teacher_signature_ = state.get("teacher")
+        self.vectors_from_ = state.get("vectors")
         return self
 
     def save_state(self, path) -> None:
