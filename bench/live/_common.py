@@ -55,6 +55,12 @@ def earlier_rows(name: str) -> list[dict]:
     return json.loads(path.read_text())["rows"] if path.exists() else []
 
 
+def merge_rows(rows: list[dict], new: list[dict], key) -> list[dict]:
+    """``rows`` with those that ``new`` measures again (the same ``key(row)``) replaced by ``new``."""
+    done = {key(r) for r in new}
+    return [r for r in rows if key(r) not in done] + new
+
+
 def write_results(name: str, payload: dict, markdown: str) -> None:
     from domainsift._internal.atomic import atomic_open, save_json
     RESULTS.mkdir(parents=True, exist_ok=True)

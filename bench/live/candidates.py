@@ -38,7 +38,7 @@ import shutil
 import time
 
 import numpy as np
-from _common import CLASSIC, ROOT, SEVEN, data_file, write_results, earlier_rows
+from _common import CLASSIC, ROOT, SEVEN, data_file, earlier_rows, merge_rows, write_results
 
 WORK = ROOT / "bench" / "work" / "candidates"
 MIXED_TARGETS = ["KDE4", "OpenSubtitles"]
@@ -195,9 +195,7 @@ def main() -> None:
     if not args.report_only:
         for pool in args.pools:
             for target in args.targets or (CLASSIC if pool == "shared" else MIXED_TARGETS):
-                new = measure(pool, target, args.shares, args.seed, args.teacher_layers)
-                done = {key(r) for r in new}
-                rows = [r for r in rows if key(r) not in done] + new
+                rows = merge_rows(rows, measure(pool, target, args.shares, args.seed, args.teacher_layers), key)
                 report(rows)
     report(rows)
 

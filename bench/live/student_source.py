@@ -30,28 +30,24 @@ import argparse
 import time
 
 import numpy as np
-from _common import CLASSIC, ROOT, data_file, earlier_rows, write_results
+from _common import CLASSIC, ROOT, data_file, earlier_rows, merge_rows, write_results
+from candidates import MIXED_TARGETS, SavedTeacher, pool_files
 
 WORK = ROOT / "bench" / "work" / "student_source"
 SAMPLE = 20000
 
 
-class ScoredTeacher:
-    """A fitted teacher's scores read back by line id: what ``StudentSelector.fit`` asks of a teacher."""
+class ScoredTeacher(SavedTeacher):
+    """A fitted teacher's scores read back by line id (candidates.py's), and its fitted encoder for the
+    student's vectors: what ``StudentSelector.fit`` asks of a teacher."""
 
-    def __init__(self, name: str, signature: dict, ids, scores, fitted=None):
-        self.name, self._sig, self._fitted = name, signature, fitted
-        self._at = {rid: float(s) for rid, s in zip(ids, scores)}
+    def __init__(self, name: str, signature: dict, corpus, scores, fitted=None):
+        super().__init__(name, signature, corpus, scores)
+        self._fitted = fitted
 
     def distil_source(self):
         """The fitted teacher's own encoder (the protocol's ``distil_source``), None without one."""
         return self._fitted.distil_source() if self._fitted is not None else None
-
-    def signature_params(self) -> dict:
-        return dict(self._sig)
-
-    def score(self, records) -> np.ndarray:
-        return np.array([self._at[rid] for rid in records.ids])
 
 
 # a row's source: the student's vectors=. 'both' (the two tables side by side, 0.21.0 at 6cdade9) measured
@@ -73,7 +69,6 @@ def measure(pool: str, target: str, shares: list[float], layers: int, seed: int 
     from domainsift.engine.cascade import candidates_for, learn_share, plan_share
     from domainsift.select import get_selector
     from domainsift.select.student import StudentSelector
-    from candidates import pool_files
     files, _ = pool_files(pool, target)
     corpus = ds.read_corpus(files)
     in_domain = ds.read_corpus([data_file(target, "test")])
@@ -91,9 +86,9 @@ def measure(pool: str, target: str, shares: list[float], layers: int, seed: int 
     rng = np.random.default_rng(1000 + seed)  # the split: the student's part and the judged lines
     part = np.sort(rng.choice(n, size=min(SAMPLE, n // 2), replace=False))
     judged = np.setdiff1d(np.arange(n), part)
-    scored = ScoredTeacher("finetune", {"layers": layers, "seed": seed}, corpus.ids, t)
+    scored = ScoredTeacher("finetune", {"layers": layers, "seed": seed}, corpus, t)
     fitted = get_selector("finetune", layers=layers, seed=seed, progress=False).load_state(folder / "teacher")
-    tuned = ScoredTeacher("finetune", {"layers": layers, "seed": seed}, corpus.ids, t, fitted)
+    tuned = ScoredTeacher("finetune", {"layers": layers, "seed": seed}, corpus, t, fitted)
     rows = []
     for share in shares:
         for source in sources:
@@ -180,10 +175,9 @@ def main() -> None:
     rows = earlier_rows("student_source")
     if not args.report_only:
         for pool in args.pools:
-            for target in args.targets or (CLASSIC if pool == "shared" else ["KDE4", "OpenSubtitles"]):
-                new = measure(pool, target, args.shares, args.teacher_layers, sources=args.sources)
-                done = {key(r) for r in new}
-                rows = [r for r in rows if key(r) not in done] + new
+            for target in args.targets or (CLASSIC if pool == "shared" else MIXED_TARGETS):
+                rows = merge_rows(rows, measure(pool, target, args.shares, args.teacher_layers, sources=args.sources),
+                                  key)
                 report(rows)
     report(rows)
 
