@@ -59,6 +59,14 @@ class SavedTeacher:
         return np.array([self._at[rid] for rid in records.ids])
 
 
+def pool_targets(pools: list[str], targets: list[str] | None):
+    """``(pool, target)`` for each pool and its targets (given, or the pool's own: the five classic domains of
+    the shared pool, KDE4 and OpenSubtitles of the negatives-study pools)."""
+    for pool in pools:
+        for target in targets or (CLASSIC if pool == "shared" else MIXED_TARGETS):
+            yield pool, target
+
+
 def pool_files(pool: str, target: str) -> tuple[list[str], str]:
     if pool == "shared":
         return [data_file(d, "train") for d in SEVEN], data_file(target, "train")
@@ -193,10 +201,9 @@ def main() -> None:
     args = ap.parse_args()
     rows = earlier_rows("candidates")
     if not args.report_only:
-        for pool in args.pools:
-            for target in args.targets or (CLASSIC if pool == "shared" else MIXED_TARGETS):
-                rows = merge_rows(rows, measure(pool, target, args.shares, args.seed, args.teacher_layers), key)
-                report(rows)
+        for pool, target in pool_targets(args.pools, args.targets):
+            rows = merge_rows(rows, measure(pool, target, args.shares, args.seed, args.teacher_layers), key)
+            report(rows)
     report(rows)
 
 

@@ -30,8 +30,8 @@ import argparse
 import time
 
 import numpy as np
-from _common import CLASSIC, ROOT, data_file, earlier_rows, merge_rows, write_results
-from candidates import MIXED_TARGETS, SavedTeacher, pool_files
+from _common import ROOT, data_file, earlier_rows, merge_rows, write_results
+from candidates import SavedTeacher, pool_files, pool_targets
 
 WORK = ROOT / "bench" / "work" / "student_source"
 SAMPLE = 20000
@@ -174,11 +174,9 @@ def main() -> None:
     args = ap.parse_args()
     rows = earlier_rows("student_source")
     if not args.report_only:
-        for pool in args.pools:
-            for target in args.targets or (CLASSIC if pool == "shared" else MIXED_TARGETS):
-                rows = merge_rows(rows, measure(pool, target, args.shares, args.teacher_layers, sources=args.sources),
-                                  key)
-                report(rows)
+        for pool, target in pool_targets(args.pools, args.targets):
+            rows = merge_rows(rows, measure(pool, target, args.shares, args.teacher_layers, sources=args.sources), key)
+            report(rows)
     report(rows)
 
 
