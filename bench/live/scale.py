@@ -317,7 +317,8 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
     rows += [score_row("finetune", n, extra=(*rule, *(("--layers", str(k)) if k else ())),
                        label="finetune" + (f"-layers{k}" if k else "") + tag) for k, n in fulls]
     made = {(r["method"], r["size"]) for r in rows}
-    rows += [r for r in earlier if "@" in r["method"] and (r["method"], r["size"]) not in made]  # other versions' reruns
+    # the file's other rows (another version's rerun, a size not asked for this time) stay in it
+    rows += [r for r in earlier if (r["method"], r["size"]) not in made]
     for r in rows:  # rows finished before the stage timings were kept: read them from the run's run.json
         run_json = WORK / f"run-{r['method']}-{r['size']}" / "run.json"
         if not any(k in r for k in STAGES) and run_json.exists():
