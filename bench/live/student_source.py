@@ -8,8 +8,10 @@ what separates the in-domain set from the pool; its tokens, distilled the same w
 benchmark measures what each source costs the cascade, through the product's public API only:
 
 - the teacher: ``finetune`` (``--layers K``, seed 0, in-domain set <D>.test.en) fitted on the whole
-  pool, scores every line; its fit saved with ``save_state`` (a transformers folder) is the source of
-  the fine-tuned vectors (``StudentSelector(model=that folder)``);
+  pool, scores every line; its fit is saved (``save_state``) and loaded back, and its encoder is the
+  source of the fine-tuned vectors (``StudentSelector(vectors='teacher')``, through the teacher's
+  ``distil_source``; the first shared rows, made by 0.20.1, distilled the same saved folder through
+  ``model=``);
 - the pool is split once (seeded): the student learns from a 20,000-line part (its sample, scored by
   the teacher) and is judged on the other lines, none of which it saw;
 - for a selection of ``share`` of the judged lines (N): **needed**, the fewest of the student's top
@@ -54,12 +56,6 @@ class ScoredTeacher(SavedTeacher):
 # worse than 'teacher' on the shared pool and left the product: its rows stay, its code is in git
 SOURCES = {"base": "base", "fine-tuned": "teacher"}
 REPORTED = ("base", "fine-tuned", "both")
-
-
-def made_by_its_version(r: dict) -> bool:
-    """Whether the row's version made it: the first 'both' rows were made by 0.21.0's code before its
-    version was set, and say 0.20.1, which had no such source; they are left out (0.21.0 made them again)."""
-    return not (r["source"] == "both" and r["version"] == "0.20.1")
 
 
 def measure(pool: str, target: str, shares: list[float], layers: int, seed: int = 0,
@@ -115,7 +111,6 @@ def key(r: dict) -> tuple:
 
 
 def report(rows: list[dict]) -> None:
-    rows = [r for r in rows if made_by_its_version(r)]
     srcs = [x for x in REPORTED if any(r["source"] == x for r in rows)]
     md = ["# The cascade's student: static vectors from the base or the fine-tuned encoder (issue 48, item 2)", "",
           "The teacher (finetune, seed 0, in-domain set <D>.test.en) fitted on the whole pool; the student "
