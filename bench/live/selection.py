@@ -288,11 +288,15 @@ def row_version(row: dict) -> str:
     return (row.get("signature") or "").rsplit("|v:", 1)[-1]
 
 
+def version_key(version: str) -> tuple:
+    return tuple(int(x) for x in version.split(".") if x.isdigit())
+
+
 def stale_cascade(row: dict) -> bool:
     """A cascade row planned its candidates by a rule that is no longer the product's (0.8.0: 99% of the
     teacher's top on a held-out quarter of the sample): its run is redone when asked for, and it leaves the
     table."""
-    return bool(row.get("cascade")) and row_version(row) not in CASCADE_PLANS
+    return bool(row.get("cascade")) and version_key(row_version(row)) < version_key(CASCADE_PLANS[0])
 
 
 def restore_rows() -> int:
@@ -322,6 +326,10 @@ def current_rows() -> tuple[list, int]:
     its version), and how many runs of other versions were left out: a table holds one version's numbers.
     Rows of 0.1.0-0.5.1, as they were measured then: bench/results/selection_archive_0.5.md."""
     rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
+    here = {(r["target"], r["method"], row_version(r)) for r in rows}
+    if (RESULTS / "selection.json").exists():  # a label run again at a later version: its earlier rows stay
+        rows += [{**r, FROM_RESULTS: True} for r in json.loads((RESULTS / "selection.json").read_text())["rows"]
+                 if (r["target"], r["method"], row_version(r)) not in here]
     keep = [r for r in rows if row_version(r) in same_scores(r) and not stale_cascade(r)]
     by_run = {(r["target"], r["method"]): r for r in keep}
     for r in keep:  # a combination costs its members' runs as they stand now: a member measured again (--redo)
@@ -329,6 +337,23 @@ def current_rows() -> tuple[list, int]:
         if members and all(members):
             r["seconds"] = round(sum(m["seconds"] for m in members) + r.get("combine_seconds", 0), 1)
     return keep, len(rows) - len(keep)
+
+
+FROM_RESULTS = "_from_results"  # a row the results file keeps beside a later run of its label: never saved as a run's
+
+
+def own_run(row: dict) -> bool:
+    """Whether ``row`` is its run directory's own (not a results-file row kept beside a later run)."""
+    return not row.get(FROM_RESULTS)
+
+
+def later_rows() -> list[dict]:
+    """Finished runs of a version after the table's (a label run again to check a change that moves its
+    scores), in their own table: the table's versions score every label alike, these do not."""
+    rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
+    newest = version_key(LM_SAME_SCORES[-1])
+    return [r for r in rows if version_key(row_version(r)) > newest and r.get("base_method", r["method"]) != "dsir"
+            and not stale_cascade(r) and "|v:" in (r.get("signature") or "")]
 
 
 # versions that score every label alike (0.7.0, 0.8.0 and 0.9.0 changed no method's scores: their changes are the
@@ -351,8 +376,9 @@ def same_scores(row: dict) -> tuple:
     return LM_SAME_SCORES if method in ("moore-lewis", "random") else SAME_SCORES
 
 
-# versions whose cascade plans its candidates by today's rule (N of the teacher's top 1.25 N, out of fold)
-CASCADE_PLANS = ("0.9.0", "0.10.0", "0.10.1", "0.11.0")  # the versions that plan by 0.9.0's rule
+# versions whose cascade plans its candidates by today's rule (N of the teacher's top 1.25 N, out of fold):
+# 0.9.0 and every later one
+CASCADE_PLANS = ("0.9.0",)
 
 
 def cascade_recall(target: str, label: str, base: str) -> dict | None:
@@ -380,7 +406,7 @@ def fill_positive(rows: list) -> None:
     from domainsift._internal.atomic import save_json
     for r in rows:
         run_dir = WORK / r["target"] / r["method"]
-        if "positive" in r or not (run_dir / "signature.json").exists():
+        if "positive" in r or not own_run(r) or not (run_dir / "signature.json").exists():
             continue
         if json.loads((run_dir / "signature.json").read_text()).get("probabilistic"):
             r["positive"] = positive_eval(run_dir, [data_file(r["target"], "train")])
@@ -487,7 +513,23 @@ def report() -> None:
               "probabilities through their logit, equal weights, no tuning on these targets; built from the "
               "members' finished runs of the same seed, their wall time is the members' sum. They are not "
               "Domain-Finetune: the finetune row alone is that method."]
-    write_results("selection", {"N": N, "rows": rows}, "\n".join(lines) + "\n")
+    later = later_rows()
+    if later:
+        lines += ["", "Runs at later versions (`--redo LABEL` after a change that moves a label's scores): each label's "
+                  "precision under the version that ran it, beside the table's. Their scores are not the table's "
+                  "versions' (0.12.0 sums in float64; the cascade's student changed at 0.18.0 and 0.21.0), and the "
+                  "machine that ran them is the header's when the version is the header's.", "",
+                  "| method | version | seed | " + " | ".join(targets) + " | mean | in the table above |",
+                  "|---|---|---|" + "---|" * (len(targets) + 2)]
+        for key in sorted({(r["method"], row_version(r), r.get("seed", 0)) for r in later}):
+            got = {r["target"]: r["precision"] for r in later if (r["method"], row_version(r), r.get("seed", 0)) == key}
+            mean = f"{np.mean(list(got.values())):.4f}" if len(got) == len(targets) else "-"
+            before = [cell[(t, key[0])]["precision"] for t in targets if (t, key[0]) in cell]
+            lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(
+                f"{got[t]:.3f}" if t in got else "-" for t in targets) + f" | {mean} | "
+                + (f"{np.mean(before):.4f}" if len(before) == len(targets) else "-") + " |")
+    write_results("selection", {"N": N, "rows": [{k: v for k, v in r.items() if k != FROM_RESULTS} for r in rows]
+                                + later}, "\n".join(lines) + "\n")
 
 
 CASCADE_OF = {"cascade-cosine": "cosine-default", "cascade-finetune": "finetune-default",
@@ -509,10 +551,11 @@ def cascade_table(rows: list, targets: list) -> list:
             if row is None:
                 cells.append("-")
                 continue
-            got = row.get("teacher_recall") or cascade_recall(t, run, base)
+            got = row.get("teacher_recall") or (cascade_recall(t, run, base) if own_run(row) else None)
             if got:
                 row["teacher_recall"] = got
-                save_json(WORK / t / run / "bench.json", row)
+                if own_run(row):
+                    save_json(WORK / t / run / "bench.json", row)
                 cells.append(f"{got['candidates']} / {got['recall']:.3f}")
             else:
                 cells.append(f"{row['cascade']['candidates']} / -")
