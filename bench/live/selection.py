@@ -321,9 +321,11 @@ def restore_rows() -> int:
     return n
 
 
-def current_rows() -> tuple[list, int]:
+def current_rows() -> tuple[list, list, int]:
     """The finished runs under bench/work measured by this version of domainsift (their signature ends in
-    its version), and how many runs of other versions were left out: a table holds one version's numbers.
+    its version), the runs of a version after the table's (a label run again to check a change that moves
+    its scores: their own table, as the table's versions score every label alike and these do not), and how
+    many runs of other versions were left out: a table holds one version's numbers.
     Rows of 0.1.0-0.5.1, as they were measured then: bench/results/selection_archive_0.5.md."""
     rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
     here = {(r["target"], r["method"], row_version(r)) for r in rows}
@@ -331,12 +333,15 @@ def current_rows() -> tuple[list, int]:
         rows += [{**r, FROM_RESULTS: True} for r in json.loads((RESULTS / "selection.json").read_text())["rows"]
                  if (r["target"], r["method"], row_version(r)) not in here]
     keep = [r for r in rows if row_version(r) in same_scores(r) and not stale_cascade(r)]
+    newest = version_key(LM_SAME_SCORES[-1])  # later runs: a version after every one of the table
+    later = [r for r in rows if version_key(row_version(r)) > newest
+             and r.get("base_method", r["method"]) != "dsir" and not stale_cascade(r)]
     by_run = {(r["target"], r["method"]): r for r in keep}
     for r in keep:  # a combination costs its members' runs as they stand now: a member measured again (--redo)
         members = [by_run.get((r["target"], m)) for m in r.get("members", [])]
         if members and all(members):
             r["seconds"] = round(sum(m["seconds"] for m in members) + r.get("combine_seconds", 0), 1)
-    return keep, len(rows) - len(keep)
+    return keep, later, len(rows) - len(keep)
 
 
 FROM_RESULTS = "_from_results"  # a row the results file keeps beside a later run of its label: never saved as a run's
@@ -345,15 +350,6 @@ FROM_RESULTS = "_from_results"  # a row the results file keeps beside a later ru
 def own_run(row: dict) -> bool:
     """Whether ``row`` is its run directory's own (not a results-file row kept beside a later run)."""
     return not row.get(FROM_RESULTS)
-
-
-def later_rows() -> list[dict]:
-    """Finished runs of a version after the table's (a label run again to check a change that moves its
-    scores), in their own table: the table's versions score every label alike, these do not."""
-    rows = [json.loads(p.read_text()) for p in sorted(WORK.glob("*/*/bench.json"))]
-    newest = version_key(LM_SAME_SCORES[-1])
-    return [r for r in rows if version_key(row_version(r)) > newest and r.get("base_method", r["method"]) != "dsir"
-            and not stale_cascade(r) and "|v:" in (r.get("signature") or "")]
 
 
 # versions that score every label alike (0.7.0, 0.8.0 and 0.9.0 changed no method's scores: their changes are the
@@ -443,7 +439,7 @@ def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> Non
 
 
 def report() -> None:
-    rows, stale = current_rows()
+    rows, later, stale = current_rows()
     for r in rows:  # runs made before the seed study carry neither key: they are seed 0 of their method
         r.setdefault("base_method", r["method"])
         r.setdefault("seed", 0)
@@ -513,7 +509,6 @@ def report() -> None:
               "probabilities through their logit, equal weights, no tuning on these targets; built from the "
               "members' finished runs of the same seed, their wall time is the members' sum. They are not "
               "Domain-Finetune: the finetune row alone is that method."]
-    later = later_rows()
     if later:
         lines += ["", "Runs at later versions (`--redo LABEL` after a change that moves a label's scores): each label's "
                   "precision under the version that ran it, beside the table's. Their scores are not the table's "
@@ -528,8 +523,8 @@ def report() -> None:
             lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(
                 f"{got[t]:.3f}" if t in got else "-" for t in targets) + f" | {mean} | "
                 + (f"{np.mean(before):.4f}" if len(before) == len(targets) else "-") + " |")
-    write_results("selection", {"N": N, "rows": [{k: v for k, v in r.items() if k != FROM_RESULTS} for r in rows]
-                                + later}, "\n".join(lines) + "\n")
+    write_results("selection", {"N": N, "rows": [{k: v for k, v in r.items() if k != FROM_RESULTS}
+                                                 for r in rows + later]}, "\n".join(lines) + "\n")
 
 
 CASCADE_OF = {"cascade-cosine": "cosine-default", "cascade-finetune": "finetune-default",

@@ -263,7 +263,8 @@ def distill(model: str, batch_size: int = 1024, progress: bool = False) -> Stati
 def distill_encoder(tok, net, name: str, fingerprint: str | None, batch_size: int = 1024,
                     progress: bool = False) -> StaticEmbedder:
     """The recipe of the module docstring over an encoder already loaded (``tok``: its transformers
-    tokenizer, ``net``: the model, on whatever device it is; a fine-tuned one too)."""
+    tokenizer, ``net``: the model, on whatever device it is; a fine-tuned one too). ``fingerprint``: the
+    encoder's; None (an encoder with no files of its own) names the table by its digest."""
     from .transformers import _torch
     torch = _torch()
     vocab = tok.get_vocab()
@@ -294,6 +295,9 @@ def distill_encoder(tok, net, name: str, fingerprint: str | None, batch_size: in
     rank[:] = np.arange(size) + 2  # Zipf on the vocabulary's order
     proba = (1 / rank) / np.sum(1 / rank)
     out *= (SIF / (SIF + proba)).astype(np.float32)[:, None]
+    if fingerprint is None:
+        import hashlib
+        fingerprint = "distilled:" + hashlib.sha256(out.tobytes()).hexdigest()[:16]
     from tokenizers import Tokenizer  # a copy: the embedder sets its padding and truncation, not the encoder's
     return StaticEmbedder(out, Tokenizer.from_str(tok.backend_tokenizer.to_str()), name, fingerprint,
                           max_tokens=min(512, getattr(tok, "model_max_length", 512) or 512))

@@ -212,10 +212,8 @@ class StudentSelector(BaseSelector):
         self.vectors_from_ = "base"
         if source is None:
             return distilled(model_path(self.model), self.cache_dir, progress=self.progress)
-        import hashlib
         tok, net, name = source
-        static = distill_encoder(tok, net, name, None, progress=self.progress)
-        static.source_fingerprint = "distilled:" + hashlib.sha256(static.vectors.tobytes()).hexdigest()[:16]
+        static = distill_encoder(tok, net, name, None, progress=self.progress)  # named by its table's digest
         self.vectors_from_ = "teacher"
         return static
 
