@@ -28,6 +28,30 @@ def test_transformers_families(tiny_models, family, backend):
         assert cos.min() > (0.9999 if backend == "onnx" else 0.98)
 
 
+
+@pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
+def test_onnx_lanes_run_batches_side_by_side_with_the_vectors_of_one_session(tiny_models, backend):
+    """Two threads give two single-threaded sessions (lanes) that run batches at once; the vectors, in input
+    order, are those of one session (a vector depends on its sentence alone)."""
+    import torch
+    from domainsift.embed.onnx import lanes_for
+    assert lanes_for(1) == (1, 1) and lanes_for(2) == (2, 1) and lanes_for(16) == (4, 4)
+    texts = [" ".join(TEXTS[i % 4].split()[: 1 + i % 5]) + f" item {i}" for i in range(40)]
+    before = torch.get_num_threads()
+    try:
+        out = {}
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            emb = TransformersEmbedder(tiny_models["bert"], batch_size=2, progress=False, backend=backend)
+            out[threads] = emb.encode(texts)
+            assert emb.runner.lanes == threads
+    finally:
+        torch.set_num_threads(before)
+    np.testing.assert_allclose(out[2], out[1], atol=1e-6)
+    single = np.vstack([TransformersEmbedder(tiny_models["bert"], progress=False, backend=backend).encode([t])
+                        for t in texts[:6]])
+    np.testing.assert_allclose(out[2][:6], single, atol=1e-5)
+
 def test_onnx_export_runs_eager_attention_and_restores_the_models_own(tiny_models, tmp_path):
     """The ONNX graph is traced with eager attention (plain MatMul and Softmax, which ONNX Runtime
     runs faster than the traced fused-attention graph); the model in memory keeps its own setting."""

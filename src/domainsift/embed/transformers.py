@@ -8,6 +8,8 @@ token is set to its end-of-text token).
 
 from __future__ import annotations
 
+import contextlib
+
 import functools
 import hashlib
 import logging
@@ -318,9 +320,10 @@ class TransformersEmbedder:
     def _onnx(self):
         if self.runner is None:
             torch, tok, model, _ = self.load()
-            from .onnx import runner_for
+            from .onnx import lanes_for, runner_for
+            sessions, threads = lanes_for(torch.get_num_threads())
             self.runner = runner_for(model, tok, self.layer, self.backend, self.export_dir, self.fingerprint,
-                                      threads=torch.get_num_threads())
+                                      threads=threads, sessions=sessions)
         return self.runner
 
     def _pooled(self, batch: dict):
@@ -363,18 +366,29 @@ class TransformersEmbedder:
         from tqdm.auto import tqdm
         bar = tqdm(total=n, desc=f"encode {self.name}", unit="sent", disable=not self.progress,
                    leave=False)
-        with torch.inference_mode():
-            for idx in equal_length_batches(lengths, self.batch_size):
+
+        def pooled_of(idx):
+            with torch.inference_mode():  # per thread: a lane's thread is not the caller's
                 batch = tok.pad({k: [enc[k][i] for i in idx] for k in keys}, return_tensors="np")
-                pooled = self._pooled(dict(batch))
+                return idx, self._pooled(dict(batch)).cpu().numpy()
+
+        batches = equal_length_batches(lengths, self.batch_size)
+        lanes = self._onnx().lanes if self.effective_backend != "torch" else 1
+        with contextlib.ExitStack() as stack:
+            if lanes > 1 and len(batches) > 1:  # the ONNX sessions run batches side by side (OnnxRunner)
+                from concurrent.futures import ThreadPoolExecutor
+                done = stack.enter_context(ThreadPoolExecutor(lanes, thread_name_prefix="encode")).map(
+                    pooled_of, batches)
+            else:
+                done = map(pooled_of, batches)
+            for idx, x in done:  # in batch order: a line's vector depends on its text alone
                 if head is not None:
-                    x = pooled.cpu().numpy()
                     if k == 1:
                         out[idx] = row_dot(x, w[0]) + b[0]
                     else:
                         out[idx] = np.stack([row_dot(x, w[j]) + b[j] for j in range(k)], axis=1)
                 else:
-                    out[idx] = pooled.cpu().numpy()
+                    out[idx] = x
                 bar.update(len(idx))
         bar.close()
         return out
