@@ -52,6 +52,15 @@ def test_onnx_lanes_run_batches_side_by_side_with_the_vectors_of_one_session(tin
                         for t in texts[:6]])
     np.testing.assert_allclose(out[2][:6], single, atol=1e-5)
 
+
+def test_a_batch_of_long_texts_holds_at_most_the_token_budget():
+    from domainsift.embed.transformers import equal_length_batches
+    lengths = np.array([100, 10, 100, 100, 10, 300, 100])
+    batches = equal_length_batches(lengths, 32, max_tokens=250)
+    assert [b.tolist() for b in batches] == [[5], [0, 2], [3, 6], [1, 4]]  # longest first; one text at least
+    assert [b.tolist() for b in equal_length_batches(lengths, 2)] == [[5], [0, 2], [3, 6], [1, 4]]
+    assert [b.tolist() for b in equal_length_batches(lengths, 32)] == [[5], [0, 2, 3, 6], [1, 4]]
+
 def test_onnx_export_runs_eager_attention_and_restores_the_models_own(tiny_models, tmp_path):
     """The ONNX graph is traced with eager attention (plain MatMul and Softmax, which ONNX Runtime
     runs faster than the traced fused-attention graph); the model in memory keeps its own setting."""

@@ -207,6 +207,9 @@ def build_model_file(model, tokenizer, layer: int, backend: str, out: Path,
 
 
 MAX_LANES = 4  # at most this many sessions run batches side by side (see OnnxRunner)
+# at most this many tokens in a batch a session runs (a batch of short lines still holds at most the encoder's
+# batch size): a batch's activations grow with its tokens, and every lane holds one batch at a time
+BATCH_TOKENS = 512
 
 
 def lanes_for(threads: int) -> tuple[int, int]:

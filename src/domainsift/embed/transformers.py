@@ -175,12 +175,19 @@ def mean_pool(hidden, mask):
     return (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
 
 
-def equal_length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+def equal_length_batches(lengths: np.ndarray, batch_size: int, max_tokens: int | None = None) -> list[np.ndarray]:
     """Indices of texts in batches of at most ``batch_size`` texts of one token count each, longest
-    first (in input order within a length): no batch needs padding."""
+    first (in input order within a length): no batch needs padding. ``max_tokens``: a batch of long
+    texts holds fewer, at most that many tokens (at least one text)."""
     order = np.argsort(-lengths, kind="stable")
     cuts = np.flatnonzero(np.diff(lengths[order])) + 1  # where the length changes
-    return [group[i:i + batch_size] for group in np.split(order, cuts) for i in range(0, len(group), batch_size)]
+    out = []
+    for group in np.split(order, cuts):
+        if not len(group):
+            continue
+        step = batch_size if max_tokens is None else max(1, min(batch_size, max_tokens // max(1, int(lengths[group[0]]))))
+        out += [group[i:i + step] for i in range(0, len(group), step)]
+    return out
 
 
 class TransformersEmbedder:
@@ -372,8 +379,11 @@ class TransformersEmbedder:
                 batch = tok.pad({k: [enc[k][i] for i in idx] for k in keys}, return_tensors="np")
                 return idx, self._pooled(dict(batch)).cpu().numpy()
 
-        batches = equal_length_batches(lengths, self.batch_size)
-        lanes = self._onnx().lanes if self.effective_backend != "torch" else 1
+        if self.effective_backend == "torch":
+            lanes, batches = 1, equal_length_batches(lengths, self.batch_size)
+        else:
+            from .onnx import BATCH_TOKENS
+            lanes, batches = self._onnx().lanes, equal_length_batches(lengths, self.batch_size, BATCH_TOKENS)
         with contextlib.ExitStack() as stack:
             if lanes > 1 and len(batches) > 1:  # the ONNX sessions run batches side by side (OnnxRunner)
                 from concurrent.futures import ThreadPoolExecutor
