@@ -434,11 +434,13 @@ COST_TEXT = (
 
 
 def cost_model(rows: list) -> dict | None:
-    """Core-hours for 10^9 lines through the cascade, from the largest cascade row's stage timings."""
+    """Core-hours for 10^9 lines through the cascade, from the largest cascade row's stage timings (of the
+    newest version among rows of that size)."""
     staged = [r for r in rows if "teacher_score_seconds" in r and r.get("candidates")]
     if not staged:
         return None
-    r = max(staged, key=lambda r: r["size"])
+    r = max(staged, key=lambda r: (r["size"], tuple(int(x) for x in str(r.get("version", "0")).split(".")
+                                                    if x.isdigit())))
     cores = 2
     student = cores * r["student_score_seconds"] / r["size"]
     teacher = cores * r["teacher_score_seconds"] / r["candidates"]

@@ -208,7 +208,9 @@ def build_model_file(model, tokenizer, layer: int, backend: str, out: Path,
 
 MAX_LANES = 4  # at most this many sessions run batches side by side (see OnnxRunner)
 # at most this many tokens in a batch a session runs (a batch of short lines still holds at most the encoder's
-# batch size): a batch's activations grow with its tokens, and every lane holds one batch at a time
+# batch size): a batch's activations grow with its tokens, and every lane holds one batch at a time. So two
+# lanes hold less than 0.21.0's one session over batches of 32 lines (bench/results/lanes.md); a one-off sweep
+# on the cascade's candidates (docs/experiments.md, 0.22.0) ran 256 to 1,024 tokens within 7% of each other
 BATCH_TOKENS = 512
 
 
@@ -226,10 +228,12 @@ class OnnxRunner:
 
     ``sessions`` sessions of the same graph (each with ``threads`` intra-op threads) are *lanes*: a call
     takes a free one, so ``sessions`` threads of the caller can run batches side by side (the session
-    releases the GIL). One session over two threads spends most of a batch outside its parallel matrix
-    products (the operators between them, the caller's tokenizing and pooling): on the 2-core machine two
-    single-threaded sessions run a 3-layer fine-tuned encoder's candidates 1.7x as fast as one session over
-    both cores, with the same vectors (``bench/live/lanes.py``)."""
+    releases the GIL). One session over two threads spends much of a batch outside its parallel matrix
+    products (the operators between them, the caller's padding and pooling): on a 2-core Zen 4 EPYC a
+    second thread made one session 12% faster. Two single-threaded sessions with batches of at most
+    :data:`BATCH_TOKENS` tokens score the 3-layer cascade teacher's candidates in 1.73 ms a line against
+    0.21.0's 2.12 (one session, 32 lines a batch), pool lines in 0.79 against 1.05, holding 108 and 85 MB
+    less, with the same scores (``bench/results/lanes.md``). Not measured beyond 2 cores."""
 
     def __init__(self, path: Path, input_names: list[str], threads: int | None = None, sessions: int = 1):
         import queue
