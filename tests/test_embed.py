@@ -1,3 +1,5 @@
+import time
+
 import numpy as np
 import pytest
 
@@ -48,6 +50,16 @@ def test_onnx_lanes_run_batches_side_by_side_with_the_vectors_of_one_session(tin
     finally:
         torch.set_num_threads(before)
     np.testing.assert_allclose(out[2], out[1], atol=1e-6)
+    calls = []
+
+    def broken(batch):  # a lane's batch fails: the error reaches the caller, the batches not begun never run
+        calls.append(1)
+        time.sleep(0.05)
+        raise ValueError("a lane failed")
+    emb._pooled = broken
+    with pytest.raises(ValueError, match="a lane failed"):
+        emb.encode(texts)
+    assert len(texts) // 2 >= 20 and len(calls) <= 10
     single = np.vstack([TransformersEmbedder(tiny_models["bert"], progress=False, backend=backend).encode([t])
                         for t in texts[:6]])
     np.testing.assert_allclose(out[2][:6], single, atol=1e-5)

@@ -9,7 +9,6 @@ token is set to its end-of-text token).
 from __future__ import annotations
 
 import contextlib
-
 import functools
 import hashlib
 import logging
@@ -185,7 +184,9 @@ def equal_length_batches(lengths: np.ndarray, batch_size: int, max_tokens: int |
     for group in np.split(order, cuts):
         if not len(group):
             continue
-        step = batch_size if max_tokens is None else max(1, min(batch_size, max_tokens // max(1, int(lengths[group[0]]))))
+        step = batch_size
+        if max_tokens is not None:
+            step = max(1, min(batch_size, max_tokens // max(1, int(lengths[group[0]]))))
         out += [group[i:i + step] for i in range(0, len(group), step)]
     return out
 
@@ -387,8 +388,9 @@ class TransformersEmbedder:
         with contextlib.ExitStack() as stack:
             if lanes > 1 and len(batches) > 1:  # the ONNX sessions run batches side by side (OnnxRunner)
                 from concurrent.futures import ThreadPoolExecutor
-                done = stack.enter_context(ThreadPoolExecutor(lanes, thread_name_prefix="encode")).map(
-                    pooled_of, batches)
+                pool = ThreadPoolExecutor(lanes, thread_name_prefix="encode")
+                stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # an error stops the batches not begun
+                done = pool.map(pooled_of, batches)
             else:
                 done = map(pooled_of, batches)
             for idx, x in done:  # in batch order: a line's vector depends on its text alone
