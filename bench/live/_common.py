@@ -48,6 +48,11 @@ def cpu_isa() -> str:
     return isa()
 
 
+def version_key(version) -> tuple:
+    """A version string ('0.21.0') as a tuple that orders versions (a missing one first)."""
+    return tuple(int(x) for x in str(version or "0").split(".") if x.isdigit())
+
+
 def earlier_rows(name: str) -> list[dict]:
     """The rows of ``bench/results/<name>.json`` as the last run left them (none yet: empty); a benchmark
     that adds rows keeps the others."""

@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 import numpy as np
-from _common import ROOT, SEVEN, cpu_isa, data_file, earlier_rows, merge_rows, write_results
+from _common import ROOT, SEVEN, cpu_isa, data_file, earlier_rows, merge_rows, version_key, write_results
 
 WORK = ROOT / "bench" / "work" / "lanes"
 SCALE = ROOT / "bench" / "work" / "scale"
@@ -106,7 +106,7 @@ def report(rows: list[dict]) -> None:
           "over every thread, batches of 32 lines; 0.22.0: one single-threaded session a thread (lanes), "
           "batches of at most 512 tokens. The score sum checks that both versions score alike.", "",
           "| version | isa | lines | ms a line | rounds | peak above (MB) | score sum |", "|---|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: (r["isa"], r["lines"], tuple(map(int, r["version"].split("."))))):
+    for r in sorted(rows, key=lambda r: (r["isa"], r["lines"], version_key(r["version"]))):
         md.append(f"| {r['version']} | {r['isa']} | {r['lines']} | {r['ms_per_line']:.2f} | {r['rounds']} | "
                   f"{r['peak_above_mb']:.0f} | {r['score_sum']:.4f} |")
     write_results("lanes", {"rows": rows}, "\n".join(md) + "\n")

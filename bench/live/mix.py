@@ -29,7 +29,7 @@ import shutil
 import time
 
 import numpy as np
-from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
+from _common import CLASSIC, ROOT, SEVEN, data_file, version_key, write_results
 
 WORK = ROOT / "bench" / "work" / "mix"
 N = 5000
@@ -165,7 +165,7 @@ def report(rows: dict) -> None:
                "the later targets. The table above's timings are 0.15.0-0.17.0's.", "",
                "| version | method | seed | vector cache | one run (s) | five in one (s) | ratio |",
                "|---|---|---|---|---|---|---|"]
-        for r in sorted(timings, key=lambda r: (tuple(int(x) for x in r["version"].split(".")), r["cache"] != "off")):
+        for r in sorted(timings, key=lambda r: (version_key(r["version"]), r["cache"] != "off")):
             md.append(f"| {r['version']} | {r['method']} | {r['seed']} | {r['cache']} | {r['one_run_seconds']} | "
                       f"{r['mix_seconds']} | {r['mix_seconds'] / r['one_run_seconds']:.2f} |")
     write_results("mix", {"rows": list(rows.values()), "timing": timings}, "\n".join(md) + "\n")

@@ -41,7 +41,7 @@ import subprocess
 import sys
 import time
 
-from _common import RESULTS, ROOT, SEVEN, data_file, write_results
+from _common import RESULTS, ROOT, SEVEN, data_file, version_key, write_results
 
 WORK = ROOT / "bench" / "work" / "scale"
 RESULTS_JSON = RESULTS / "scale.json"
@@ -439,8 +439,7 @@ def cost_model(rows: list) -> dict | None:
     staged = [r for r in rows if "teacher_score_seconds" in r and r.get("candidates")]
     if not staged:
         return None
-    r = max(staged, key=lambda r: (r["size"], tuple(int(x) for x in str(r.get("version", "0")).split(".")
-                                                    if x.isdigit())))
+    r = max(staged, key=lambda r: (r["size"], version_key(r.get("version"))))
     cores = 2
     student = cores * r["student_score_seconds"] / r["size"]
     teacher = cores * r["teacher_score_seconds"] / r["candidates"]

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
+from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, version_key, write_results
 
 from domainsift.io.corpus import read_corpus
 from domainsift.jobs.evaluate import evaluate_run
@@ -286,10 +286,6 @@ def main() -> None:
 
 def row_version(row: dict) -> str:
     return (row.get("signature") or "").rsplit("|v:", 1)[-1]
-
-
-def version_key(version: str) -> tuple:
-    return tuple(int(x) for x in version.split(".") if x.isdigit())
 
 
 def stale_cascade(row: dict) -> bool:

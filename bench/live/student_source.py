@@ -32,7 +32,7 @@ import argparse
 import time
 
 import numpy as np
-from _common import ROOT, data_file, earlier_rows, merge_rows, write_results
+from _common import ROOT, data_file, earlier_rows, merge_rows, version_key, write_results
 from candidates import SavedTeacher, pool_files, pool_targets
 
 WORK = ROOT / "bench" / "work" / "student_source"
@@ -131,7 +131,7 @@ def report(rows: list[dict]) -> None:
 
     def newest(g: list[dict], x: str) -> list[dict]:  # a source's rows of the newest version that made it
         have = [r for r in g if r["source"] == x]
-        v = max((r["version"] for r in have), key=lambda t: tuple(map(int, t.split("."))), default=None)
+        v = max((r["version"] for r in have), key=version_key, default=None)
         return [r for r in have if r["version"] == v]
 
     for tc, pool, share in sorted({(r["teacher"], r["pool"], r["share"]) for r in rows}):

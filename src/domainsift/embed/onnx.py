@@ -252,11 +252,10 @@ class OnnxRunner:
         opts.enable_mem_pattern = False
         self.sessions = [ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
                          for _ in range(max(1, int(sessions)))]
-        self.session = self.sessions[0]
         self._free = queue.SimpleQueue()
         for sess in self.sessions:
             self._free.put(sess)
-        used = {i.name for i in self.session.get_inputs()}  # the exporter drops inputs a layer ignores
+        used = {i.name for i in self.sessions[0].get_inputs()}  # the exporter drops inputs a layer ignores
         self.input_names = [n for n in input_names if n in used]
 
     @property
