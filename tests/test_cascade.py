@@ -115,7 +115,7 @@ def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(p
     est = candidates_for(sel, 0.25)  # planned on out-of-fold scores of all 120 sample lines
     assert est["held_out"] == 120 and 0 < est["share"] <= 1 and est["slack"] == 0.25
     p = sel.signature_params()
-    assert p["teacher_signature"]["method"] == "cosine" and p["features"] == "static" and p["n_sample"] == 120
+    assert p["teacher_signature"]["method"] == "cosine" and p["features"] == "static+bigrams" and p["n_sample"] == 120
 
 
 def test_a_finetune_teachers_student_distils_the_fine_tuned_encoder(pool, tiny_models, tmp_path):
@@ -210,7 +210,7 @@ def test_cascade_ranks_every_candidate_above_every_other_line(pool, tiny_models,
     # another code path, whose float rounding may differ by CPU (ties in either order)
     floor = cas["scores"][cand].min() - 2.0
     np.testing.assert_allclose(np.tan((cas["scores"][rest] - floor - 0.5) * np.pi), s, rtol=1e-4, atol=1e-5)
-    assert "student(static),candidates=" in cas["sig"]["signature"]
+    assert "student(static+bigrams),candidates=" in cas["sig"]["signature"]
     assert cas["sig"]["cascade_student"]["teacher"] == "cosine"
     sel = (pool["tmp"] / "cascade" / "selected.txt").read_text().splitlines()
     assert len(sel) == 12
@@ -342,3 +342,22 @@ def test_a_saved_student_signs_what_ran(pool, tiny_models, capsys, caplog):
     sig_b = json.loads((pool["tmp"] / "from-b" / "signature.json").read_text())
     assert sig_b["teacher"] == "moore-lewis" and sig_b["signature"] != sig_a["signature"]
     assert sig_b["student_digest"] != sig_a["student_digest"]
+
+
+def test_a_saved_student_hashed_another_way_is_refused(pool, tiny_models, capsys):
+    """A saved student whose bigram table was hashed by another recipe is one clear error, not scores
+    read through the wrong buckets."""
+    import json
+    from domainsift._internal.checksums import seal
+    common = ["--in-domain", pool["in"], "--pool", pool["pool"], "--cache", ""]
+    assert run_cli(["score", "--method", "student", "--teacher", "cosine", "--model", tiny_models["bert"], *common,
+                    "--out", "a"], capsys)[0] == 0
+    folder = pool["tmp"] / "a" / "student"
+    meta = json.loads((folder / "student.json").read_text())
+    assert meta["features"] == "static+bigrams" and meta["bigram_hash"] == "fib64-pair"
+    meta["bigram_hash"] = "another"
+    (folder / "student.json").write_text(json.dumps(meta))
+    (folder / "SHA256SUMS").unlink()
+    seal(folder)
+    rc, err, _ = run_cli(["score", "--method", "student", "--student-from", folder, *common, "--out", "b"], capsys)
+    assert rc != 0 and "hashed by another" in err and "fib64-pair" in err and "Traceback" not in err

@@ -223,3 +223,73 @@ def test_processes_flag_refuses_zero(capsys):
     with pytest.raises(SystemExit):
         main(["score", "--method", "random", "--processes", "0", "--in-domain", "x", "--pool", "y", "--out", "z"])
     assert "--processes" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the student's hashed bigrams
+def test_bigram_buckets_are_the_documented_hash():
+    """A saved student's bigram table is read back through the same buckets: the pair as one 64-bit key,
+    times 0x9E3779B97F4A7C15 modulo 2^64, its top bits (computed here with Python's integers)."""
+    from domainsift.select.student import BIGRAM_BUCKETS, bigram_slots
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 250_000, 500), rng.integers(0, 250_000, 500)
+    a[:2], b[:2] = (0, 2**31 - 1), (2**31 - 1, 0)
+    bits = BIGRAM_BUCKETS.bit_length() - 1
+    want = [(((int(x) << 32 | int(y)) * 0x9E3779B97F4A7C15) % 2**64) >> (64 - bits) for x, y in zip(a, b)]
+    assert bigram_slots(a, b).tolist() == want
+    assert len(set(want)) > 490  # spread over the table
+
+
+def test_line_bigrams_stay_inside_their_lines():
+    from domainsift.select.student import bigram_slots, line_bigrams
+    flat = np.array([5, 6, 7, 8, 9, 10])
+    counts = np.array([3, 0, 1, 2])  # lines: 5 6 7 | (empty) | 8 | 9 10
+    line, slot = line_bigrams(flat, counts)
+    assert line.tolist() == [0, 0, 3]
+    assert slot.tolist() == bigram_slots(np.array([5, 6, 9]), np.array([6, 7, 10])).tolist()
+
+
+def test_the_student_reads_word_order_through_its_bigrams():
+    """In-domain lines and the teacher's top put words in one order, the rest of the sample in the other:
+    the same tokens, so the same mean vector; the student still ranks every new line in the in-domain
+    order first, by its bigram weights alone."""
+    from domainsift.select.student import Student
+    rng = np.random.default_rng(0)
+    pairs = [("alpha", "beta"), ("gamma", "delta"), ("omega", "sigma"), ("kappa", "lambda")]
+    fill = ["one", "two", "three", "four", "five", "six"]
+
+    def make(order, n):
+        out = []
+        for _ in range(n):
+            a, b = pairs[rng.integers(len(pairs))]
+            words = list(rng.choice(fill, size=3)) + ([a, b] if order else [b, a])
+            out.append(" ".join(words))
+        return out
+
+    inside, top, rest = make(True, 40), make(True, 60), make(False, 240)
+    emb = embedder(bert_tokenizer(inside + top + rest))
+    st = Student(emb)
+    t = np.r_[np.ones(60), np.zeros(240)] + rng.random(300) * 0.1
+    st.fit_head(st.featurize(inside), st.featurize(top + rest), t, share=0.2, seed=0)
+    ordered = [f"three one {a} {b}" for a, b in pairs]
+    swapped = [f"three one {b} {a}" for a, b in pairs]
+    assert np.allclose(emb.encode(ordered), emb.encode(swapped))  # nothing for the mean vector to tell apart
+    assert (st.score(ordered) > st.score(swapped)).all() and st.features == "static+bigrams"
+
+
+def test_a_student_without_bigrams_scores_as_the_mean_of_its_token_weights():
+    """A student saved before 0.23.0 (no bigram table) loads and scores as it did: its tokens' mean weight."""
+    from domainsift.select.student import Student
+    texts = lines(4)
+    emb = embedder(bert_tokenizer(texts))
+    st = Student(emb)
+    x = st.featurize(texts[:200])
+    st.fit_head(x[:50], x[50:], np.arange(150, dtype=float), share=0.2, seed=0)
+    state = st.state()
+    del state["bigrams"]
+    old = Student.from_state(state, emb)
+    u, b = old.token_weights()
+    flat, counts = emb.token_ids(texts)
+    assert old.features == "static"
+    np.testing.assert_allclose(old.score(texts), emb.pool(u, flat, counts) + b, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(old.score(texts), old.score_features(emb.encode(texts, dtype=np.float64)),
+                               rtol=1e-9, atol=1e-9)

@@ -98,7 +98,8 @@ def measure(pool: str, target: str, shares: list[float], layers: int, seed: int 
             planned = candidates_for(st, share)["share"]
             rows.append({"version": __version__, "pool": pool, "target": target, "seed": seed,
                          "teacher": f"finetune --layers {layers}" if layers else "finetune",
-                         "source": source, "share": share, "judged": int(len(judged)),
+                         "source": source, "features": st.signature_params()["features"], "share": share,
+                         "judged": int(len(judged)),
                          "needed": round(need, 4), "planned": round(planned, 4),
                          "student_fit_seconds": round(fit_s, 1), "teacher_seconds": round(teacher_s, 1)})
             print(f"{pool} {target} {share:g} {source}: needed {need:.4f} planned {planned:.4f} "
@@ -155,7 +156,41 @@ def report(rows: list[dict]) -> None:
         cell = {x: newest(g, x) for x in srcs}
         md.append(f"| {tc} | {pool} | {share:g} | {target} | " + " | ".join(
             f"{cell[x][0]['needed']:.4f} / {cell[x][0]['planned']:.4f}" if cell[x] else "" for x in srcs) + " |")
+    md += features_table(rows)
     write_results("student_source", {"rows": rows}, "\n".join(md) + "\n")
+
+
+def features_table(rows: list[dict]) -> list[str]:
+    """The fine-tuned vectors' student by what its head reads: the mean static vector alone (0.21.0-0.22.0;
+    rows without a ``features`` field) and with hashed token bigrams (0.23.0); each the newest version's."""
+    fine = [r for r in rows if r["source"] == "fine-tuned"]
+    feats = lambda r: r.get("features", "static")  # noqa: E731
+    kinds = [k for k in ("static", "static+bigrams") if any(feats(r) == k for r in fine)]
+    if len(kinds) < 2:
+        return []
+    md = ["", "The student's features (fine-tuned vectors): the mean static vector alone, or with hashed token bigrams "
+          "(0.23.0: each bigram's weight over the line's token count, in 2^18 buckets; the bigram block scaled to "
+          "the mean vector's squared norm). Means over the targets; the change is bigrams against static.", "",
+          "| teacher | pool | share | targets | static: needed | static+bigrams: needed | change | static: planned | "
+          "static+bigrams: planned | change | student fit (s) | versions |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for tc, pool, share in sorted({(r["teacher"], r["pool"], r["share"]) for r in fine}):
+        g = [r for r in fine if (r["teacher"], r["pool"], r["share"]) == (tc, pool, share)]
+        by = {}
+        for k in kinds:
+            have = [r for r in g if feats(r) == k]
+            v = max((r["version"] for r in have), key=version_key, default=None)
+            by[k] = [r for r in have if r["version"] == v]
+        if not all(by.values()):
+            continue
+        targets = set.intersection(*({r["target"] for r in by[k]} for k in kinds))
+        m = {k: {f: np.mean([r[f] for r in by[k] if r["target"] in targets])
+                 for f in ("needed", "planned", "student_fit_seconds")} for k in kinds}
+        a, b = m["static"], m["static+bigrams"]
+        md.append(f"| {tc} | {pool} | {share:g} | {len(targets)} | {a['needed']:.4f} | {b['needed']:.4f} | "
+                  f"{b['needed'] / a['needed'] - 1:+.0%} | {a['planned']:.4f} | {b['planned']:.4f} | "
+                  f"{b['planned'] / a['planned'] - 1:+.0%} | {a['student_fit_seconds']:.0f} / "
+                  f"{b['student_fit_seconds']:.0f} | {by['static'][0]['version']} / {by['static+bigrams'][0]['version']} |")
+    return md
 
 
 def main() -> None:

@@ -50,19 +50,85 @@ HEAD = "top vs rest"  # the teacher's top share of the sample against the rest o
 # 0.17.0 and earlier: against the bottom two thirds, bench/results/candidates.md)
 FOLDS = 4  # the sample's folds: each is scored by a student fitted on the others, to plan the candidates
 NO_TEACHER = ("student", "random")
-FEATURES = "static"  # what the signature records (hashed n-grams measured worse: bench/archive/student_choices.py)
+FEATURES = "static+bigrams"  # what the signature records of a student fitted now (0.22.0 and earlier: "static";
+# hashed word n-grams alone measured worse: bench/archive/student_choices.py)
+
+
+BIGRAM_BUCKETS = 1 << 18  # the hashed token bigrams' table (2 MB of float64 weights)
+BIGRAM_HASH = "fib64-pair"  # how a bigram finds its bucket (bigram_slots); recorded with a saved student
+
+
+def bigram_slots(first: np.ndarray, second: np.ndarray, buckets: int = BIGRAM_BUCKETS) -> np.ndarray:
+    """The bucket of each token bigram (``first[k]``, ``second[k]``): the pair as one 64-bit key,
+    Fibonacci hashing (times 2^64 / golden ratio, modulo 2^64, the top bits): integer arithmetic, the same
+    buckets on every CPU."""
+    bits = int(buckets).bit_length() - 1
+    key = (first.astype(np.uint64) << np.uint64(32)) | second.astype(np.uint64)
+    return ((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)).astype(np.int64)
+
+
+def line_bigrams(flat: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each token bigram inside a line (none across lines): its line and its bucket."""
+    n = len(counts)
+    line = np.repeat(np.arange(n), counts)
+    at = np.flatnonzero(line[1:] == line[:-1])
+    return line[at], bigram_slots(flat[at], flat[at + 1])
+
+
+class Features:
+    """A sample's features: the mean static vector of each line (``dense``, (lines, dim)) and its hashed
+    token bigrams (``bigrams``: a sparse (lines, buckets) matrix, each bigram 1 / the line's token count,
+    so a linear weight on it adds to the line's mean as a token's weight does)."""
+
+    def __init__(self, dense: np.ndarray, bigrams):
+        self.dense, self.bigrams = dense, bigrams
+
+    def __len__(self) -> int:
+        return len(self.dense)
+
+    def __getitem__(self, rows) -> "Features":
+        return Features(self.dense[rows], self.bigrams[rows])
+
+    @staticmethod
+    def stack(parts: list["Features"]) -> "Features":
+        import scipy.sparse as sp
+        return Features(np.vstack([p.dense for p in parts]), sp.vstack([p.bigrams for p in parts]).tocsr())
 
 
 class Student:
-    """Static sentence vectors and a linear head: :meth:`featurize`, :meth:`fit_head`, :meth:`score_features`,
-    and :meth:`score` (the same scores from per-token weights, without the feature matrix)."""
+    """Static sentence vectors, hashed token bigrams and a linear head: :meth:`featurize`, :meth:`fit_head`,
+    :meth:`score_features`, and :meth:`score` (the same scores from per-token and per-bigram weights,
+    without the feature matrix)."""
 
     def __init__(self, static):
         self.static = static
         self.coef_ = self.intercept_ = self.scale_ = None
+        self.bigram_ = None  # a weight per bigram bucket (None: a student of mean static vectors alone, <= 0.22.0)
 
-    def featurize(self, texts) -> np.ndarray:
-        return self.static.encode(list(texts), dtype=np.float64)
+    @property
+    def features(self) -> str:
+        """What the head reads (the signature's ``features``)."""
+        return "static" if self.bigram_ is None else "static+bigrams"
+
+    def featurize(self, texts) -> Features:
+        """Every line's mean static vector (float64, as ``static.encode``) and hashed bigrams, from one
+        tokenization."""
+        import scipy.sparse as sp
+        from ..embed.static import CHUNK
+        texts = list(texts)
+        dense, rows, cols, vals = np.zeros((len(texts), self.static.dim)), [], [], []
+        for start in range(0, len(texts), CHUNK):
+            flat, counts = self.static.token_ids(texts[start:start + CHUNK])
+            dense[start:start + len(counts)] = self.static.pool(self.static.vectors, flat, counts)
+            line, slot = line_bigrams(flat, counts)
+            rows.append(line + start)
+            cols.append(slot)
+            vals.append(1.0 / np.maximum(counts, 1)[line])
+        cat = lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dt)  # noqa: E731
+        big = sp.csr_matrix((cat(vals, np.float64), (cat(rows, np.int64), cat(cols, np.int64))),
+                            shape=(len(texts), BIGRAM_BUCKETS))
+        big.sum_duplicates()
+        return Features(dense, big)
 
     def training_set(self, x_in, x_sample, t_sample: np.ndarray, share: float):
         """In-domain set and the teacher's top ``share`` of the sample (positives) against the rest of the
@@ -71,27 +137,45 @@ class Student:
         order = np.argsort(-np.asarray(t_sample, dtype=np.float64), kind="stable")
         n_top = max(1, min(n - 1, int(round(share * n))))
         pos, neg = order[:n_top], order[n_top:]
-        x = np.vstack([x_in, x_sample[pos], x_sample[neg]])
+        parts = [x_in, x_sample[pos], x_sample[neg]]
+        x = Features.stack(parts) if isinstance(x_in, Features) else np.vstack(parts)
         y = np.r_[np.ones(len(x_in) + len(pos)), np.zeros(len(neg))]
         return x, y
 
-    def fit_head(self, x_in, x_sample, t_sample: np.ndarray, share: float, seed: int = 0) -> "Student":
-        """A logistic regression (balanced classes) on standardised features."""
+    def fit_head(self, x_in: Features, x_sample: Features, t_sample: np.ndarray, share: float,
+                 seed: int = 0) -> "Student":
+        """A logistic regression (balanced classes) on the standardised mean vectors and the bigrams.
+
+        The bigram block is scaled so that its rows' mean squared norm equals the standardised block's
+        (its width): one L2 penalty then weighs the two alike, rather than by the bigrams' 1/length
+        values, which would leave their weights nearly unused."""
+        import scipy.sparse as sp
         from sklearn.linear_model import LogisticRegression
         x, y = self.training_set(x_in, x_sample, t_sample, share)
-        self.scale_ = (x.mean(0), np.maximum(x.std(0), 1e-8))
+        self.scale_ = (x.dense.mean(0), np.maximum(x.dense.std(0), 1e-8))
+        z = (x.dense - self.scale_[0]) / self.scale_[1]
+        norm = float(x.bigrams.multiply(x.bigrams).sum()) / len(y)
+        scale = float(np.sqrt(z.shape[1] / norm)) if norm > 0 else 0.0
+        design = sp.hstack([sp.csr_matrix(z), x.bigrams * scale]).tocsr() if scale else z
         lr = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000, random_state=seed)
-        lr.fit((x - self.scale_[0]) / self.scale_[1], y)
-        self.coef_, self.intercept_ = lr.coef_[0].astype(np.float64), float(lr.intercept_[0])
+        lr.fit(design, y)
+        w = lr.coef_[0].astype(np.float64)
+        self.coef_, self.intercept_ = w[:z.shape[1]], float(lr.intercept_[0])
+        self.bigram_ = w[z.shape[1]:] * scale if scale else np.zeros(BIGRAM_BUCKETS)
         self._u = None  # the per-token weights of a new head
         return self
 
     def score_features(self, x) -> np.ndarray:
-        return ((x - self.scale_[0]) / self.scale_[1]) @ self.coef_ + self.intercept_
+        dense = x.dense if isinstance(x, Features) else x
+        out = ((dense - self.scale_[0]) / self.scale_[1]) @ self.coef_ + self.intercept_
+        if self.bigram_ is not None:
+            out = out + x.bigrams @ self.bigram_
+        return out
 
     def token_weights(self) -> tuple[np.ndarray, float]:
-        """The head as one weight per token, and the constant it adds: a line's score is the mean of
-        its tokens' weights plus the constant."""
+        """The head's mean-vector part as one weight per token, and the constant it adds: a line's score
+        is the mean of its tokens' weights (plus its bigrams' weights over its token count) plus the
+        constant."""
         if getattr(self, "_u", None) is None:
             mu, sd = self.scale_
             w = self.coef_ / sd
@@ -101,16 +185,27 @@ class Student:
     def score(self, texts) -> np.ndarray:
         u, b = self.token_weights()
         flat, counts = self.static.token_ids(list(texts))
-        return self.static.pool(u, flat, counts) + b
+        if self.bigram_ is None:
+            return self.static.pool(u, flat, counts) + b
+        n = len(counts)
+        line, slot = line_bigrams(flat, counts)
+        total = (np.bincount(np.repeat(np.arange(n), counts), weights=u[flat], minlength=n)
+                 + np.bincount(line, weights=self.bigram_[slot], minlength=n))
+        return total / np.maximum(counts, 1) + b
 
     def state(self) -> dict:
-        return {"coef": self.coef_, "intercept": self.intercept_, "mu": self.scale_[0], "sd": self.scale_[1]}
+        out = {"coef": self.coef_, "intercept": self.intercept_, "mu": self.scale_[0], "sd": self.scale_[1]}
+        if self.bigram_ is not None:
+            out["bigrams"] = self.bigram_
+        return out
 
     @classmethod
     def from_state(cls, state: dict, static) -> "Student":
         st = cls(static)
         st.coef_, st.intercept_ = np.asarray(state["coef"], dtype=np.float64), float(state["intercept"])
         st.scale_ = (np.asarray(state["mu"], dtype=np.float64), np.asarray(state["sd"], dtype=np.float64))
+        if state.get("bigrams") is not None:
+            st.bigram_ = np.asarray(state["bigrams"], dtype=np.float64)
         return st
 
 
@@ -136,6 +231,12 @@ def _check_student(st: "Student") -> None:
             raise DomainsiftError(f"head.npz: {name} holds {np.shape(v)} values for {dim}-d static vectors")
         if not np.isfinite(v).all():
             raise DomainsiftError(f"head.npz: {name} holds values that are not finite")
+    if st.bigram_ is not None:
+        if np.shape(st.bigram_) != (BIGRAM_BUCKETS,):
+            raise DomainsiftError(f"head.npz: bigrams holds {np.shape(st.bigram_)} values for {BIGRAM_BUCKETS} "
+                                  "buckets")
+        if not np.isfinite(st.bigram_).all():
+            raise DomainsiftError("head.npz: bigrams holds values that are not finite")
     if not np.isfinite(st.intercept_):
         raise DomainsiftError("student.json: the intercept is not finite")
     vocab = st.static.tokenizer.get_vocab_size()
@@ -287,11 +388,14 @@ class StudentSelector(BaseSelector):
         from .._internal.atomic import atomic_dir
         with atomic_dir(path) as tmp:
             st = self.student_.state()
-            meta = {"features": FEATURES, "head": getattr(self, "head_", None) or HEAD, "intercept": st["intercept"],
+            meta = {"features": self.student_.features, "head": getattr(self, "head_", None) or HEAD, "intercept": st["intercept"],
                     "teacher": self.teacher_signature_,
                     "n_sample": getattr(self, "n_sample_", None), "folds": FOLDS,
                     "vectors": getattr(self, "vectors_from_", None) or "base"}
             arrays = {"coef": st["coef"], "mu": st["mu"], "sd": st["sd"]}
+            if "bigrams" in st:
+                meta.update(bigram_buckets=BIGRAM_BUCKETS, bigram_hash=BIGRAM_HASH)
+                arrays["bigrams"] = st["bigrams"]
             if getattr(self, "held_out_", None):
                 arrays.update(held_teacher=self.held_out_["teacher"], held_student=self.held_out_["student"])
             np.savez(tmp / "head.npz", **arrays)
@@ -314,6 +418,10 @@ class StudentSelector(BaseSelector):
                 arrays = {k: npz[k] for k in npz.files}
             static = StaticEmbedder.load(path / "static", verify=False)  # checked with the folder
             self.student_ = Student.from_state({**arrays, "intercept": meta["intercept"]}, static)
+            hashed = (meta.get("bigram_hash"), meta.get("bigram_buckets"))
+            if "bigrams" in arrays and hashed != (BIGRAM_HASH, BIGRAM_BUCKETS):
+                raise DomainsiftError(f"student.json: its bigrams are hashed by {hashed[0]} into {hashed[1]} buckets; "
+                                      f"this version hashes by {BIGRAM_HASH} into {BIGRAM_BUCKETS}")
             _check_student(self.student_)
         except DomainsiftError as exc:
             raise DomainsiftError(f"{path}: not a usable saved student ({exc})") from None
@@ -340,7 +448,7 @@ class StudentSelector(BaseSelector):
         p = super().signature_params()
         p.pop("teacher_params", None)
         from ..embed.static import RECIPE
-        p["features"], p["static"] = FEATURES, RECIPE
+        p["features"], p["static"] = (self.student_.features if self.is_fitted else FEATURES), RECIPE
         p["head"] = getattr(self, "head_", None) or HEAD  # a saved student's own (before 0.18.0: none saved)
         if self.is_fitted:
             p["teacher_signature"] = getattr(self, "teacher_signature_", None)
