@@ -64,7 +64,7 @@ def measure(pool: str, target: str, shares: list[float], layers: int, seed: int 
     from domainsift._version import __version__
     from domainsift.engine.cascade import candidates_for, learn_share, plan_share
     from domainsift.select import get_selector
-    from domainsift.select.student import StudentSelector
+    from domainsift.select.student import FOLDS, StudentSelector
     files, _ = pool_files(pool, target)
     corpus = ds.read_corpus(files)
     in_domain = ds.read_corpus([data_file(target, "test")])
@@ -98,7 +98,8 @@ def measure(pool: str, target: str, shares: list[float], layers: int, seed: int 
             planned = candidates_for(st, share)["share"]
             rows.append({"version": __version__, "pool": pool, "target": target, "seed": seed,
                          "teacher": f"finetune --layers {layers}" if layers else "finetune",
-                         "source": source, "features": st.signature_params()["features"], "share": share,
+                         "source": source, "features": st.signature_params()["features"], "folds": FOLDS,
+                         "share": share,
                          "judged": int(len(judged)),
                          "needed": round(need, 4), "planned": round(planned, 4),
                          "student_fit_seconds": round(fit_s, 1), "teacher_seconds": round(teacher_s, 1)})
@@ -108,10 +109,22 @@ def measure(pool: str, target: str, shares: list[float], layers: int, seed: int 
 
 
 def key(r: dict) -> tuple:
-    return (r["version"], r["pool"], r["target"], r["seed"], r["teacher"], r["source"], r["share"])
+    return (r["version"], r["pool"], r["target"], r["seed"], r["teacher"], r["source"], r["share"], r.get("folds", 4))
 
 
-def report(rows: list[dict]) -> None:
+def folds_of(r: dict) -> int:
+    return r.get("folds", 4)  # rows made before the field: the plan's 4 folds
+
+
+def is_product(r: dict) -> bool:
+    """A row of what the product ran at its version: from 0.23.0 on, a row of the folds it ships (rows of
+    4 folds at 0.23.0 measured the plan that 8 folds replaced)."""
+    from domainsift.select.student import FOLDS
+    return version_key(r["version"]) < version_key("0.23.0") or folds_of(r) == FOLDS
+
+
+def report(all_rows: list[dict]) -> None:
+    rows = [r for r in all_rows if is_product(r)]
     srcs = [x for x in REPORTED if any(r["source"] == x for r in rows)]
     md = ["# The cascade's student: static vectors from the base or the fine-tuned encoder (issue 48, item 2)", "",
           "The teacher (finetune, seed 0, in-domain set <D>.test.en) fitted on the whole pool; the student "
@@ -156,28 +169,39 @@ def report(rows: list[dict]) -> None:
         cell = {x: newest(g, x) for x in srcs}
         md.append(f"| {tc} | {pool} | {share:g} | {target} | " + " | ".join(
             f"{cell[x][0]['needed']:.4f} / {cell[x][0]['planned']:.4f}" if cell[x] else "" for x in srcs) + " |")
-    md += features_table(rows)
-    write_results("student_source", {"rows": rows}, "\n".join(md) + "\n")
+    md += features_table(all_rows)
+    write_results("student_source", {"rows": all_rows}, "\n".join(md) + "\n")
 
 
 def features_table(rows: list[dict]) -> list[str]:
-    """The fine-tuned vectors' student by what its head reads: the mean static vector alone (0.21.0-0.22.0;
-    rows without a ``features`` field) and with hashed token bigrams (0.23.0); each the newest version's."""
+    """Bigrams against the mean vector alone (4 folds each), then 8 folds against 4 (with bigrams), each on the
+    targets both variants ran."""
+    return (variants_table(rows, (("static", 4), ("static+bigrams", 4)))
+            + variants_table(rows, (("static+bigrams", 4), ("static+bigrams", 8))))
+
+
+def variants_table(rows: list[dict], wanted) -> list[str]:
+    """The fine-tuned vectors' student by what its head reads and how many folds plan it: the mean static
+    vector alone (0.21.0-0.22.0; rows without a ``features`` field), with hashed token bigrams (0.23.0),
+    planned on 4 or 8 folds; each variant's newest version."""
     fine = [r for r in rows if r["source"] == "fine-tuned"]
-    feats = lambda r: r.get("features", "static")  # noqa: E731
-    kinds = [k for k in ("static", "static+bigrams") if any(feats(r) == k for r in fine)]
+    variant = lambda r: (r.get("features", "static"), folds_of(r))  # noqa: E731
+    kinds = [k for k in wanted if any(variant(r) == k for r in fine)]
     if len(kinds) < 2:
         return []
+    name = lambda k: f"{k[0]}, {k[1]} folds"  # noqa: E731
     md = ["", "The student's features (fine-tuned vectors): the mean static vector alone, or with hashed token bigrams "
           "(0.23.0: each bigram's weight over the line's token count, in 2^18 buckets; the bigram block scaled to "
-          "the mean vector's squared norm). Means over the targets; the change is bigrams against static.", "",
-          "| teacher | pool | share | targets | static: needed | static+bigrams: needed | change | static: planned | "
-          "static+bigrams: planned | change | student fit (s) | versions |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "the mean vector's squared norm); the plan on the out-of-fold scores of 4 folds of the sample, or 8 "
+          "(each fold's student fitted on 7/8 of it). Means over the targets.", "",
+          "| teacher | pool | share | targets | " + " | ".join(f"{name(k)}: needed" for k in kinds) + " | "
+          + " | ".join(f"{name(k)}: planned" for k in kinds) + " | student fit (s) | versions |",
+          "|---|---|---|---|" + "---|" * (2 * len(kinds) + 2)]
     for tc, pool, share in sorted({(r["teacher"], r["pool"], r["share"]) for r in fine}):
         g = [r for r in fine if (r["teacher"], r["pool"], r["share"]) == (tc, pool, share)]
         by = {}
         for k in kinds:
-            have = [r for r in g if feats(r) == k]
+            have = [r for r in g if variant(r) == k]
             v = max((r["version"] for r in have), key=version_key, default=None)
             by[k] = [r for r in have if r["version"] == v]
         if not all(by.values()):
@@ -185,11 +209,11 @@ def features_table(rows: list[dict]) -> list[str]:
         targets = set.intersection(*({r["target"] for r in by[k]} for k in kinds))
         m = {k: {f: np.mean([r[f] for r in by[k] if r["target"] in targets])
                  for f in ("needed", "planned", "student_fit_seconds")} for k in kinds}
-        a, b = m["static"], m["static+bigrams"]
-        md.append(f"| {tc} | {pool} | {share:g} | {len(targets)} | {a['needed']:.4f} | {b['needed']:.4f} | "
-                  f"{b['needed'] / a['needed'] - 1:+.0%} | {a['planned']:.4f} | {b['planned']:.4f} | "
-                  f"{b['planned'] / a['planned'] - 1:+.0%} | {a['student_fit_seconds']:.0f} / "
-                  f"{b['student_fit_seconds']:.0f} | {by['static'][0]['version']} / {by['static+bigrams'][0]['version']} |")
+        md.append(f"| {tc} | {pool} | {share:g} | {len(targets)} | "
+                  + " | ".join(f"{m[k]['needed']:.4f}" for k in kinds) + " | "
+                  + " | ".join(f"{m[k]['planned']:.4f}" for k in kinds) + " | "
+                  + " / ".join(f"{m[k]['student_fit_seconds']:.0f}" for k in kinds) + " | "
+                  + " / ".join(by[k][0]["version"] for k in kinds) + " |")
     return md
 
 
