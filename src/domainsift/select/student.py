@@ -10,6 +10,12 @@ in-domain set:
   it learnt to separate), else ``model``'s (``vectors='base'``). For a 1% selection of the shared pool
   with a ``finetune --layers 3`` teacher, the fine-tuned vectors need 6.4% of the lines as candidates
   where the base vectors need 7.1% (bench/results/student_source.md, also the 2% and 29% pools);
+  and, since 0.23.0, the line's **token bigrams**, hashed into :data:`BIGRAM_BUCKETS` buckets, each worth
+  1 / the line's token count (a bigram's weight adds to the line's mean as a token's does). A mean of
+  token vectors cannot see word order or which words stand together; the fine-tuned teacher does. With a
+  ``finetune --layers 3`` teacher, the fewest candidates that hold the plan's guarantee on lines the
+  student never saw fell 6-26% on every pool and share measured (shared 1%: 6.4% -> 5.8% of the lines;
+  29% pool at 1%: 14.8% -> 11.0%), for a few more seconds of fitting (bench/results/student_source.md);
 * **head**: a logistic regression (scikit-learn) of the in-domain set and the teacher's top share of
   the sample against every other line of the sample. The lines just below the teacher's top are the
   ones the student must rank below it; paper 000's rule (negatives from the bottom two thirds, which
@@ -19,8 +25,9 @@ in-domain set:
   it and 5 of 5 with this head (bench/results/candidates.md, which also holds the 2% and 29% pools).
 
 Its score is the head's logit. A linear head over mean token vectors is a per-token weight, so the
-student scores a line as the mean of its tokens' weights: tokenizing is most of the cost.
-Measured against hashed word n-grams, other heads (ridge regression on the teacher's rank; no teacher)
+student scores a line as the mean of its tokens' weights, plus its bigrams' weights over its token count:
+tokenizing is most of the cost.
+Measured against hashed word n-grams alone, other heads (ridge regression on the teacher's rank; no teacher)
 and a smaller sample, in bench/results/student_choices.md: this one keeps the most of the teacher's
 top in the fewest candidates.
 
