@@ -74,10 +74,11 @@ def bigram_slots(first: np.ndarray, second: np.ndarray, buckets: int = BIGRAM_BU
     return ((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)).astype(np.int64)
 
 
-def line_bigrams(flat: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each token bigram inside a line (none across lines): its line and its bucket."""
-    n = len(counts)
-    line = np.repeat(np.arange(n), counts)
+def line_bigrams(flat: np.ndarray, counts: np.ndarray, line: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each token bigram inside a line (none across lines): its line and its bucket. ``line``: each
+    token's line, when the caller has it."""
+    if line is None:
+        line = np.repeat(np.arange(len(counts)), counts)
     at = np.flatnonzero(line[1:] == line[:-1])
     return line[at], bigram_slots(flat[at], flat[at + 1])
 
@@ -195,9 +196,10 @@ class Student:
         if self.bigram_ is None:
             return self.static.pool(u, flat, counts) + b
         n = len(counts)
-        line, slot = line_bigrams(flat, counts)
-        total = (np.bincount(np.repeat(np.arange(n), counts), weights=u[flat], minlength=n)
-                 + np.bincount(line, weights=self.bigram_[slot], minlength=n))
+        line = np.repeat(np.arange(n), counts)
+        owner, slot = line_bigrams(flat, counts, line)
+        total = (np.bincount(line, weights=u[flat], minlength=n)
+                 + np.bincount(owner, weights=self.bigram_[slot], minlength=n))
         return total / np.maximum(counts, 1) + b
 
     def state(self) -> dict:
