@@ -98,10 +98,15 @@ class StaticEmbedder:
         each line's mean is its own)."""
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=dtype)
-        for start in range(0, len(texts), CHUNK):
-            flat, counts = self.token_ids(texts[start:start + CHUNK])
+        for start, flat, counts in self.token_chunks(texts):
             out[start:start + len(counts)] = self.pool(self.vectors, flat, counts)
         return out
+
+    def token_chunks(self, texts: Sequence[str]):
+        """:meth:`token_ids` of :data:`CHUNK` lines at a time: ``(first line's index, flat ids, counts)``."""
+        for start in range(0, len(texts), CHUNK):
+            flat, counts = self.token_ids(texts[start:start + CHUNK])
+            yield start, flat, counts
 
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | Path) -> None:

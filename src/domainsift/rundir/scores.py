@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from dataclasses import dataclass
@@ -63,7 +64,6 @@ def _tsv_rows(files: list, ids: np.ndarray, scores: np.ndarray) -> str:
     """scores.tsv's rows of one part: file, line and the exact score (``repr``: re-read, the scores order
     as scores.npy does). One string a part, the file's name looked up once when the part holds one file
     (10M rows: 14 s -> 7 s, the same bytes)."""
-    import itertools
     heads = [f"{f}\t" for f in files]
     ks = ids[:, 0]
     if len(ks) and ks.min() == ks.max():

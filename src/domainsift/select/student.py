@@ -122,11 +122,9 @@ class Student:
         """Every line's mean static vector (float64, as ``static.encode``) and hashed bigrams, from one
         tokenization."""
         import scipy.sparse as sp
-        from ..embed.static import CHUNK
         texts = list(texts)
         dense, rows, cols, vals = np.zeros((len(texts), self.static.dim)), [], [], []
-        for start in range(0, len(texts), CHUNK):
-            flat, counts = self.static.token_ids(texts[start:start + CHUNK])
+        for start, flat, counts in self.static.token_chunks(texts):
             dense[start:start + len(counts)] = self.static.pool(self.static.vectors, flat, counts)
             line, slot = line_bigrams(flat, counts)
             rows.append(line + start)
