@@ -37,6 +37,7 @@ from candidates import SavedTeacher, pool_files, pool_targets
 
 WORK = ROOT / "bench" / "work" / "student_source"
 SAMPLE = 20000
+from domainsift.select.student import FEATURES as FEATURES_NOW, FOLDS as FOLDS_NOW  # noqa: E402
 
 
 class ScoredTeacher(SavedTeacher):
@@ -59,7 +60,7 @@ REPORTED = ("base", "fine-tuned", "both")
 
 
 def measure(pool: str, target: str, shares: list[float], layers: int, seed: int = 0,
-            sources=("base", "fine-tuned")) -> list[dict]:
+            sources=("base", "fine-tuned"), samples=(SAMPLE,)) -> list[dict]:
     import domainsift as ds
     from domainsift._version import __version__
     from domainsift.engine.cascade import candidates_for, learn_share, plan_share
@@ -85,31 +86,35 @@ def measure(pool: str, target: str, shares: list[float], layers: int, seed: int 
     scored = ScoredTeacher("finetune", {"layers": layers, "seed": seed}, corpus, t)
     fitted = get_selector("finetune", layers=layers, seed=seed, progress=False).load_state(folder / "teacher")
     tuned = ScoredTeacher("finetune", {"layers": layers, "seed": seed}, corpus, t, fitted)
+    # a smaller sample is a seeded part of the student's part (each size's lines inside the next one's), so
+    # every size is judged on the same lines
+    nested = np.random.default_rng(2000 + seed).permutation(part)
     rows = []
-    for share in shares:
-        for source in sources:
-            st = StudentSelector(teacher="finetune", share=learn_share(share), seed=seed, sample=SAMPLE,
-                                 cache_dir=str(WORK / "cache"), progress=False, vectors=SOURCES[source])
-            t1 = time.time()
-            st.fit(in_domain, corpus[[int(i) for i in part]], teacher=tuned if source != "base" else scored)
-            fit_s = time.time() - t1
-            s = np.asarray(st.score(corpus[[int(i) for i in judged]]), dtype=np.float64)
-            need = plan_share(s, t[judged], share)
-            planned = candidates_for(st, share)["share"]
-            rows.append({"version": __version__, "pool": pool, "target": target, "seed": seed,
-                         "teacher": f"finetune --layers {layers}" if layers else "finetune",
-                         "source": source, "features": st.signature_params()["features"], "folds": FOLDS,
-                         "share": share,
-                         "judged": int(len(judged)),
-                         "needed": round(need, 4), "planned": round(planned, 4),
-                         "student_fit_seconds": round(fit_s, 1), "teacher_seconds": round(teacher_s, 1)})
-            print(f"{pool} {target} {share:g} {source}: needed {need:.4f} planned {planned:.4f} "
-                  f"(fit {fit_s:.0f} s)", flush=True)
+    for share, size, source in ((a, b, c) for a in shares for b in samples for c in sources):
+        sub = part if size >= len(part) else np.sort(nested[:size])
+        st = StudentSelector(teacher="finetune", share=learn_share(share), seed=seed, sample=SAMPLE,
+                             cache_dir=str(WORK / "cache"), progress=False, vectors=SOURCES[source])
+        t1 = time.time()
+        st.fit(in_domain, corpus[[int(i) for i in sub]], teacher=tuned if source != "base" else scored)
+        fit_s = time.time() - t1
+        s = np.asarray(st.score(corpus[[int(i) for i in judged]]), dtype=np.float64)
+        need = plan_share(s, t[judged], share)
+        planned = candidates_for(st, share)["share"]
+        rows.append({"version": __version__, "pool": pool, "target": target, "seed": seed,
+                     "teacher": f"finetune --layers {layers}" if layers else "finetune",
+                     "source": source, "features": st.signature_params()["features"], "folds": FOLDS,
+                     "share": share, **({} if size >= SAMPLE else {"sample": int(len(sub))}),
+                     "judged": int(len(judged)),
+                     "needed": round(need, 4), "planned": round(planned, 4),
+                     "student_fit_seconds": round(fit_s, 1), "teacher_seconds": round(teacher_s, 1)})
+        print(f"{pool} {target} {share:g} {source} sample {len(sub)}: needed {need:.4f} planned {planned:.4f} "
+              f"(fit {fit_s:.0f} s)", flush=True)
     return rows
 
 
 def key(r: dict) -> tuple:
-    return (r["version"], r["pool"], r["target"], r["seed"], r["teacher"], r["source"], r["share"], r.get("folds", 4))
+    return (r["version"], r["pool"], r["target"], r["seed"], r["teacher"], r["source"], r["share"], r.get("folds", 4),
+            r.get("sample", 0))
 
 
 def folds_of(r: dict) -> int:
@@ -120,7 +125,7 @@ def is_product(r: dict) -> bool:
     """A row of what the product ran at its version: from 0.23.0 on, a row of the folds it ships (rows of
     4 folds at 0.23.0 measured the plan that 8 folds replaced)."""
     from domainsift.select.student import FOLDS
-    return version_key(r["version"]) < version_key("0.23.0") or folds_of(r) == FOLDS
+    return "sample" not in r and (version_key(r["version"]) < version_key("0.23.0") or folds_of(r) == FOLDS)
 
 
 def report(all_rows: list[dict]) -> None:
@@ -169,7 +174,7 @@ def report(all_rows: list[dict]) -> None:
         cell = {x: newest(g, x) for x in srcs}
         md.append(f"| {tc} | {pool} | {share:g} | {target} | " + " | ".join(
             f"{cell[x][0]['needed']:.4f} / {cell[x][0]['planned']:.4f}" if cell[x] else "" for x in srcs) + " |")
-    md += features_table(all_rows)
+    md += features_table(all_rows) + samples_table(all_rows)
     write_results("student_source", {"rows": all_rows}, "\n".join(md) + "\n")
 
 
@@ -178,6 +183,39 @@ def features_table(rows: list[dict]) -> list[str]:
     targets both variants ran."""
     return (variants_table(rows, (("static", 4), ("static+bigrams", 4)))
             + variants_table(rows, (("static+bigrams", 4), ("static+bigrams", 8))))
+
+
+def sample_of(r: dict) -> int:
+    """The student's sample size: a row's ``sample``, else the whole part (at most half the pool, so no larger
+    than the judged lines)."""
+    return r.get("sample", min(SAMPLE, r["judged"]))
+
+
+def samples_table(rows: list[dict]) -> list[str]:
+    """The fine-tuned vectors' student (the product's features and folds) by the size of its sample, at the
+    newest version that ran more than one size; means over the targets every size ran."""
+    fine = [r for r in rows if r["source"] == "fine-tuned" and "sample" in r]
+    if not fine:
+        return []
+    v = max((r["version"] for r in fine), key=version_key)
+    fine = [r for r in rows if r["source"] == "fine-tuned" and r["version"] == v
+            and r.get("features") == FEATURES_NOW and folds_of(r) == FOLDS_NOW]
+    md = ["", f"The student's sample ({v}; fine-tuned vectors, the product's features and folds): the same judged "
+          "lines, each smaller sample a seeded part of the larger (`--samples`). Means over the targets every size "
+          "ran; needed / planned as above.", "",
+          "| teacher | pool | share | targets | sample | needed | planned | student fit (s) |", "|---|---|---|---|---|---|---|---|"]
+    for tc, pool, share in sorted({(r["teacher"], r["pool"], r["share"]) for r in fine}):
+        g = [r for r in fine if (r["teacher"], r["pool"], r["share"]) == (tc, pool, share)]
+        sizes = sorted({sample_of(r) for r in g})
+        if len(sizes) < 2:
+            continue
+        targets = set.intersection(*({r["target"] for r in g if sample_of(r) == k} for k in sizes))
+        for k in sizes:
+            h = [r for r in g if sample_of(r) == k and r["target"] in targets]
+            md.append(f"| {tc} | {pool} | {share:g} | {len(targets)} | {k:,} | "
+                      + " | ".join(f"{np.mean([r[f] for r in h]):.4f}" for f in ("needed", "planned"))
+                      + f" | {np.mean([r['student_fit_seconds'] for r in h]):.0f} |")
+    return md
 
 
 def variants_table(rows: list[dict], wanted) -> list[str]:
@@ -224,12 +262,16 @@ def main() -> None:
     ap.add_argument("--shares", nargs="+", type=float, default=[0.01, 0.05])
     ap.add_argument("--teacher-layers", type=int, default=3)
     ap.add_argument("--sources", nargs="+", default=["base", "fine-tuned"], choices=list(SOURCES))
+    ap.add_argument("--samples", nargs="+", type=int, default=[SAMPLE],
+                    help="the student's sample sizes, each a seeded part of the 20,000-line part (at most half the "
+                         "pool), judged on the same lines")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
     rows = earlier_rows("student_source")
     if not args.report_only:
         for pool, target in pool_targets(args.pools, args.targets):
-            rows = merge_rows(rows, measure(pool, target, args.shares, args.teacher_layers, sources=args.sources), key)
+            rows = merge_rows(rows, measure(pool, target, args.shares, args.teacher_layers, sources=args.sources,
+                                                samples=args.samples), key)
             report(rows)
     report(rows)
 
