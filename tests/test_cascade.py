@@ -63,53 +63,6 @@ def test_static_vectors_are_the_same_in_chunks_as_all_at_once(tiny_models, monke
     assert not whole[0].any() and whole[1].any()
 
 
-def test_a_large_pools_student_sample_is_half_the_selection_within_bounds():
-    from domainsift.engine.cascade import MAX_SAMPLE, PLAN_SHARE, sample_size
-    assert sample_size(20000, 35000, 0.01) == 20000  # small pools keep the student's own sample
-    assert sample_size(20000, 10_000_000, 0.01) == 50000  # N / 2
-    assert sample_size(20000, 10**9, 0.01) == MAX_SAMPLE
-    assert sample_size(20000, 1_000_000, None) == int(PLAN_SHARE * 1_000_000 / 2)  # a run that does not say
-
-
-def test_a_grown_student_sample_is_the_base_sample_and_more_distinct_lines_in_pool_order(tmp_path):
-    """The sample grows by lines of an independent sample that the base lacks: every base line kept,
-    no line twice, pool order, the same lines for the same seed."""
-    from domainsift.engine.cascade import grown_sample
-    a = str(write_lines(tmp_path / "a.txt", [f"line a{i}" for i in range(400)]))
-    b = str(write_lines(tmp_path / "b.txt", [f"line b{i}" for i in range(600)]))
-    scan = PoolSource.open([a, b]).scan({"base": (100, [0, 2]), "more": (300, [0, 5])})
-    base, more = scan.samples["base"], scan.samples["more"]
-    assert grown_sample(base, more, 100, [0, 5]) is base and grown_sample(base, None, 500, [0, 5]) is base
-    grown = grown_sample(base, more, 250, [0, 5])
-    assert len(grown) == 250 and len(set(grown.ids)) == 250 and set(base.ids) <= set(grown.ids)
-    assert set(grown.ids) <= set(base.ids) | set(more.ids)
-    order = [(0 if f == a else 1, line) for f, line in grown.ids]
-    assert order == sorted(order)
-    assert all(t == f"line {'a' if f == a else 'b'}{line - 1}" for t, (f, line) in zip(grown.texts, grown.ids))
-    assert grown_sample(base, more, 250, [0, 5]).ids == grown.ids
-    assert grown_sample(base, more, 250, [1, 5]).ids != grown.ids
-    assert len(grown_sample(base, more, 10_000, [0, 5])) == len(set(base.ids) | set(more.ids))
-
-
-def test_a_cascade_grows_its_students_sample_with_the_selection(pool, capsys, monkeypatch):
-    """End to end: a student whose own sample (here 100 lines) is smaller than half the selection learns
-    from more lines of the pool (here the sample per selected line raised to 1: 108 for 108 selected)."""
-    import dataclasses
-    from domainsift.engine import cascade
-    from domainsift.select.student import StudentSelector
-    monkeypatch.setattr(StudentSelector, "params", tuple(
-        dataclasses.replace(p, default=100) if p.name == "sample" else p for p in StudentSelector.params))
-    monkeypatch.setattr(cascade, "SAMPLE_PER_SELECTION", 1.0)
-    common = ["--method", "cosine", "--model", "tfidf", "--in-domain", pool["in"], "--pool", pool["pool"], "--cascade"]
-    rc, err, _ = run_cli(["select", *common, "--fraction", "0.9", "--out", "g"], capsys)
-    assert rc == 0, err
-    student = _run(pool["tmp"], "g")["sig"]["cascade_student"]
-    assert (student["n_sample"], student["sample"]) == (108, 108)
-    rc, err, _ = run_cli(["select", *common, "--fraction", "0.9", "--student-sample", "100", "--out", "h"], capsys)
-    assert rc == 0, err
-    assert _run(pool["tmp"], "h")["sig"]["cascade_student"]["n_sample"] == 100  # asked for: not grown
-
-
 def test_the_plan_holds_n_of_the_teachers_top_with_slack():
     from domainsift.engine.cascade import plan_share
     rng = np.random.default_rng(0)
@@ -282,22 +235,6 @@ def test_cascade_candidates_flag_and_refusals(pool, capsys):
     rc, err, _ = run_cli(["score", "--method", "random", "--in-domain", pool["in"], "--pool", pool["pool"],
                           "--cascade", "--out", "e"], capsys)
     assert rc == 2 and "--cascade needs a method" in err and err.count("\n") == 0
-
-
-def test_student_sample_flag_sets_the_lines_the_method_scores_for_the_student(pool, capsys):
-    """--student-sample K: the student learns from (and plans on) K teacher-scored pool lines, recorded in
-    the signature; refused without --cascade and below 100."""
-    common = ["--method", "cosine", "--model", "tfidf", "--in-domain", pool["in"], "--pool", pool["pool"]]
-    sampled = {}
-    for name, extra in (("all", []), ("k", ["--student-sample", "100"])):
-        rc, err, _ = run_cli(["score", *common, "--cascade", *extra, "--out", name], capsys)
-        assert rc == 0, err
-        sampled[name] = _run(pool["tmp"], name)["sig"]["cascade_student"]["n_sample"]
-    assert sampled == {"all": 120, "k": 100}  # the default (20,000) takes the whole 120-line pool
-    rc, err, _ = run_cli(["score", *common, "--student-sample", "100", "--out", "d"], capsys)
-    assert rc == 2 and "--student-sample applies to --cascade" in err
-    rc, err, _ = run_cli(["score", *common, "--cascade", "--student-sample", "99", "--out", "e"], capsys)
-    assert rc == 2 and "--student-sample must be at least 100" in err and err.count("\n") == 0
 
 
 @pytest.mark.parametrize("k", [2, 5, 7])  # in the student's shards, the teacher's, the final ones

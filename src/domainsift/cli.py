@@ -208,10 +208,6 @@ def add_method_opts(p) -> None:
                    help="--cascade: the number of candidates the method scores (default: planned on the method's "
                         "scores of a pool sample: enough that the selection lies within the method's own top "
                         "1.25 N, and at least 2 N)")
-    g.add_argument("--student-sample", type=positive_int, default=None, metavar="K",
-                   help="--cascade: the pool lines the method scores for the student to learn from and to plan "
-                        "the candidates on (a seeded sample; default 20000). More cost the method K lines of "
-                        "scoring and give the student more of the method's top to learn")
     g.add_argument("--shard-size", type=positive_int, default=DEFAULT_SHARD_SIZE,
                    help="records per shard: the unit of memory, of resuming and of work sent to a worker "
                         f"(default {DEFAULT_SHARD_SIZE})")
@@ -259,16 +255,13 @@ def job_options(args) -> dict:
         raise DomainsiftError("--method is required (or --from-scores DIR)")
     if not args.cascade and args.candidates is not None:
         raise DomainsiftError("--candidates applies to --cascade runs only")
-    if not args.cascade and getattr(args, "student_sample", None) is not None:
-        raise DomainsiftError("--student-sample applies to --cascade runs only")
     return dict(params=dict(selector_kwargs(args), seed=args.seed), seed=args.seed,
                 reader={"format": args.format, "column": args.column, "field": args.field,
                         **({"field_target": args.field_target} if args.field_target else {})},
                 execution=Execution(engine=args.engine, workers=args.workers, address=args.address,
                                     shard_size=args.shard_size, progress=not args.quiet,
                                     processes=args.processes),
-                cascade=Cascade(candidates=args.candidates, sample=getattr(args, "student_sample", None))
-                if args.cascade else None, overwrite=args.overwrite)
+                cascade=Cascade(candidates=args.candidates) if args.cascade else None, overwrite=args.overwrite)
 
 
 def _print_score(sig: dict, t0: float, out) -> None:

@@ -2,8 +2,7 @@
 
 1. The teacher (the chosen method) is fitted as usual (on the pool, or a seeded sample of it).
 2. The student (:mod:`domainsift.select.student`) learns from the teacher's scores of a seeded sample
-   of the pool (20,000 lines, or half the selection's lines where that is more: :func:`sample_size`;
-   ``--student-sample``); its fit is saved, so a killed run does not fit it again.
+   of the pool; its fit is saved, so a killed run does not fit it again.
 3. The student scores the whole pool, shard by shard (resumable, on Ray like any method).
 4. The candidates: the student's top M lines. M is ``--candidates``, or planned on the
    teacher-scored sample (out-of-fold student scores): enough lines to hold N of the teacher's top
@@ -40,44 +39,6 @@ log = logging.getLogger(__name__)
 PLAN_SHARE = 0.1  # the selection share a cascade plans for when the run does not say
 MIN_FACTOR = 2  # at least this many times the selection's lines are candidates
 SLACK = 0.25  # the cascade's selection lies within the teacher's own top (1 + SLACK) N (see plan_share)
-SAMPLE_PER_SELECTION = 0.5  # a large pool's student sample: this many lines a selected line (sample_size)
-MAX_SAMPLE = 100_000  # ... at most
-
-
-def sample_size(base: int, n_pool: int, share: float | None) -> int:
-    """The teacher-scored lines the student learns from and the plan is made on: ``base`` (the student's
-    ``sample``, 20,000), or, for a large pool, half the selection's lines (N / 2, at most
-    :data:`MAX_SAMPLE`; N: ``share`` of the pool, or :data:`PLAN_SHARE` of it when the run does not say).
-
-    The teacher scores each sample line once, as it scores each candidate, and the candidates are at
-    least 2 N: a sample of N / 2 costs at most a quarter of the candidates' pass. A fixed 20,000 lines
-    give a 1% selection of 10M lines 250 of the teacher's top to learn from; N / 2 lines give it 625
-    whatever the pool's size. Measured on lines the student never saw, a smaller sample needs more
-    candidates on every pool (bench/results/student_source.md, the sample table)."""
-    share = PLAN_SHARE if share is None else share
-    return int(max(base, min(MAX_SAMPLE, int(np.ceil(SAMPLE_PER_SELECTION * share * n_pool)))))
-
-
-def grown_sample(base, more, size: int, seed):
-    """The student's sample of ``size`` lines: ``base`` (the counting pass's sample) when it holds that
-    many, else ``base`` and a seeded choice of the lines of ``more`` (an independent sample of the same
-    pool) that ``base`` lacks, in pool order: a uniform sample of the pool, the same under every engine."""
-    from ..io.corpus import Corpus
-    if base is None or more is None or size <= len(base):
-        return base
-    have = set(base.ids)
-    extra = [i for i, key in enumerate(more.ids) if key not in have]
-    rng = np.random.default_rng(seed)
-    pick = [extra[i] for i in np.sort(rng.choice(len(extra), size=min(size - len(base), len(extra)),
-                                                 replace=False))]
-    rank = {f: k for k, f in enumerate(base.files)}
-    ids = list(base.ids) + [more.ids[i] for i in pick]
-    order = sorted(range(len(ids)), key=lambda i: (rank.get(ids[i][0], len(rank)), ids[i][1]))
-    texts = list(base.texts) + [more.texts[i] for i in pick]
-    targets = (list(base.targets) + [more.targets[i] for i in pick]) if base.targets is not None else None
-    return Corpus(texts=[texts[i] for i in order], ids=[ids[i] for i in order], files=base.files,
-                  targets=[targets[i] for i in order] if targets is not None else None,
-                  target_files=base.target_files)
 
 
 def learn_share(selection_share: float) -> float:
@@ -121,12 +82,11 @@ def candidates_for(student, share: float) -> dict:
     return {"share": need, "slack": SLACK, "held_out": int(len(held["teacher"])), "selection_share": share}
 
 
-def build_student(teacher, params: dict, share: float | None = None, sample: int | None = None):
+def build_student(teacher, params: dict, share: float | None = None):
     """The student of a teacher selector: distilled from the teacher's own encoder where the encoder has
     token embeddings to distil (otherwise from the default encoder), with the run's seed and cache; it
     learns the teacher's top ``share`` of its sample as in-domain (the selection's share, or
-    :data:`PLAN_SHARE`); ``sample``: the teacher-scored pool lines it learns from (the student's default
-    when None).
+    :data:`PLAN_SHARE`).
 
     The student only ranks: the candidates it must hand the teacher are planned from its measured
     recall of the teacher's top, so a student farther from its teacher costs more candidates (time),
@@ -135,8 +95,6 @@ def build_student(teacher, params: dict, share: float | None = None, sample: int
     from ..select.student import StudentSelector
     kw = {"teacher": teacher.name, "seed": params.get("seed", 0), "cache_dir": params.get("cache_dir"),
           "progress": bool(params.get("progress")), "share": learn_share(PLAN_SHARE if share is None else share)}
-    if sample is not None:
-        kw["sample"] = int(sample)
     model = getattr(teacher, "model", None) or getattr(teacher, "embedder", None)
     if isinstance(model, str) and abilities(model).distils:
         kw["model"] = model
@@ -200,14 +158,11 @@ def merge(state: Path, n_shards: int, shard_size: int, cand: np.ndarray, teacher
 def run_cascade(teacher, student, in_domain, source, state: Path, student_sample, execution: Execution,
                 cascade: Cascade) -> dict:
     """Steps 2 to 6 of the module docstring (the teacher is fitted); returns what ``run.json`` and the
-    signature record, and the candidates' bytes by ``(file, line)``. ``student_sample(size)`` gives the pool
-    sample of ``size`` lines the student learns from (called only when the student is not saved yet).
-    Its size is ``--student-sample``, else :func:`sample_size` of the pool and the selection."""
+    signature record, and the candidates' bytes by ``(file, line)``. ``student_sample()`` gives the pool
+    sample the student learns from (called only when the student is not saved yet)."""
     from .._internal.machine import release_memory
     from ..io.source import MemorySource
     seconds, t = {}, time.time()
-    if cascade.sample is None:
-        student.sample = sample_size(student.sample, len(source), cascade.share)
     student_dir = state / "student-model"
     loaded = False
     if student_dir.exists():
@@ -217,7 +172,7 @@ def run_cascade(teacher, student, in_domain, source, state: Path, student_sample
         except DomainsiftError as exc:
             log.warning("the saved student in %s cannot be loaded (%s); fitting it again", student_dir, exc)
     if not loaded:
-        student.fit(in_domain, student_sample(student.sample), teacher=teacher)
+        student.fit(in_domain, student_sample(), teacher=teacher)
         student.save_state(student_dir)
     release_memory()
     seconds["student_fit_seconds"], t = round(time.time() - t, 1), time.time()

@@ -56,17 +56,13 @@ class Execution:
 @dataclass(frozen=True)
 class Cascade:
     """``--cascade``: the student scores every line, the method ``candidates`` of them, or as many as the
-    student's measured recall says a selection of ``share`` of the pool needs. ``sample``: the pool lines
-    the method scores for the student to learn from (``--student-sample``; None: the student's default)."""
+    student's measured recall says a selection of ``share`` of the pool needs."""
 
     candidates: int | None = None
     share: float | None = None
-    sample: int | None = None
 
     def check(self) -> None:
         if self.candidates is not None and self.candidates < 1:
             raise DomainsiftError(f"--candidates must be at least 1, got {self.candidates}")
-        if self.sample is not None and self.sample < 100:
-            raise DomainsiftError(f"--student-sample must be at least 100, got {self.sample}")
 
 

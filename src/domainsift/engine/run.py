@@ -43,8 +43,7 @@ log = logging.getLogger(__name__)
 CHECKPOINT = "fit-checkpoint"  # under a run's state: a training's last finished epoch
 FIT, STUDENT_SAMPLE, LANGUAGE, CALIBRATION = "fit", "student", "language", "calibration"  # the counting pass's
 SHARE_SAMPLE = "share"  # samples (the last: what the in-domain share is estimated on), each its own random stream
-STUDENT_MORE = "student-more"  # the lines a large pool's student sample grows by (domainsift.engine.cascade)
-SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, SHARE_SAMPLE: 4, STUDENT_MORE: 5, CALIBRATION: 9}
+SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, SHARE_SAMPLE: 4, CALIBRATION: 9}
 CALIBRATION_LINES = 256  # the sample a run's cost is calibrated on (domainsift.jobs.plan)
 
 
@@ -139,10 +138,6 @@ def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample
         out[FIT] = (n_fit, [seed, SAMPLE_STREAMS[FIT]])
     if cascade is not None and student_sample:
         out[STUDENT_SAMPLE] = (student_sample, [seed, SAMPLE_STREAMS[STUDENT_SAMPLE]])
-        if cascade.sample is None:  # the default sample grows with a large pool's selection (cascade.sample_size)
-            from .cascade import MAX_SAMPLE
-            if MAX_SAMPLE > student_sample:
-                out[STUDENT_MORE] = (MAX_SAMPLE - student_sample, [seed, SAMPLE_STREAMS[STUDENT_MORE]])
     from ..embed import abilities
     if selector.encoder_name is not None and abilities(selector.encoder_name).languages:
         from ..languages import SAMPLE
@@ -170,10 +165,8 @@ def execute(selector, in_domain: Corpus, source, samples: dict, state: Path, exe
         seconds["pass_seconds"] = round(time.time() - t, 1)  # the shards' scoring (reading the pool included)
         scores, ids = assemble(state, n_shards)
         return Scored(scores, ids, n_shards, seconds, note)
-    from .cascade import grown_sample, run_cascade
-    res = run_cascade(selector, student, in_domain, source, state,
-                      lambda size: grown_sample(samples.get(STUDENT_SAMPLE), samples.get(STUDENT_MORE), size,
-                                                [params.get("seed", 0), SAMPLE_STREAMS[STUDENT_MORE]]),
+    from .cascade import run_cascade
+    res = run_cascade(selector, student, in_domain, source, state, lambda: samples.get(STUDENT_SAMPLE),
                       execution, cascade)
     scores, ids = assemble(state / "final", res["n_shards"])
     return Scored(scores, ids, res["n_shards"], {**seconds, **res["seconds"]}, note, res["plan"], res["student"],

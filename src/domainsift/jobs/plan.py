@@ -247,15 +247,8 @@ def _costs(selector, method: str, texts) -> dict:
 
 def _estimate_for(selector, method, n, n_in, costs, selection, cascade, share_sample: int = 0) -> dict:
     p = {k: getattr(selector, k) for k in ("epochs", "batch_size", "holdout", "neg_ratio") if hasattr(selector, k)}
-    sample = {}
-    if cascade is not None:  # the student's sample as the run will draw it (domainsift.engine.cascade.sample_size)
-        from ..engine.cascade import sample_size
-        from ..select.student import StudentSelector
-        base = next(p.default for p in StudentSelector.params if p.name == "sample")
-        sample = {"student_sample": getattr(cascade, "sample", None)
-                  or sample_size(base, n, selection / n if selection else None)}
     est = estimate(method, p, n, n_in, costs, selection, cascade is not None, share_sample=share_sample,
-                   fitted=getattr(selector, "shared", None) is not None, **sample)
+                   fitted=getattr(selector, "shared", None) is not None)
     if cascade is not None:
         from .. import rundir
         est["note"] = ("the candidates are at least 2 N; the student's plan after its fit may take more (its "

@@ -78,7 +78,7 @@ def counting_pass(selector, params: dict, execution: Execution, cascade: Cascade
     student = None
     if cascade is not None:
         from ..engine.cascade import build_student
-        student = build_student(selector, params, sample=cascade.sample)
+        student = build_student(selector, params)
     return student, samples_needed(selector, execution.fit_sample, cascade,
                                    student.sample if student is not None else None, params["seed"],
                                    share=estimate_share)
@@ -162,11 +162,10 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     _learn_share(selector, params, share)
     if student is not None:
         _learn_share(student, {}, share, default=True)
-        cascade = dataclasses.replace(cascade, share=share)
+        cascade = Cascade(cascade.candidates, share)
     manifest = rundir.source_manifest(source.files, source.target_files, scan.n, reader,
                                       fingerprints=scan.fingerprints)
-    how = {"cascade": {"candidates": cascade.candidates, "share": cascade.share,
-                       **({"sample": cascade.sample} if cascade.sample is not None else {})}} if cascade else {}
+    how = {"cascade": {"candidates": cascade.candidates, "share": cascade.share}} if cascade else {}
     inputs = {rundir.resolve(f): file_digest(f) for f in selector.input_files()}  # e.g. the bitext's contents
     if inputs:
         how["inputs"] = inputs
