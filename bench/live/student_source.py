@@ -222,7 +222,7 @@ def variants_table(rows: list[dict], wanted) -> list[str]:
     """The fine-tuned vectors' student by what its head reads and how many folds plan it: the mean static
     vector alone (0.21.0-0.22.0; rows without a ``features`` field), with hashed token bigrams (0.23.0),
     planned on 4 or 8 folds; each variant's newest version."""
-    fine = [r for r in rows if r["source"] == "fine-tuned"]
+    fine = [r for r in rows if r["source"] == "fine-tuned" and "sample" not in r]  # the full part's rows
     variant = lambda r: (r.get("features", "static"), folds_of(r))  # noqa: E731
     kinds = [k for k in wanted if any(variant(r) == k for r in fine)]
     if len(kinds) < 2:
