@@ -332,7 +332,7 @@ def test_a_saved_student_signs_what_ran(pool, tiny_models, capsys, caplog):
                         "moore-lewis", *common, "--out", "from-a"], capsys)[0] == 0
     assert "--teacher moore-lewis is not used" in caplog.text
     sig_a = json.loads((pool["tmp"] / "from-a" / "signature.json").read_text())
-    assert sig_a["teacher"] == "cosine" and sig_a["student_digest"] and sig_a["head"] == "top vs rest"
+    assert sig_a["teacher"] == "cosine" and sig_a["student_digest"] and sig_a["head"] == "top vs rest, C=0.01"
     # the same path, another student: another signature
     import shutil
     shutil.rmtree(pool["tmp"] / "a" / "student")

@@ -37,7 +37,7 @@ from candidates import SavedTeacher, pool_files, pool_targets
 
 WORK = ROOT / "bench" / "work" / "student_source"
 SAMPLE = 20000
-from domainsift.select.student import FEATURES as FEATURES_NOW, FOLDS as FOLDS_NOW  # noqa: E402
+from domainsift.select.student import FEATURES as FEATURES_NOW, FOLDS as FOLDS_NOW, HEAD as HEAD_NOW  # noqa: E402
 
 
 class ScoredTeacher(SavedTeacher):
@@ -103,6 +103,7 @@ def measure(pool: str, target: str, shares: list[float], layers: int, seed: int 
         rows.append({"version": __version__, "pool": pool, "target": target, "seed": seed,
                      "teacher": f"finetune --layers {layers}" if layers else "finetune",
                      "source": source, "features": st.signature_params()["features"], "folds": FOLDS,
+                     "head": st.signature_params()["head"],
                      "share": share, **({} if size >= SAMPLE else {"sample": int(len(sub))}),
                      "judged": int(len(judged)),
                      "needed": round(need, 4), "planned": round(planned, 4),
@@ -179,10 +180,15 @@ def report(all_rows: list[dict]) -> None:
 
 
 def features_table(rows: list[dict]) -> list[str]:
-    """Bigrams against the mean vector alone (4 folds each), then 8 folds against 4 (with bigrams), each on the
-    targets both variants ran."""
-    return (variants_table(rows, (("static", 4), ("static+bigrams", 4)))
-            + variants_table(rows, (("static+bigrams", 4), ("static+bigrams", 8))))
+    """Bigrams against the mean vector alone (4 folds each), then 8 folds against 4 (with bigrams), then the
+    head's penalty (C = 1 against 0.01, 4 folds with bigrams), each on the targets both variants ran."""
+    at_c1 = [r for r in rows if r.get("head", "top vs rest") == "top vs rest"]  # the tables before 0.26.0's head
+    return (variants_table(at_c1, (("static", 4), ("static+bigrams", 4)))
+            + variants_table(at_c1, (("static+bigrams", 4), ("static+bigrams", 8)))
+            + variants_table([r for r in rows if folds_of(r) == 4], (("top vs rest", 4), (HEAD_NOW, 4)),
+                             lambda r: (r.get("head", "top vs rest"), folds_of(r)),
+                             "The head's L2 penalty (fine-tuned vectors, bigrams, 4 folds): C = 1 (0.18.0-0.25.0) "
+                             "against C = 0.01 (0.26.0). Means over the targets."))
 
 
 def sample_of(r: dict) -> int:
@@ -218,17 +224,17 @@ def samples_table(rows: list[dict]) -> list[str]:
     return md
 
 
-def variants_table(rows: list[dict], wanted) -> list[str]:
+def variants_table(rows: list[dict], wanted, variant=None, intro: str | None = None) -> list[str]:
     """The fine-tuned vectors' student by what its head reads and how many folds plan it: the mean static
     vector alone (0.21.0-0.22.0; rows without a ``features`` field), with hashed token bigrams (0.23.0),
     planned on 4 or 8 folds; each variant's newest version."""
     fine = [r for r in rows if r["source"] == "fine-tuned" and "sample" not in r]  # the full part's rows
-    variant = lambda r: (r.get("features", "static"), folds_of(r))  # noqa: E731
+    variant = variant or (lambda r: (r.get("features", "static"), folds_of(r)))
     kinds = [k for k in wanted if any(variant(r) == k for r in fine)]
     if len(kinds) < 2:
         return []
     name = lambda k: f"{k[0]}, {k[1]} folds"  # noqa: E731
-    md = ["", "The student's features (fine-tuned vectors): the mean static vector alone, or with hashed token bigrams "
+    md = ["", intro or "The student's features (fine-tuned vectors): the mean static vector alone, or with hashed token bigrams "
           "(0.23.0: each bigram's weight over the line's token count, in 2^18 buckets; the bigram block scaled to "
           "the mean vector's squared norm); the plan on the out-of-fold scores of 4 folds of the sample, or 8 "
           "(each fold's student fitted on 7/8 of it). Means over the targets.", "",
