@@ -16,8 +16,8 @@ in-domain set:
   ``finetune --layers 3`` teacher, the fewest candidates that hold the plan's guarantee on lines the
   student never saw fell 6-26% on every pool and share measured (shared 1%: 6.4% -> 5.8% of the lines;
   29% pool at 1%: 14.8% -> 11.0%), for a few more seconds of fitting (bench/results/student_source.md);
-* **head**: a logistic regression (scikit-learn) of the in-domain set and the teacher's top share of
-  the sample against every other line of the sample. The lines just below the teacher's top are the
+* **head**: a logistic regression (scikit-learn, a strong L2 penalty since 0.26.0: :data:`HEAD_C`) of the
+  in-domain set and the teacher's top share of the sample against every other line of the sample. The lines just below the teacher's top are the
   ones the student must rank below it; paper 000's rule (negatives from the bottom two thirds, which
   protects an in-domain classifier from in-domain negatives) left them out of the fit, and measured
   worse: for a 1% selection of the shared pool, with finetune teaching, the plan handed the teacher
@@ -161,10 +161,12 @@ class Student:
         The penalty is strong (:data:`HEAD_C`): some 260,000 weights learn from a few hundred of the
         teacher's top lines (250 at a 1% selection of a 20,000-line sample) and the in-domain set, and a
         weak penalty lets the head fit the rare bigrams of those few lines, which lines it never saw do
-        not share. On lines outside the sample (shared pool, 1% selection, finetune teacher) C = 1 -> 0.01
-        took the fewest candidates that hold the plan's guarantee 6.2% -> 5.4% of the pool and the plan
-        7.5% -> 6.0%; C from 1 down to 0.0001 (docs/experiments.md "0.26.0") improves steadily to 0.003-0.01
-        and degrades below 0.001, towards the difference of the two classes' means."""
+        not share. On lines outside the sample (``finetune --layers 3`` teacher), C = 1 -> 0.01 took the
+        fewest candidates that hold the plan's guarantee from 5.8% to 4.7% of the shared pool at a 1%
+        selection (the plan 6.6% -> 5.1%), 11.0% -> 8.6% on the 29% pool, 1.8% -> 1.6% on the 2% pool, and
+        no pool or share needed more (bench/results/student_source.md). A sweep of C on three targets
+        (docs/experiments.md "0.26.0") improves from 1 down to 0.003-0.01 and degrades below 0.001, towards
+        the difference of the two classes' means."""
         import scipy.sparse as sp
         from sklearn.linear_model import LogisticRegression
         x, y = self.training_set(x_in, x_sample, t_sample, share)
