@@ -17,9 +17,10 @@ in-domain set:
   student never saw fell 6-26% on every pool and share measured (shared 1%: 6.4% -> 5.8% of the lines;
   29% pool at 1%: 14.8% -> 11.0%), for a few more seconds of fitting (bench/results/student_source.md);
 * **head**: a logistic regression (scikit-learn, a strong L2 penalty since 0.26.0: :data:`HEAD_C`) of the
-  in-domain set and the teacher's top share of the sample against every other line of the sample. The lines just below the teacher's top are the
-  ones the student must rank below it; paper 000's rule (negatives from the bottom two thirds, which
-  protects an in-domain classifier from in-domain negatives) left them out of the fit, and measured
+  in-domain set and the teacher's top share of the sample against every other line of the sample. The
+  lines just below the teacher's top are the ones the student must rank below it; paper 000's rule
+  (negatives from the bottom two thirds, which protects an in-domain classifier from in-domain
+  negatives) left them out of the fit, and measured
   worse: for a 1% selection of the shared pool, with finetune teaching, the plan handed the teacher
   11.7% of the pool with it and 10.7% with this head, and the guarantee held for 4 of 5 targets with
   it and 5 of 5 with this head (bench/results/candidates.md, which also holds the 2% and 29% pools).
@@ -54,8 +55,8 @@ from .base import CACHE_DIR, PROGRESS, SEED, BaseSelector, Param, at_least
 log = logging.getLogger(__name__)
 
 HEAD_C = 0.01  # the head's inverse L2 penalty (scikit-learn's C; 1.0 before 0.26.0: Student.fit_head)
-HEAD = f"top vs rest, C={HEAD_C:g}"  # the teacher's top share of the sample against the rest of it (the signature says so;
-# 0.18.0-0.25.0: "top vs rest", at C = 1;
+HEAD = f"top vs rest, C={HEAD_C:g}"  # the teacher's top share of the sample against the rest of it (the
+# signature says so; 0.18.0-0.25.0: "top vs rest", at C = 1;
 # 0.17.0 and earlier: against the bottom two thirds, bench/results/candidates.md)
 FOLDS = 4  # the sample's folds: each is scored by a student fitted on the others, to plan the candidates
 NO_TEACHER = ("student", "random")
