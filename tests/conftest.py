@@ -22,6 +22,31 @@ if "DOMAINSIFT_CACHE" not in os.environ or os.environ.get("DOMAINSIFT_TEST_OWN_C
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than a few seconds (CI runs every test; "
                                        "deselect locally with -m 'not slow')")
+    config.addinivalue_line("markers", "gpu: runs its encoder on a CUDA GPU where one exists (skipped elsewhere); "
+                                       "every other test runs as on a CPU-only machine")
+
+
+@pytest.fixture(autouse=True)
+def _a_cpu_unless_the_test_asks_for_a_gpu(request, monkeypatch):
+    """The tests state what the CPU backends do (onnx-int8 by default, a vector that depends on its
+    sentence alone); on a machine with a CUDA GPU the device "auto" would pick the GPU and PyTorch. So
+    every test but those marked ``gpu`` runs as on a CPU-only machine: "auto" resolves to the CPU in this
+    process, and child processes (the CLI and kill/resume probes) start with no CUDA device visible."""
+    if request.node.get_closest_marker("gpu"):
+        return
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        # the CUDA runtime reads CUDA_VISIBLE_DEVICES once a process: let it read the machine's before the
+        # variable below (meant for child processes) is set, so that a gpu test later still finds the GPU
+        torch.cuda.is_available()
+        import domainsift.embed.transformers as tr
+        real = tr.resolve_device
+        monkeypatch.setattr(tr, "resolve_device", lambda device: real("cpu" if device in (None, "auto") else device))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+
 
 # Three easy synthetic "domains" with disjoint vocabularies.
 WORDS = {

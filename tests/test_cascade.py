@@ -306,6 +306,7 @@ def test_cascade_with_the_teacher_in_pytorch(tiny_models, tmp_path):
     assert scores[order[29]] > scores[order[30]] and len(scores) == 100
 
 
+@pytest.mark.gpu
 def test_cascade_on_a_gpu_scores_as_on_the_cpu(tiny_models, tmp_path):
     """The CUDA path (a GPU runs the teacher in PyTorch): the same candidates and, within fp32 rounding,
     the same scores as the CPU. Runs where CUDA exists; elsewhere it is reported as skipped."""
