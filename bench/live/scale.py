@@ -26,7 +26,11 @@ the distillation are paid once).
 
     python bench/live/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000 [10000000:3]]
                                [--teacher-layers 0 3] [--cosine-cascade 1000000] [--full 1000000:3]
-                               [--name scale_cascade]
+                               [--prefixed-query 10000000:3] [--name scale_cascade]
+
+``--prefixed-query``: the cascade with the in-domain set in the pool's own format (KDE4.test.en with a
+line-number prefix on every line), a diagnostic of what the prefix does to the teacher (not taken into the
+cost of a billion lines). Every cascade row records the share of KDE4 lines among those it selected.
 
 ``--name`` writes the table to another results file (0.16.0's student rows, measured on another machine
 than 0.9.0's cascade rows, are scale_student.md; scale_cascade.md keeps 0.9.0's until its rows are rerun).
@@ -40,6 +44,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from _common import RESULTS, ROOT, SEVEN, data_file, version_key, write_results
 
@@ -98,8 +103,35 @@ RERUN: set = set()  # --rerun: labels run again at this version (label@VERSION)
 LEFT = {"0.24.0": "the student's sample grown to half the selection (50,000 lines at 10M), removed in 0.25.0"}
 
 
-def score_row(method: str, size: int, kind: str = "text", extra: tuple = (), label: str | None = None) -> dict:
-    """``domainsift score`` (or, with ``extra`` naming a selection rule, ``select``) in a fresh process."""
+def prefixed_query(size: int) -> str:
+    """KDE4.test.en with a line-number prefix on every line as the pool of ``size`` lines has ("123456: ..."),
+    the numbers drawn from the pool's own range (seed 0): an in-domain set in the pool's format, so that the
+    prefix is not what tells the in-domain set from the pool."""
+    import numpy as np
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / f"query-prefixed-{size}.txt"
+    if not path.exists():
+        lines = open(data_file("KDE4", "test"), encoding="utf-8").read().splitlines()
+        numbers = np.random.default_rng(0).integers(0, size, len(lines))
+        path.write_text("".join(f"{n}: {line}\n" for n, line in zip(numbers, lines)), encoding="utf-8")
+    return str(path)
+
+
+def precision(run: Path) -> dict:
+    """The selection against the oracle: the share of the selected lines that are KDE4 lines (pool line i
+    is the shared train line i mod 35,000, the seven train files in SEVEN's order)."""
+    ids = run / "selected.ids.tsv"
+    if not ids.exists():
+        return {}
+    lines = [int(row.split("\t")[1]) for row in ids.read_text().splitlines()[1:]]
+    kde4 = sum(SEVEN[(i % (5000 * len(SEVEN))) // 5000] == "KDE4" for i in lines)
+    return {"kde4_precision": round(kde4 / len(lines), 4)} if lines else {}
+
+
+def score_row(method: str, size: int, kind: str = "text", extra: tuple = (), label: str | None = None,
+              query: str | None = None) -> dict:
+    """``domainsift score`` (or, with ``extra`` naming a selection rule, ``select``) in a fresh process;
+    ``query``: the in-domain set (default KDE4.test.en)."""
     import shutil
     from domainsift import __version__
     label = label or method
@@ -115,7 +147,7 @@ def score_row(method: str, size: int, kind: str = "text", extra: tuple = (), lab
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
     command = "select" if "--fraction" in extra else "score"
-    argv = [command, "--method", method, "--in-domain", data_file("KDE4", "test"), "--pool", str(text),
+    argv = [command, "--method", method, "--in-domain", query or data_file("KDE4", "test"), "--pool", str(text),
             "--out", str(out), "--cache", str(cache), *extra]
     t0 = time.time()
     res = subprocess.run([sys.executable, "-c", SCORER, *argv], capture_output=True, text=True)
@@ -129,6 +161,7 @@ def score_row(method: str, size: int, kind: str = "text", extra: tuple = (), lab
         row["candidates"] = run["cascade"]["candidates"]
     row["score_seconds"] = run["timings"].get("score_seconds")
     row.update(stages(run))
+    row.update(precision(out))
     done.write_text(json.dumps(row))
     shutil.rmtree(cache, ignore_errors=True)
     return row
@@ -153,6 +186,9 @@ def main() -> None:
     ap.add_argument("--full", nargs="*", type=cascade_size, default=[],
                     help="--cascade-only: `--method finetune` without the cascade at these sizes (SIZE:K: with "
                          "--layers K), for the recall of its top N in the cascade's selection at the same size")
+    ap.add_argument("--prefixed-query", nargs="*", type=cascade_size, default=[], metavar="SIZE[:K]",
+                    help="finetune --cascade (--layers K) with the in-domain set in the pool's format: KDE4.test.en "
+                         "with a line-number prefix on every line (label ...-prefixed-query)")
     ap.add_argument("--name", default="scale_cascade", help="--cascade-only: the results file's name")
     ap.add_argument("--teacher-layers", nargs="+", type=int, default=[0],
                     help="--cascade-only: a cascade row for each finetune --layers K (0: the whole encoder)")
@@ -164,7 +200,7 @@ def main() -> None:
     RERUN.update(args.rerun)
     if args.cascade_only:
         return cascade_rows(args.student, args.cascade, args.name, args.processes, args.teacher_layers,
-                            args.cosine_cascade, args.full)
+                            args.cosine_cascade, args.full, args.prefixed_query)
     rows = []
     if args.no_readers:
         old = RESULTS_JSON.read_text() if RESULTS_JSON.exists() else "{}"
@@ -305,7 +341,7 @@ def restore_rows(name: str) -> list[dict]:
 
 def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_cascade",
                  processes: int | None = None, teacher_layers: tuple = (0,), cosine_sizes: tuple = (),
-                 full: tuple = ()) -> None:
+                 full: tuple = (), prefixed: tuple = ()) -> None:
     rule = ("--fraction", str(FRACTION)) + (("--processes", str(processes)) if processes else ())
     tag = f"-p{processes}" if processes else ""
     earlier = restore_rows(name)
@@ -315,6 +351,10 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
     rows += [score_row("finetune", n, extra=("--cascade", *rule, *(("--layers", str(k)) if k else ())),
                        label="finetune-cascade" + (f"-layers{k}" if k else "") + tag)
              for k, n in sorted(runs)]
+    rows += [score_row("finetune", n, extra=("--cascade", *rule, *(("--layers", str(k)) if k else ())),
+                       label="finetune-cascade" + (f"-layers{k}" if k else "") + "-prefixed-query" + tag,
+                       query=prefixed_query(n))
+             for k, n in sorted((0, spec) if isinstance(spec, int) else spec for spec in prefixed)]
     rows += [score_row("cosine", n, extra=("--cascade", *rule), label="cosine-cascade" + tag) for n in cosine_sizes]
     fulls = sorted((0, spec) if isinstance(spec, int) else spec for spec in full)
     rows += [score_row("finetune", n, extra=(*rule, *(("--layers", str(k)) if k else ())),
@@ -326,6 +366,8 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
         run_json = WORK / f"run-{r['method']}-{r['size']}" / "run.json"
         if not any(k in r for k in STAGES) and run_json.exists():
             r.update(stages(json.loads(run_json.read_text())))
+        if "kde4_precision" not in r and "cascade" in r["method"]:  # rows made before it was kept
+            r.update(precision(WORK / f"run-{r['method']}-{r['size']}"))
         print(r, flush=True)
     lines = ["# Large pools through the student and the cascade", "",
              "`domainsift select --method M --fraction 0.01 --in-domain KDE4.test.en --pool pool-N.txt` in a fresh "
@@ -335,14 +377,20 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
              "sample); finetune-cascade: `--method finetune --cascade` (candidates planned by the cascade's rule: "
              "N of the teacher's top 1.25 N on the student's out-of-fold sample scores); finetune-cascade-layersK: "
              "the same with `--layers K` (the teacher fine-tuned and scored on the encoder's lower K layers); "
-             "cosine-cascade: `--method cosine --cascade`. "
+             "cosine-cascade: `--method cosine --cascade`; ...-prefixed-query: the same with the in-domain set in "
+             "the pool's format (KDE4.test.en with a line-number prefix on every line, the numbers drawn from the "
+             "pool's range, seed 0), so that the prefix does not tell the in-domain set from the pool. "
+             "KDE4 among the selected: the share of the selection that are KDE4 lines (the oracle; KDE4 is 14.3% of "
+             "the pool). "
              "Seconds and peak RSS "
              "are the whole process's; the candidates column is the teacher's share of the pool.", "",
-             "| method | lines | seconds | lines/s | peak RSS (MB) | candidates | scoring pass: lines/s |",
-             "|---|---|---|---|---|---|---|"]
+             "| method | lines | seconds | lines/s | peak RSS (MB) | candidates | scoring pass: lines/s | KDE4 among "
+             "the selected |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        kde4 = f"{r['kde4_precision']:.4f}" if "kde4_precision" in r else "-"
         lines.append(f"| {r['method']} | {r['size']:,} | {r['seconds']:.0f} | {r['size'] / r['seconds']:,.0f} | "
-                     f"{r['peak_rss_mb']:.0f} | {cand(r)} | {passrate(r)} |")
+                     f"{r['peak_rss_mb']:.0f} | {cand(r)} | {passrate(r)} | {kde4} |")
     st = sorted((r for r in rows if r["method"].startswith("student")), key=lambda r: r["size"])
     extra = {}
     by_size = {r["size"]: r for r in st}
@@ -405,14 +453,15 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
             lines.append(f"| {a['method']} | {a['size']:,} | {a['full_seconds']:.0f} | {a['cascade_seconds']:.0f} | "
                          f"{a['recall']:.4f} ({a['found']:,} of {a['n']:,}) | {a['wide_in_candidates']:,} of "
                          f"{a['wide']:,} | {a['lowest_full_rank']:,} | {a['max_score_diff']:.2g} |")
-    model = cost_model([r for r in rows if r["method"].startswith("finetune-cascade") and "layers" not in r["method"]])
+    costed = [r for r in rows if "prefixed-query" not in r["method"]]  # a diagnostic, not the product's cost
+    model = cost_model([r for r in costed if r["method"].startswith("finetune-cascade") and "layers" not in r["method"]])
     if model:
         extra["cost_model"] = model
         lines += ["", COST_TEXT.format(**model)]
     others = [(f"cost_model_layers{k}", f"finetune-cascade-layers{k}", f"With `--layers {k}`")
               for k in sorted({k for k, _ in runs if k})]
     for key, prefix, what in others + [("cost_model_cosine", "cosine-cascade", "`cosine --cascade`")]:
-        cut = cost_model([r for r in rows if r["method"].startswith(prefix)])
+        cut = cost_model([r for r in costed if r["method"].startswith(prefix)])
         if cut:
             extra[key] = cut
             lines += ["", f"{what} (from its largest row, {cut['size']:,} lines): the teacher "
