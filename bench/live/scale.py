@@ -348,17 +348,21 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
     rows = [score_row("student", n, extra=rule, label="student" + tag) for n in student_sizes]
     runs = [(k, n) for k in teacher_layers for n in cascade_sizes if isinstance(n, int)]
     runs += [spec for spec in cascade_sizes if isinstance(spec, tuple) and spec not in runs]
-    rows += [score_row("finetune", n, extra=("--cascade", *rule, *(("--layers", str(k)) if k else ())),
-                       label="finetune-cascade" + (f"-layers{k}" if k else "") + tag)
-             for k, n in sorted(runs)]
-    rows += [score_row("finetune", n, extra=("--cascade", *rule, *(("--layers", str(k)) if k else ())),
-                       label="finetune-cascade" + (f"-layers{k}" if k else "") + "-prefixed-query" + tag,
-                       query=prefixed_query(n))
-             for k, n in sorted((0, spec) if isinstance(spec, int) else spec for spec in prefixed)]
+
+    def finetune(k: int, n: int, cascade: bool, suffix: str = "", query: str | None = None) -> dict:
+        """finetune (``--layers k`` unless 0), with ``--cascade`` or over every line, at ``n`` lines."""
+        layers = ("--layers", str(k)) if k else ()
+        return score_row("finetune", n, extra=(*(("--cascade",) if cascade else ()), *rule, *layers),
+                         label="finetune" + ("-cascade" if cascade else "") + (f"-layers{k}" if k else "") + suffix
+                         + tag, query=query)
+
+    def specs(items) -> list:  # SIZE (the whole encoder) or (K, SIZE), as (K, SIZE) in order
+        return sorted((0, spec) if isinstance(spec, int) else spec for spec in items)
+
+    rows += [finetune(k, n, True) for k, n in sorted(runs)]
+    rows += [finetune(k, n, True, "-prefixed-query", prefixed_query(n)) for k, n in specs(prefixed)]
     rows += [score_row("cosine", n, extra=("--cascade", *rule), label="cosine-cascade" + tag) for n in cosine_sizes]
-    fulls = sorted((0, spec) if isinstance(spec, int) else spec for spec in full)
-    rows += [score_row("finetune", n, extra=(*rule, *(("--layers", str(k)) if k else ())),
-                       label="finetune" + (f"-layers{k}" if k else "") + tag) for k, n in fulls]
+    rows += [finetune(k, n, False) for k, n in specs(full)]
     made = {(r["method"], r["size"]) for r in rows}
     # the file's other rows (another version's rerun, a size not asked for this time) stay in it
     rows += [r for r in earlier if (r["method"], r["size"]) not in made]
