@@ -22,7 +22,7 @@ if "DOMAINSIFT_CACHE" not in os.environ or os.environ.get("DOMAINSIFT_TEST_OWN_C
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than a few seconds (CI runs every test; "
                                        "deselect locally with -m 'not slow')")
-    config.addinivalue_line("markers", "gpu: runs its encoder on a CUDA GPU where one exists (skipped elsewhere); "
+    config.addinivalue_line("markers", "gpu: runs its encoder on a CUDA GPU; skipped where none exists; "
                                        "every other test runs as on a CPU-only machine")
 
 
@@ -31,8 +31,12 @@ def _a_cpu_unless_the_test_asks_for_a_gpu(request, monkeypatch):
     """The tests state what the CPU backends do (onnx-int8 by default, a vector that depends on its
     sentence alone); on a machine with a CUDA GPU the device "auto" would pick the GPU and PyTorch. So
     every test but those marked ``gpu`` runs as on a CPU-only machine: "auto" resolves to the CPU in this
-    process, and child processes (the CLI and kill/resume probes) start with no CUDA device visible."""
+    process, and child processes (the CLI and kill/resume probes) start with no CUDA device visible. A test
+    marked ``gpu`` is reported as skipped where no CUDA GPU exists."""
     if request.node.get_closest_marker("gpu"):
+        torch = pytest.importorskip("torch")
+        if not torch.cuda.is_available():
+            pytest.skip("no CUDA GPU on this machine")
         return
     try:
         import torch

@@ -100,9 +100,6 @@ def test_on_a_gpu_a_shard_size_gives_the_same_bytes_and_another_the_same_scores_
     does not hold to the bit there: what holds is the same bytes for the same shard size (a rerun, or a
     killed run resumed) and, for another shard size, the same scores to fp32 rounding. Runs where CUDA
     exists; elsewhere it is reported as skipped (the CPU's stronger property is the test above)."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU on this machine")
     ind, files = read_corpus([data["in"]]), [data["med"], data["law"]]
     out = {}
     for run, size in (("a", 3), ("b", 3), ("c", 1000)):
