@@ -43,7 +43,8 @@ log = logging.getLogger(__name__)
 CHECKPOINT = "fit-checkpoint"  # under a run's state: a training's last finished epoch
 FIT, STUDENT_SAMPLE, LANGUAGE, CALIBRATION = "fit", "student", "language", "calibration"  # the counting pass's
 SHARE_SAMPLE = "share"  # samples (the last: what the in-domain share is estimated on), each its own random stream
-SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, SHARE_SAMPLE: 4, CALIBRATION: 9}
+SURFACE = "surface"  # the pool's lines the in-domain set is compared with on the surface (domainsift.surface)
+SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, SHARE_SAMPLE: 4, SURFACE: 5, CALIBRATION: 9}
 CALIBRATION_LINES = 256  # the sample a run's cost is calibrated on (domainsift.jobs.plan)
 
 
@@ -142,6 +143,9 @@ def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample
     if selector.encoder_name is not None and abilities(selector.encoder_name).languages:
         from ..languages import SAMPLE
         out[LANGUAGE] = (SAMPLE, [seed, SAMPLE_STREAMS[LANGUAGE]])  # is the pool in the encoder's languages?
+    if selector.reads_content:  # does the in-domain set look like the pool? (domainsift.surface)
+        from ..surface import SAMPLE as SURFACE_LINES
+        out[SURFACE] = (SURFACE_LINES, [seed, SAMPLE_STREAMS[SURFACE]])
     if selector.encoder_name is not None:  # a long run says what it will cost (domainsift.jobs.plan)
         out[CALIBRATION] = (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]])
     return out

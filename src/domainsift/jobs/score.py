@@ -151,7 +151,7 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
         raise DomainsiftError("the pool is empty")
     if check_pool:
         check_pool(scan.n)
-    warnings = _language_warnings(selector, in_domain, scan.samples.get("language"))
+    warnings = _input_warnings(selector, in_domain, scan.samples)
     estimate = _estimate_share(selector, in_domain, scan, params["seed"], execution.progress,
                                scanned.vectors if scanned else None) if estimate_share else None
     share = (selection_share(scan.n, estimate) if selection_share
@@ -236,14 +236,20 @@ def _fetcher(source) -> Callable:
     return fetch
 
 
-def _language_warnings(selector, in_domain, pool_sample) -> list[str]:
-    """One warning line for the in-domain set, and one for the pool, in a language the method's encoder
-    was not trained on (:mod:`domainsift.languages`); said before the fit, kept in ``run.json``."""
-    if selector.encoder_name is None or pool_sample is None:
-        return []
-    from ..languages import check_coverage
-    return check_coverage(selector.encoder_name, {"the in-domain set": in_domain.texts,
-                                                  "the pool (a seeded sample)": pool_sample.texts})
+def _input_warnings(selector, in_domain, samples: dict) -> list[str]:
+    """Warning lines said before the fit and kept in ``run.json``: the in-domain set or the pool in a language
+    the method's encoder was not trained on (:mod:`domainsift.languages`), and the in-domain set unlike the
+    pool on the surface (:mod:`domainsift.surface`: a line number, a tab, markup, length)."""
+    from ..engine.run import LANGUAGE, SURFACE
+    from ..surface import check_surface
+    out = []
+    pool_sample = samples.get(LANGUAGE)
+    if selector.encoder_name is not None and pool_sample is not None:
+        from ..languages import check_coverage
+        out += check_coverage(selector.encoder_name, {"the in-domain set": in_domain.texts,
+                                                      "the pool (a seeded sample)": pool_sample.texts})
+    surface = samples.get(SURFACE)
+    return out + check_surface(in_domain.texts, surface.texts if surface is not None else None)
 
 
 def _learn_share(selector, params: dict, share: float | None, default: bool = False) -> None:

@@ -113,6 +113,9 @@ class BaseSelector:
     per_sentence: ClassVar[bool] = True
     #: fit needs the pool (to sample negatives, a general LM, ...)
     needs_pool: ClassVar[bool] = False
+    #: its scores follow the lines' text (random's do not): a run compares the in-domain set with the
+    #: pool on the surface first (:mod:`domainsift.surface`)
+    reads_content: ClassVar[bool] = True
     #: the method only reads an encoder's vectors, so it takes one that cannot be fine-tuned or
     #: distilled (``--model multilingual``)
     frozen_vectors: ClassVar[bool] = False

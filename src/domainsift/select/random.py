@@ -13,6 +13,7 @@ class RandomSelector(BaseSelector):
 
     name = "random"
     per_sentence = False  # one seeded stream over the whole pool
+    reads_content = False
     params = (SEED,)
 
     def fit(self, in_domain, pool=None) -> "RandomSelector":

@@ -1,0 +1,85 @@
+"""The surface check: an in-domain set unlike the pool in format (a line number, a tab, markup, length) gets
+one warning line per difference before the fit, kept in run.json; sets that differ by content alone get none."""
+
+import json
+
+import numpy as np
+
+from conftest import run_cli, write_lines
+from domainsift.surface import LENGTH_RATIO, MIN_LINES, PATTERNS, check_surface, compare
+
+LINE_NUMBER = PATTERNS[0][0]
+
+WORDS = ("the patient dose tablet file menu open save window verse lord court article regulation member "
+         "state council treatment blood pressure children doctor effect").split()
+
+
+def sentences(n: int, seed: int, words: int = 9) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, words)).capitalize() + "." for _ in range(n)]
+
+
+def numbered(texts, start: int = 1000) -> list[str]:
+    return [f"{start + i}: {t}" for i, t in enumerate(texts)]
+
+
+def test_a_line_number_on_every_pool_line_and_on_no_in_domain_line_is_one_difference_either_way():
+    ind, pool = sentences(200, 0), numbered(sentences(1000, 1))
+    found = compare(ind, pool)
+    assert [d.what for d in found] == [LINE_NUMBER]
+    assert found[0].in_domain == 0.0 and found[0].pool == 1.0
+    assert [d.what for d in compare(numbered(ind), sentences(1000, 1))] == [found[0].what]
+    assert compare(numbered(ind), pool) == []  # the same format on both sides
+
+
+def test_numbered_paragraphs_are_content_not_format():
+    ind = [f"{i % 9 + 1}. {t}" for i, t in enumerate(sentences(200, 0))]  # "2. For the years ...", as law reads
+    assert compare(ind, sentences(1000, 1)) == []
+    assert [d.what for d in compare(ind, [f"[{i}] {t}" for i, t in enumerate(sentences(1000, 1))])] == [LINE_NUMBER]
+
+
+def test_tabs_markup_and_urls():
+    ind, plain = sentences(100, 0), sentences(500, 1)
+    assert [d.what for d in compare(ind, [f"doc{i}\t{t}" for i, t in enumerate(plain)])] == ["a tab (a second field)"]
+    assert [d.what for d in compare([f"<p>{t}</p>" for t in ind], plain)] == ["markup (tags or entities)"]
+    assert [d.what for d in compare([t.replace("the", "&amp;") + " &amp;" for t in ind], plain)] == [
+        "markup (tags or entities)"]
+    assert [d.what for d in compare(ind, [f"https://example.org/{i} {t}" for i, t in enumerate(plain)])] == ["a URL"]
+
+
+def test_paragraphs_against_sentences_differ_in_length_and_a_threefold_length_does_not():
+    pool = sentences(500, 1)
+    paragraphs = [" ".join(sentences(int(LENGTH_RATIO) + 1, s)) for s in range(100)]
+    found = compare(paragraphs, pool)
+    assert [d.what for d in found] == ["length"] and found[0].in_domain > LENGTH_RATIO * found[0].pool
+    assert compare([" ".join(sentences(3, s)) for s in range(100)], pool) == []
+
+
+def test_too_few_lines_say_nothing_and_warnings_are_one_line_each():
+    pool = numbered(sentences(1000, 1))
+    assert compare(sentences(MIN_LINES - 1, 0), pool) == []
+    assert check_surface(sentences(50, 0), None) == []
+    warned = check_surface(sentences(50, 0), pool)
+    assert len(warned) == 1 and "\n" not in warned[0] and "100% of the pool's lines" in warned[0]
+
+
+def test_a_run_warns_before_it_fits_and_records_it_and_random_is_not_checked(tmp_path, monkeypatch, capsys, caplog):
+    monkeypatch.chdir(tmp_path)
+    ind = write_lines(tmp_path / "in.txt", sentences(60, 0))
+    numbered_pool = write_lines(tmp_path / "numbered.txt", numbered(sentences(300, 1)))
+    plain_pool = write_lines(tmp_path / "plain.txt", sentences(300, 2))
+    common = ["select", "--method", "cosine", "--model", "tfidf", "--in-domain", ind, "--top", "10"]
+    rc, err, _ = run_cli([*common, "--pool", numbered_pool, "--out", "numbered"], capsys)
+    assert rc == 0, err
+    assert f"{LINE_NUMBER} is on 100% of the pool's lines" in caplog.text
+    warnings = json.loads((tmp_path / "numbered" / "run.json").read_text())["warnings"]
+    assert len(warnings) == 1 and LINE_NUMBER in warnings[0]
+    caplog.clear()
+    rc, err, _ = run_cli([*common, "--pool", plain_pool, "--out", "plain"], capsys)
+    assert rc == 0, err
+    assert "warnings" not in json.loads((tmp_path / "plain" / "run.json").read_text())
+    rc, err, _ = run_cli(["select", "--method", "random", "--in-domain", ind, "--pool", numbered_pool, "--top", "10",
+                          "--out", "random"], capsys)
+    assert rc == 0, err
+    assert LINE_NUMBER not in caplog.text  # random does not read the lines: nothing to learn wrongly
+    assert "warnings" not in json.loads((tmp_path / "random" / "run.json").read_text())
