@@ -170,7 +170,8 @@ def report(rows: list[dict]) -> None:
                "The shared pool (35,000 lines, the target 14.3%) as it is and with every line prefixed by its line "
                "number; the in-domain set <D>.test.en as it is. share: the product's estimate (bbe on a 20,000-line "
                f"seeded sample, 95% interval); precision: the target's train lines among the method's top {N:,} "
-               "(seed 0, the default encoder).", "",
+               "(seed 0, the default encoder). Rows made by `python bench/live/surface.py --finetune` at the version "
+               "each names (the methods and the estimate are the same in every version since).", "",
                "| target | pool | true share | estimated share | " + " | ".join(
                    f"{m} precision" for m in ("cosine", "finetune") if any(f"{m} precision" in r for r in cost))
                + " | version |",
