@@ -52,6 +52,8 @@ def test_paragraphs_against_sentences_differ_in_length_and_a_threefold_length_do
     paragraphs = [" ".join(sentences(int(LENGTH_RATIO) + 1, s)) for s in range(100)]
     found = compare(paragraphs, pool)
     assert [d.what for d in found] == ["length"] and found[0].in_domain > LENGTH_RATIO * found[0].pool
+    warned = check_surface(paragraphs, pool, "the in-domain set (docs.txt)")
+    assert len(warned) == 1 and warned[0].startswith("the in-domain set (docs.txt): lines 9 times as long as the pool's")
     assert compare([" ".join(sentences(3, s)) for s in range(100)], pool) == []
 
 
@@ -73,7 +75,7 @@ def test_a_run_warns_before_it_fits_and_records_it_and_random_is_not_checked(tmp
     assert rc == 0, err
     assert f"{LINE_NUMBER} is on 100% of the pool's lines" in caplog.text
     warnings = json.loads((tmp_path / "numbered" / "run.json").read_text())["warnings"]
-    assert len(warnings) == 1 and LINE_NUMBER in warnings[0]
+    assert len(warnings) == 1 and LINE_NUMBER in warnings[0] and "of the 60 lines of the in-domain set (in.txt)" in warnings[0]
     caplog.clear()
     rc, err, _ = run_cli([*common, "--pool", plain_pool, "--out", "plain"], capsys)
     assert rc == 0, err

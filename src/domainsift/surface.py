@@ -81,27 +81,28 @@ def compare(in_domain: Sequence[str], pool: Sequence[str]) -> list[Difference]:
     return out
 
 
-def describe(d: Difference, n_in: int, n_pool: int) -> str:
-    """One warning line for a difference."""
+def describe(d: Difference, n_in: int, n_pool: int, name: str = "the in-domain set") -> str:
+    """One warning line for a difference; ``name``: what the in-domain set is called (its file)."""
     if d.is_length:
-        longer = "the in-domain set's" if d.in_domain > d.pool else "the pool's"
         ratio = max(d.in_domain, d.pool) / max(min(d.in_domain, d.pool), 1.0)
-        return (f"{longer} lines are {ratio:.0f} times as long (median {d.in_domain:,.0f} characters in the "
-                f"in-domain set, {d.pool:,.0f} in the pool): a classifier may learn the length instead of the "
-                f"domain; give both sets the same unit (sentences, or paragraphs). See docs/surface.md")
+        return (f"{name if d.in_domain > d.pool else 'the pool'}: lines {ratio:.0f} times as long as the "
+                f"{'pool' if d.in_domain > d.pool else 'in-domain set'}'s (median {d.in_domain:,.0f} characters "
+                f"in the in-domain set, {d.pool:,.0f} in the pool): a classifier may learn the length instead of "
+                f"the domain; give both sets the same unit (sentences, or paragraphs). See docs/surface.md")
     return (f"{d.what} is on {d.pool:.0%} of the pool's lines (a sample of {n_pool:,}) and on {d.in_domain:.0%} "
-            f"of the in-domain set's {n_in:,}: a classifier may learn that format instead of the domain; give "
+            f"of the {n_in:,} lines of {name}: a classifier may learn that format instead of the domain; give "
             f"both sets the same format (strip it from the one that has it, or add it to the other). "
             f"See docs/surface.md")
 
 
-def check_surface(in_domain: Sequence[str], pool_sample: Sequence[str] | None) -> list[str]:
-    """Warnings (one line each, also logged) for every way the in-domain set and the pool's sample differ
-    on the surface (:func:`compare`); none without a sample."""
+def check_surface(in_domain: Sequence[str], pool_sample: Sequence[str] | None,
+                  name: str = "the in-domain set") -> list[str]:
+    """Warnings (one line each, also logged) for every way the in-domain set (called ``name``) and the pool's
+    sample differ on the surface (:func:`compare`); none without a sample."""
     if pool_sample is None:
         return []
     a, b = list(in_domain), list(pool_sample)
-    out = [describe(d, len(a), len(b)) for d in compare(a, b)]
+    out = [describe(d, len(a), len(b), name) for d in compare(a, b)]
     for msg in out:
         log.warning(msg)
     return out

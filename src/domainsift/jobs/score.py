@@ -249,7 +249,9 @@ def _input_warnings(selector, in_domain, samples: dict) -> list[str]:
         out += check_coverage(selector.encoder_name, {"the in-domain set": in_domain.texts,
                                                       "the pool (a seeded sample)": pool_sample.texts})
     surface = samples.get(SURFACE)
-    return out + check_surface(in_domain.texts, surface.texts if surface is not None else None)
+    files = ", ".join(os.path.basename(f) for f in in_domain.files)
+    return out + check_surface(in_domain.texts, surface.texts if surface is not None else None,
+                               f"the in-domain set ({files})" if files else "the in-domain set")
 
 
 def _learn_share(selector, params: dict, share: float | None, default: bool = False) -> None:
