@@ -85,3 +85,14 @@ def test_a_run_warns_before_it_fits_and_records_it_and_random_is_not_checked(tmp
     assert rc == 0, err
     assert LINE_NUMBER not in caplog.text  # random does not read the lines: nothing to learn wrongly
     assert "warnings" not in json.loads((tmp_path / "random" / "run.json").read_text())
+
+
+def test_plan_says_it_before_the_run_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    ind = write_lines(tmp_path / "in.txt", sentences(60, 0))
+    pool = write_lines(tmp_path / "numbered.txt", numbered(sentences(300, 1)))
+    rc, err, out = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--in-domain", ind, "--pool", pool,
+                            "--top", "10", "--out", "run", "--plan"], capsys)
+    assert rc == 0, err
+    assert f"  warning: {LINE_NUMBER} is on 100% of the pool's lines" in out and "the in-domain set (in.txt)" in out
+    assert not (tmp_path / "run").exists()

@@ -24,6 +24,7 @@ tab-separated pair or markup put on the shared pool's lines is caught for every 
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -95,18 +96,24 @@ def describe(d: Difference, n_in: int, n_pool: int, name: str = "the in-domain s
             f"See docs/surface.md")
 
 
+def set_name(files: Sequence[str]) -> str:
+    """What a warning calls the in-domain set: by its files' names when it has any."""
+    names = ", ".join(os.path.basename(str(f)) for f in files)
+    return f"the in-domain set ({names})" if names else "the in-domain set"
+
+
 def check_surface(in_domain: Sequence[str], pool_sample: Sequence[str] | None,
-                  name: str = "the in-domain set") -> list[str]:
-    """Warnings (one line each, also logged) for every way the in-domain set (called ``name``) and the pool's
-    sample differ on the surface (:func:`compare`); none without a sample."""
+                  name: str = "the in-domain set", say: bool = True) -> list[str]:
+    """Warnings (one line each, logged unless ``say`` is false) for every way the in-domain set (called
+    ``name``) and the pool's sample differ on the surface (:func:`compare`); none without a sample."""
     if pool_sample is None:
         return []
     a, b = list(in_domain), list(pool_sample)
     out = [describe(d, len(a), len(b), name) for d in compare(a, b)]
-    for msg in out:
+    for msg in out if say else ():
         log.warning(msg)
     return out
 
 
-__all__ = ["Difference", "compare", "describe", "check_surface", "PATTERNS", "SAMPLE", "MOST", "FEW",
+__all__ = ["Difference", "compare", "describe", "check_surface", "set_name", "PATTERNS", "SAMPLE", "MOST", "FEW",
            "LENGTH_RATIO"]

@@ -190,18 +190,23 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     from ..select import get_selector
     selector = get_selector(method, **params)
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
-    from ..engine.run import CALIBRATION, SAMPLE_STREAMS
-    scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]])})
+    from ..engine.run import CALIBRATION, SAMPLE_STREAMS, SURFACE
+    from ..surface import SAMPLE as SURFACE_LINES, check_surface, set_name
+    scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]]),
+                        SURFACE: (SURFACE_LINES, [seed, SAMPLE_STREAMS[SURFACE]])})
     n = scan.n
     if n == 0:
         raise DomainsiftError("the pool is empty")
+    # what the run would warn about before its fit (the same sample a run draws)
+    warnings = (check_surface(in_domain.texts, scan.samples[SURFACE].texts, set_name(in_domain.files), say=False)
+                if selector.reads_content else [])
     auto = "auto" in (top, fraction)
     if auto:  # the estimated share is known once the run has estimated it
         top = fraction = None
     selection = top if top is not None else (max(1, int(round(fraction * n))) if fraction is not None else None)
     passes = 3 if cascade is not None else (3 if selection is not None else 2)
     out = {"method": method, "n_pool": n, "n_in_domain": len(in_domain), "selection": selection,
-           "cascade": cascade is not None, "reads_of_the_pool": passes}
+           "cascade": cascade is not None, "reads_of_the_pool": passes, "warnings": warnings}
     if method not in TIMED_METHODS or selector.encoder_name is None:
         out["estimate"] = None
         out["why_no_estimate"] = (f"'{method}' has no cost model yet (cosine and finetune do, with or without "
@@ -259,6 +264,7 @@ def _estimate_for(selector, method, n, n_in, costs, selection, cascade, share_sa
 def format_plan(plan: dict) -> str:
     lines = [f"plan: {plan['method']}{' --cascade' if plan['cascade'] else ''} over {plan['n_pool']:,} pool lines "
              f"({plan['n_in_domain']:,} in-domain), the pool read {plan['reads_of_the_pool']} times"]
+    lines += [f"  warning: {w}" for w in plan.get("warnings", [])]
     est = plan.get("estimate")
     if est is None:
         lines.append(f"  no time estimate: {plan['why_no_estimate']}")

@@ -241,7 +241,7 @@ def _input_warnings(selector, in_domain, samples: dict) -> list[str]:
     the method's encoder was not trained on (:mod:`domainsift.languages`), and the in-domain set unlike the
     pool on the surface (:mod:`domainsift.surface`: a line number, a tab, markup, length)."""
     from ..engine.run import LANGUAGE, SURFACE
-    from ..surface import check_surface
+    from ..surface import check_surface, set_name
     out = []
     pool_sample = samples.get(LANGUAGE)
     if selector.encoder_name is not None and pool_sample is not None:
@@ -249,9 +249,8 @@ def _input_warnings(selector, in_domain, samples: dict) -> list[str]:
         out += check_coverage(selector.encoder_name, {"the in-domain set": in_domain.texts,
                                                       "the pool (a seeded sample)": pool_sample.texts})
     surface = samples.get(SURFACE)
-    files = ", ".join(os.path.basename(f) for f in in_domain.files)
     return out + check_surface(in_domain.texts, surface.texts if surface is not None else None,
-                               f"the in-domain set ({files})" if files else "the in-domain set")
+                               set_name(in_domain.files))
 
 
 def _learn_share(selector, params: dict, share: float | None, default: bool = False) -> None:
