@@ -71,14 +71,16 @@ def test_a_run_warns_before_it_fits_and_records_it_and_random_is_not_checked(tmp
     numbered_pool = write_lines(tmp_path / "numbered.txt", numbered(sentences(300, 1)))
     plain_pool = write_lines(tmp_path / "plain.txt", sentences(300, 2))
     common = ["select", "--method", "cosine", "--model", "tfidf", "--in-domain", ind, "--top", "10"]
-    rc, err, _ = run_cli([*common, "--pool", numbered_pool, "--out", "numbered"], capsys)
+    rc, err, out = run_cli([*common, "--pool", numbered_pool, "--out", "numbered"], capsys)
     assert rc == 0, err
     assert f"{LINE_NUMBER} is on 100% of the pool's lines" in caplog.text
+    assert f"warning (before the fit; run.json): {LINE_NUMBER}" in out  # said again at the end
     warnings = json.loads((tmp_path / "numbered" / "run.json").read_text())["warnings"]
     assert len(warnings) == 1 and LINE_NUMBER in warnings[0] and "of the 60 lines of the in-domain set (in.txt)" in warnings[0]
     caplog.clear()
-    rc, err, _ = run_cli([*common, "--pool", plain_pool, "--out", "plain"], capsys)
+    rc, err, out = run_cli([*common, "--pool", plain_pool, "--out", "plain"], capsys)
     assert rc == 0, err
+    assert "warning" not in out
     assert "warnings" not in json.loads((tmp_path / "plain" / "run.json").read_text())
     rc, err, _ = run_cli(["select", "--method", "random", "--in-domain", ind, "--pool", numbered_pool, "--top", "10",
                           "--out", "random"], capsys)

@@ -274,6 +274,17 @@ def _print_score(sig: dict, t0: float, out) -> None:
         print(f"classifier on held-out data: precision {m['precision']:.3f}  recall {m['recall']:.3f}  "
               f"F1 {m['f1']:.3f}  (n={m['n']})")
     print(f"signature: {sig['signature']}")
+    _print_warnings(out)
+
+
+def _print_warnings(out) -> None:
+    """The warnings a run gave before its fit (its ``run.json``), again at its end: a long run's first lines
+    are long gone by then."""
+    import json
+    path = Path(out) / rundir.RUN
+    warnings = json.loads(path.read_text(encoding="utf-8")).get("warnings", []) if path.is_file() else []
+    for w in warnings:
+        print(f"warning (before the fit; {rundir.RUN}): {w}")
 
 
 def _plan(args, rule: dict | None = None) -> int:
