@@ -17,7 +17,9 @@ The classifier is a logistic regression over the frozen vectors of an encoder (t
 cross-fitted: every line, in-domain or pool, is scored by a fold that did not train on it. The pool
 enters as a seeded sample (at most :data:`SAMPLE_LINES` lines; the binomial error of a share measured
 on 20,000 lines is 0.003 at most), so the estimate costs the same on a billion lines as on a million.
-The interval is a percentile bootstrap over both sets' cross-fitted scores.
+The interval is a percentile bootstrap over both sets' cross-fitted scores: the sample's noise only (it
+says "sampling interval"), not the bias of a pool whose other domains hold lines like the in-domain set
+(bench/results/share.md, bench/results/share_ceiling.md).
 What each estimator measured: bench/results/share.md.
 """
 
@@ -67,7 +69,7 @@ class ShareEstimate:
         return cls(**known)
 
     def describe(self) -> str:
-        return (f"{self.share:.1%} in-domain ({self.level:.0%} interval {self.low:.1%}-{self.high:.1%}; "
+        return (f"{self.share:.1%} in-domain ({self.level:.0%} sampling interval {self.low:.1%}-{self.high:.1%}; "
                 f"{self.estimator} over {self.n_pool_sample:,} pool lines)")
 
 
