@@ -57,6 +57,13 @@ def test_paragraphs_against_sentences_differ_in_length_and_a_threefold_length_do
     assert compare([" ".join(sentences(3, s)) for s in range(100)], pool) == []
 
 
+def test_a_large_in_domain_set_is_read_at_a_stride_over_all_of_it():
+    ind = sentences(25_000, 0)
+    ind[10_000:] = numbered(ind[10_000:])  # 60% numbered, none of the first 10,000 lines
+    assert compare(ind, numbered(sentences(1000, 1))) == []  # read from its first lines only, it would warn
+    assert compare(numbered(sentences(25_000, 0)), sentences(1000, 1))[0].in_domain == 1.0
+
+
 def test_too_few_lines_say_nothing_and_warnings_are_one_line_each():
     pool = numbered(sentences(1000, 1))
     assert compare(sentences(MIN_LINES - 1, 0), pool) == []
