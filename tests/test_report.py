@@ -114,3 +114,19 @@ def test_report_renders_downstream_and_crossdomain(demo, tmp_path):
     assert main(["-q", "report", str(tmp_path / "ds"), str(tmp_path / "cd"), "--out", str(tmp_path / "r.html")]) == 0
     page = (tmp_path / "r.html").read_text()
     assert "Downstream: 2-gram LM perplexity" in page and "perplexity: LM of (row)" in page
+
+
+def test_a_runs_warnings_are_in_its_section(tmp_path):
+    """What a run warned about before its fit (run.json's warnings: here the surface check's) heads its
+    section of the report."""
+    words = "the patient dose tablet file menu open save window court article member state".split()
+    lines = [" ".join(words[(i * 7 + k) % len(words)] for k in range(6)) for i in range(200)]
+    (tmp_path / "in.txt").write_text("".join(t + "\n" for t in lines[:60]), encoding="utf-8")
+    (tmp_path / "pool.txt").write_text("".join(f"{i}: {t}\n" for i, t in enumerate(lines)), encoding="utf-8")
+    run = tmp_path / "run"
+    assert main(["-q", "select", "--method", "cosine", "--model", "tfidf", "--in-domain", str(tmp_path / "in.txt"),
+                 "--pool", str(tmp_path / "pool.txt"), "--top", "10", "--out", str(run)]) == 0
+    assert len(json.loads((run / "run.json").read_text())["warnings"]) == 1
+    assert main(["-q", "report", str(run), "--out", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert page.count("<p class='warning'>warning: a leading line number or ID") == 1

@@ -280,10 +280,7 @@ def _print_score(sig: dict, t0: float, out) -> None:
 def _print_warnings(out) -> None:
     """The warnings a run gave before its fit (its ``run.json``), again at its end: a long run's first lines
     are long gone by then."""
-    import json
-    path = Path(out) / rundir.RUN
-    warnings = json.loads(path.read_text(encoding="utf-8")).get("warnings", []) if path.is_file() else []
-    for w in warnings:
+    for w in (rundir.read_json(out, rundir.RUN) or {}).get("warnings", []):
         print(f"warning (before the fit; {rundir.RUN}): {w}")
 
 

@@ -243,7 +243,8 @@ def _selection_section(bk, d: Path, name: str) -> tuple[list, str]:
         picks["just above the cut"] = order[max(0, k - N_EXAMPLES // 2):k]
         picks["just below the cut"] = order[k:k + N_EXAMPLES // 2]
     got = rundir.records(run, {run.id_at(i) for v in picks.values() for i in v}, verify=False)
-    body = ""
+    warned = (rundir.read_json(d, rundir.RUN) or {}).get("warnings", [])  # what the run said before its fit
+    body = "".join(f"<p class='warning'>warning: {_esc(w)}</p>" for w in warned)
     if sel:
         body += (f"<p>{sel['n_selected']:,} of {sel['n_pool']:,} records selected: "
                  f"{_esc(rule_in_words(sel.get('rule') or {}))}.</p>")
@@ -412,6 +413,7 @@ table {{ border-collapse: collapse; margin: .6em 0; font-size: 90%; }}
 td, th {{ border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }}
 table.examples td:last-child {{ max-width: 760px; }}
 .note {{ color: #666; font-size: 90%; }} section {{ border-top: 2px solid #eee; margin-top: 2em; }}
+.warning {{ background: #fff4e0; border-left: 4px solid #e69500; padding: .4em .8em; }}
 pre {{ white-space: pre-wrap; font-size: 80%; }}
 </style>
 {js}
