@@ -53,7 +53,8 @@ def test_paragraphs_against_sentences_differ_in_length_and_a_threefold_length_do
     found = compare(paragraphs, pool)
     assert [d.what for d in found] == ["length"] and found[0].in_domain > LENGTH_RATIO * found[0].pool
     warned = check_surface(paragraphs, pool, "the in-domain set (docs.txt)")
-    assert len(warned) == 1 and warned[0].startswith("the in-domain set (docs.txt): lines 9 times as long as the pool's")
+    assert len(warned) == 1
+    assert warned[0].startswith("the in-domain set (docs.txt): lines 9 times as long as the pool's")
     assert compare([" ".join(sentences(3, s)) for s in range(100)], pool) == []
 
 
@@ -83,7 +84,8 @@ def test_a_run_warns_before_it_fits_and_records_it_and_random_is_not_checked(tmp
     assert f"{LINE_NUMBER} is on 100% of the pool's lines" in caplog.text
     assert f"warning (before the fit; run.json): {LINE_NUMBER}" in out  # said again at the end
     warnings = json.loads((tmp_path / "numbered" / "run.json").read_text())["warnings"]
-    assert len(warnings) == 1 and LINE_NUMBER in warnings[0] and "of the 60 lines of the in-domain set (in.txt)" in warnings[0]
+    assert len(warnings) == 1 and LINE_NUMBER in warnings[0]
+    assert "of the 60 lines of the in-domain set (in.txt)" in warnings[0]
     caplog.clear()
     rc, err, out = run_cli([*common, "--pool", plain_pool, "--out", "plain"], capsys)
     assert rc == 0, err

@@ -322,8 +322,8 @@ def _print_selection(sel, t0) -> None:
     rule = sel.get("rule", {})
     if "n_auto" in rule:
         lo, hi = rule["share_interval"]
-        print(f"auto: the pool's estimated in-domain share {rule['share']:.1%} (95% sampling interval {lo:.1%}-{hi:.1%}) "
-              f"-> {rule['n_auto']} lines")
+        print(f"auto: the pool's estimated in-domain share {rule['share']:.1%} "
+              f"(95% sampling interval {lo:.1%}-{hi:.1%}) -> {rule['n_auto']} lines")
     print(f"selected {sel['n_selected']} / {sel['n_pool']} lines in {time.time() - t0:.1f} s"
           + (f" ({dup['duplicates_removed']} duplicates passed over)" if dup else "") + " -> "
           + ", ".join(sel["outputs"]))

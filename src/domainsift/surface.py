@@ -43,7 +43,8 @@ IN_DOMAIN_LINES = 10_000  # an in-domain set larger than this is read at an even
 PATTERNS = (
     ("a leading line number or ID ('123: ', '123 | ', '[123]')", re.compile(r"^\s*(?:\[\d+\]|\d+ *[:|])")),
     ("a tab (a second field)", re.compile(r"\t")),
-    ("markup (tags or entities)", re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>|&(?:#\d+|#x[0-9A-Fa-f]+|[A-Za-z]+);")),
+    ("markup (tags or entities)",
+     re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>|&(?:#\d+|#x[0-9A-Fa-f]+|[A-Za-z]+);")),
     ("a URL", re.compile(r"https?://|www\.")),
 )
 
