@@ -40,6 +40,7 @@ bench: install
 	    finetune-default+moore-lewis || exit 1; done
 	$(BIN)/python bench/live/crosslingual.py --methods crosslingual crosslingual-no-align
 	$(BIN)/python bench/live/negatives_pools.py
+	$(BIN)/python bench/live/surface.py --finetune
 
 # resolve the package's ranges anew in a throw-away environment and pin what it got
 lock:
