@@ -1,4 +1,4 @@
-"""Benchmark "share ceiling" (issue 49): can any estimator read a domain's share off these vectors?
+"""Benchmark "share ceiling" (issue 49): can any estimator read a domain's share off an encoder's vectors?
 
 The share estimate (``domainsift.share``, bbe) is the ratio of the pool's share above a score to the
 in-domain set's share above it, at the best score: exact when the top of the ranking holds in-domain
@@ -21,7 +21,10 @@ lines of one half (the in-domain set, as large as the benchmarks') against the o
 half (the pool: its random negatives are never the target's), and scores the other half, where bbe reads the share (the target's
 lines of that half standing for the in-domain set) and the purity of the top is counted.
 
-    python bench/live/share_ceiling.py [--pools shared half] [--finetune QED TED2020] [--report-only]
+``--encoder mpnet``: the frozen study on all-mpnet-base-v2's vectors (bench/live/mpnet.py assembles it from
+PyPI) instead of MiniLM's: whether a larger encoder tells the subtitle domains apart.
+
+    python bench/live/share_ceiling.py [--pools shared half] [--encoder mpnet] [--finetune QED TED2020] [--report-only]
 """
 
 from __future__ import annotations
@@ -53,12 +56,16 @@ def take_of(pool: str, target: str, sizes: dict) -> dict:
         sizes[d], size=k[d], replace=False)) for d in others}}
 
 
-def measure(pools: list[str], seed: int = 0) -> list[dict]:
+def measure(pools: list[str], seed: int = 0, encoder: str = "minilm") -> list[dict]:
     from domainsift import EmbedConfig
     from domainsift._version import __version__
     from domainsift.share import SAMPLE_LINES, crossfit_scores, estimate_from_scores
     WORK.mkdir(parents=True, exist_ok=True)
-    enc = EmbedConfig(embedder="minilm", cache_dir=str(WORK / "cache"), progress=False).build()
+    model = "minilm"
+    if encoder == "mpnet":
+        from mpnet import model_dir
+        model = str(model_dir())
+    enc = EmbedConfig(embedder=model, cache_dir=str(WORK / "cache"), progress=False).build()
     vec = {d: enc.encode(lines_of(data_file(d, "train"))) for d in SEVEN}
     rows = []
     for pool in pools:
@@ -78,7 +85,7 @@ def measure(pools: list[str], seed: int = 0) -> list[dict]:
             purity = {f"top {p:g}": float(labels[order[:max(1, int(round(p * len(scores))))]].mean())
                       for p in (0.01, 0.05)}
             row = {"version": __version__, "pool": pool, "target": target, "seed": seed,
-                   "true_share": round(float(ys.mean()), 4), "n_sample": int(len(keep)),
+                   **({"encoder": encoder} if encoder != "minilm" else {}), "true_share": round(float(ys.mean()), 4), "n_sample": int(len(keep)),
                    "supervised": {"share": round(est.share, 4), "low": round(est.low, 4), "high": round(est.high, 4)},
                    "purity": {k: round(v, 4) for k, v in purity.items()}}
             print(json.dumps(row), flush=True)
@@ -122,7 +129,7 @@ def report(rows: list[dict]) -> None:
     from _common import RESULTS
     share = {(r["pool"], r["target"]): r["estimates"]["bbe"]["share"]
              for r in _json.loads((RESULTS / "share.json").read_text())["rows"] if "estimates" in r}
-    md = ["# The share's ceiling on MiniLM, frozen and fine-tuned (issue 49)", "",
+    md = ["# The share's ceiling: MiniLM frozen and fine-tuned, mpnet frozen (issue 49)", "",
           "supervised: bbe on the held-out scores of the product's classifier (logistic regression on the frozen "
           "MiniLM vectors, 5 folds, `domainsift.share.crossfit_scores`) trained on the true labels (the target's "
           "pool lines against the other pool lines of the product's 20,000-line seeded sample), the target's "
@@ -131,11 +138,13 @@ def report(rows: list[dict]) -> None:
           "(in-domain set <D>.test.en; `bench/results/share.md`). purity: the share of the target among the "
           "supervised ranking's top 1% / 5% of the sample. true: the target's share of the sample. Rows made by "
           "`python bench/live/share_ceiling.py` (this table) and `python bench/live/share_ceiling.py --pools --finetune "
-          "QED TED2020 OpenSubtitles` (the fine-tuned table), at the version each row names.", "",
+          "QED TED2020 OpenSubtitles` (the fine-tuned table) and `python bench/live/share_ceiling.py --encoder mpnet` "
+          "(the mpnet table), at the version each row names.", "",
           "| pool | target | true | supervised [95%] | error | product | error | purity top 1% | top 5% |",
           "|---|---|---|---|---|---|---|---|---|"]
     tuned = [r for r in rows if r.get("classifier") == "finetune"]
-    rows = [r for r in rows if r.get("classifier") != "finetune"]
+    larger = [r for r in rows if r.get("encoder", "minilm") != "minilm"]
+    rows = [r for r in rows if r.get("classifier") != "finetune" and r.get("encoder", "minilm") == "minilm"]
     for r in sorted(rows, key=lambda r: (r["pool"] != "shared", r["pool"], SEVEN.index(r["target"]))):
         s, t = r["supervised"], r["true_share"]
         p = share.get((r["pool"], r["target"]))
@@ -156,22 +165,37 @@ def report(rows: list[dict]) -> None:
                       f"{s['share'] - t:+.3f} | {r['purity']['top 0.01']:.3f} | {r['purity']['top 0.05']:.3f} | "
                       + (f"{f['supervised']['share'] - f['true_share']:+.3f} | {f['purity']['top 0.01']:.3f}"
                          if f else "- | -") + " |")
-    write_results("share_ceiling", {"rows": rows + tuned}, "\n".join(md) + "\n")
+    if larger:
+        frozen = {(r["pool"], r["target"]): r for r in rows}
+        md += ["", "A larger encoder, frozen (`--encoder mpnet`: all-mpnet-base-v2, 768-d, 110M parameters, "
+               "bench/live/mpnet.py), the same supervised estimate on the same samples.", "",
+               "| pool | target | true | mpnet, supervised [95%] | error | purity top 1% | top 5% | MiniLM: error | "
+               "purity top 1% |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in sorted(larger, key=lambda r: (r["pool"] != "shared", r["pool"], SEVEN.index(r["target"]))):
+            s, t = r["supervised"], r["true_share"]
+            f = frozen.get((r["pool"], r["target"]))
+            md.append(f"| {r['pool']} | {r['target']} | {t:.3f} | {s['share']:.3f} [{s['low']:.3f}, {s['high']:.3f}] | "
+                      f"{s['share'] - t:+.3f} | {r['purity']['top 0.01']:.3f} | {r['purity']['top 0.05']:.3f} | "
+                      + (f"{f['supervised']['share'] - f['true_share']:+.3f} | {f['purity']['top 0.01']:.3f}"
+                         if f else "- | -") + " |")
+    write_results("share_ceiling", {"rows": rows + tuned + larger}, "\n".join(md) + "\n")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pools", nargs="*", default=["shared", "half"], choices=["shared", "half"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--encoder", default="minilm", choices=["minilm", "mpnet"],
+                    help="the frozen vectors' encoder (mpnet: all-mpnet-base-v2 from PyPI, bench/live/mpnet.py)")
     ap.add_argument("--finetune", nargs="*", default=None, metavar="TARGET",
                     help="also a fine-tuned encoder's ceiling for these targets (shared pool; minutes each)")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
     rows = earlier_rows("share_ceiling")
-    key = lambda r: (r["pool"], r["target"], r["seed"], r.get("classifier", "frozen"))  # noqa: E731
+    key = lambda r: (r["pool"], r["target"], r["seed"], r.get("classifier", "frozen"), r.get("encoder", "minilm"))  # noqa: E731
     if not args.report_only:
         if args.pools:
-            rows = merge_rows(rows, measure(args.pools, args.seed), key)
+            rows = merge_rows(rows, measure(args.pools, args.seed, args.encoder), key)
         if args.finetune:
             rows = merge_rows(rows, measure_finetune(args.finetune, args.seed), key)
     report(rows)
