@@ -144,11 +144,17 @@ def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample
         from ..languages import SAMPLE
         out[LANGUAGE] = (SAMPLE, [seed, SAMPLE_STREAMS[LANGUAGE]])  # is the pool in the encoder's languages?
     if selector.reads_content:  # does the in-domain set look like the pool? (domainsift.surface)
-        from ..surface import SAMPLE as SURFACE_LINES
-        out[SURFACE] = (SURFACE_LINES, [seed, SAMPLE_STREAMS[SURFACE]])
+        out[SURFACE] = surface_sample(seed)
     if selector.encoder_name is not None:  # a long run says what it will cost (domainsift.jobs.plan)
         out[CALIBRATION] = (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]])
     return out
+
+
+def surface_sample(seed: int) -> tuple:
+    """The counting pass's sample that the in-domain set is compared with on the surface (``(size, seed)``):
+    a run's and ``--plan``'s alike."""
+    from ..surface import SAMPLE as SURFACE_LINES
+    return SURFACE_LINES, [seed, SAMPLE_STREAMS[SURFACE]]
 
 
 def execute(selector, in_domain: Corpus, source, samples: dict, state: Path, execution: Execution,

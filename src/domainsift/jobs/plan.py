@@ -190,10 +190,10 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     from ..select import get_selector
     selector = get_selector(method, **params)
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
-    from ..engine.run import CALIBRATION, SAMPLE_STREAMS, SURFACE
-    from ..surface import SAMPLE as SURFACE_LINES, check_surface, set_name
+    from ..engine.run import CALIBRATION, SAMPLE_STREAMS, SURFACE, surface_sample
+    from ..surface import check_surface, set_name
     scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]]),
-                        SURFACE: (SURFACE_LINES, [seed, SAMPLE_STREAMS[SURFACE]])})
+                        SURFACE: surface_sample(seed)})
     n = scan.n
     if n == 0:
         raise DomainsiftError("the pool is empty")
