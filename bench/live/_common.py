@@ -25,6 +25,11 @@ def data_file(domain: str, split: str, lang: str = "en") -> str:
     return str(p)
 
 
+def read_lines(path) -> list[str]:
+    """A text file's lines (UTF-8, without their line ends)."""
+    return Path(path).read_text(encoding="utf-8").splitlines()
+
+
 def clustering_set(per_domain: int = 2000):
     """The clustering set: the first ``per_domain`` distinct lines of <D>.train.en of the five classic
     domains (10,000 sentences by default), as a Corpus (its files give the gold labels)."""

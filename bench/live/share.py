@@ -40,15 +40,12 @@ from pathlib import Path
 
 import numpy as np
 from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
+from _common import read_lines as lines_of
 
 WORK = ROOT / "bench" / "work" / "share"
 POOL_SEED = 0
 MIXED = {"small": (200, 1600), "large": (2000, 800)}
 MIXED_TARGETS = ["KDE4", "OpenSubtitles"]
-
-
-def lines_of(path: str) -> list[str]:
-    return Path(path).read_text(encoding="utf-8").splitlines()
 
 
 def pools(train: dict) -> list[tuple[str, str, dict]]:

@@ -33,27 +33,10 @@ import argparse
 import json
 
 import numpy as np
-from _common import ROOT, SEVEN, data_file, earlier_rows, merge_rows, write_results
+from _common import ROOT, SEVEN, data_file, earlier_rows, merge_rows, read_lines, write_results
 
 WORK = ROOT / "bench" / "work" / "share_ceiling"
-POOL_SEED = 0
 FIT_LINES = 500  # --finetune: the target's lines it learns from, as many as the benchmarks' in-domain sets
-
-
-def lines_of(path: str) -> list[str]:
-    from pathlib import Path
-    return Path(path).read_text(encoding="utf-8").splitlines()
-
-
-def take_of(pool: str, target: str, sizes: dict) -> dict:
-    """``{domain: line indices}``: share.py's pools (shared: every train file whole; half: the target's
-    5,000 lines and 5,000 of the six others, seeded)."""
-    if pool == "shared":
-        return {d: np.arange(sizes[d]) for d in SEVEN}
-    others = [d for d in SEVEN if d != target]
-    k = {d: 5000 // 6 + (1 if i < 5000 % 6 else 0) for i, d in enumerate(others)}
-    return {target: np.arange(sizes[target]), **{d: np.sort(np.random.default_rng(POOL_SEED).choice(
-        sizes[d], size=k[d], replace=False)) for d in others}}
 
 
 def measure(pools: list[str], seed: int = 0, encoder: str = "minilm") -> list[dict]:
@@ -66,30 +49,32 @@ def measure(pools: list[str], seed: int = 0, encoder: str = "minilm") -> list[di
         from mpnet import model_dir
         model = str(model_dir())
     enc = EmbedConfig(embedder=model, cache_dir=str(WORK / "cache"), progress=False).build()
-    vec = {d: enc.encode(lines_of(data_file(d, "train"))) for d in SEVEN}
+    vec = {d: enc.encode(read_lines(data_file(d, "train"))) for d in SEVEN}
+    from share import pools as share_pools  # share.py's pools, drawn as it draws them
     rows = []
-    for pool in pools:
-        for target in SEVEN:
-            take = take_of(pool, target, {d: len(v) for d, v in vec.items()})
-            x = np.concatenate([vec[d][take[d]] for d in take])
-            is_t = np.concatenate([np.full(len(take[d]), d == target) for d in take])
-            n = len(x)
-            keep = (np.sort(np.random.default_rng([seed, 10]).choice(n, SAMPLE_LINES, replace=False))
-                    if n > SAMPLE_LINES else np.arange(n))
-            xs, ys = x[keep], is_t[keep]
-            s_t, s_rest = crossfit_scores(xs[ys], xs[~ys], seed=seed)  # target's pool lines vs the others
-            scores = np.concatenate([s_t, s_rest])
-            labels = np.concatenate([np.ones(len(s_t), bool), np.zeros(len(s_rest), bool)])
-            est = estimate_from_scores(s_t, scores, "bbe", seed=seed)
-            order = np.argsort(-scores, kind="stable")
-            purity = {f"top {p:g}": float(labels[order[:max(1, int(round(p * len(scores))))]].mean())
-                      for p in (0.01, 0.05)}
-            row = {"version": __version__, "pool": pool, "target": target, "seed": seed,
-                   **({"encoder": encoder} if encoder != "minilm" else {}), "true_share": round(float(ys.mean()), 4), "n_sample": int(len(keep)),
-                   "supervised": {"share": round(est.share, 4), "low": round(est.low, 4), "high": round(est.high, 4)},
-                   "purity": {k: round(v, 4) for k, v in purity.items()}}
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+    for pool, target, take in share_pools(vec):
+        if pool not in pools:
+            continue
+        x = np.concatenate([vec[d][take[d]] for d in take])
+        is_t = np.concatenate([np.full(len(take[d]), d == target) for d in take])
+        n = len(x)
+        keep = (np.sort(np.random.default_rng([seed, 10]).choice(n, SAMPLE_LINES, replace=False))
+                if n > SAMPLE_LINES else np.arange(n))
+        xs, ys = x[keep], is_t[keep]
+        s_t, s_rest = crossfit_scores(xs[ys], xs[~ys], seed=seed)  # target's pool lines vs the others
+        scores = np.concatenate([s_t, s_rest])
+        labels = np.concatenate([np.ones(len(s_t), bool), np.zeros(len(s_rest), bool)])
+        est = estimate_from_scores(s_t, scores, "bbe", seed=seed)
+        order = np.argsort(-scores, kind="stable")
+        purity = {f"top {p:g}": float(labels[order[:max(1, int(round(p * len(scores))))]].mean())
+                  for p in (0.01, 0.05)}
+        row = {"version": __version__, "pool": pool, "target": target, "seed": seed,
+               **({"encoder": encoder} if encoder != "minilm" else {}),
+               "true_share": round(float(ys.mean()), 4), "n_sample": int(len(keep)),
+               "supervised": {"share": round(est.share, 4), "low": round(est.low, 4), "high": round(est.high, 4)},
+               "purity": {k: round(v, 4) for k, v in purity.items()}}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
     return rows
 
 
@@ -151,34 +136,32 @@ def report(rows: list[dict]) -> None:
         md.append(f"| {r['pool']} | {r['target']} | {t:.3f} | {s['share']:.3f} [{s['low']:.3f}, {s['high']:.3f}] | "
                   f"{s['share'] - t:+.3f} | " + (f"{p:.3f} | {p - t:+.3f}" if p is not None else "- | -")
                   + f" | {r['purity']['top 0.01']:.3f} | {r['purity']['top 0.05']:.3f} |")
+    frozen = {(r["pool"], r["target"]): r for r in rows}
     if tuned:
-        frozen = {(r["pool"], r["target"]): r for r in rows}
-        md += ["", "A fine-tuned encoder instead of the frozen vectors (`--finetune`; shared pool): the default "
-               "finetune (seed 0) learns 500 of the target's lines of one seeded half of the pool against the other "
-               "domains' lines of that half, and scores the other half (true: the target's share of that half).", "",
-               "| target | true | fine-tuned, supervised [95%] | error | purity top 1% | top 5% | frozen: error | "
-               "purity top 1% |", "|---|---|---|---|---|---|---|---|"]
-        for r in sorted(tuned, key=lambda r: SEVEN.index(r["target"])):
-            s, t = r["supervised"], r["true_share"]
-            f = frozen.get(("shared", r["target"]))
-            md.append(f"| {r['target']} | {t:.3f} | {s['share']:.3f} [{s['low']:.3f}, {s['high']:.3f}] | "
-                      f"{s['share'] - t:+.3f} | {r['purity']['top 0.01']:.3f} | {r['purity']['top 0.05']:.3f} | "
-                      + (f"{f['supervised']['share'] - f['true_share']:+.3f} | {f['purity']['top 0.01']:.3f}"
-                         if f else "- | -") + " |")
+        md += versus_frozen(tuned, frozen, "fine-tuned", "A fine-tuned encoder instead of the frozen vectors "
+                            "(`--finetune`; shared pool): the default finetune (seed 0) learns 500 of the target's lines "
+                            "of one seeded half of the pool against the other domains' lines of that half, and scores "
+                            "the other half (true: the target's share of that half).")
     if larger:
-        frozen = {(r["pool"], r["target"]): r for r in rows}
-        md += ["", "A larger encoder, frozen (`--encoder mpnet`: all-mpnet-base-v2, 768-d, 110M parameters, "
-               "bench/live/mpnet.py), the same supervised estimate on the same samples.", "",
-               "| pool | target | true | mpnet, supervised [95%] | error | purity top 1% | top 5% | MiniLM: error | "
-               "purity top 1% |", "|---|---|---|---|---|---|---|---|---|"]
-        for r in sorted(larger, key=lambda r: (r["pool"] != "shared", r["pool"], SEVEN.index(r["target"]))):
-            s, t = r["supervised"], r["true_share"]
-            f = frozen.get((r["pool"], r["target"]))
-            md.append(f"| {r['pool']} | {r['target']} | {t:.3f} | {s['share']:.3f} [{s['low']:.3f}, {s['high']:.3f}] | "
-                      f"{s['share'] - t:+.3f} | {r['purity']['top 0.01']:.3f} | {r['purity']['top 0.05']:.3f} | "
-                      + (f"{f['supervised']['share'] - f['true_share']:+.3f} | {f['purity']['top 0.01']:.3f}"
-                         if f else "- | -") + " |")
+        md += versus_frozen(larger, frozen, "mpnet", "A larger encoder, frozen (`--encoder mpnet`: all-mpnet-base-v2, "
+                            "768-d, 110M parameters, bench/live/mpnet.py), the same supervised estimate on the same "
+                            "samples.")
     write_results("share_ceiling", {"rows": rows + tuned + larger}, "\n".join(md) + "\n")
+
+
+def versus_frozen(rows: list[dict], frozen: dict, name: str, intro: str) -> list[str]:
+    """A table of ``rows`` (another encoder's supervised estimates) beside frozen MiniLM's on the same pool and
+    target."""
+    md = ["", intro, "", f"| pool | target | true | {name}, supervised [95%] | error | purity top 1% | top 5% | "
+          "MiniLM: error | purity top 1% |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["pool"] != "shared", r["pool"], SEVEN.index(r["target"]))):
+        s, t = r["supervised"], r["true_share"]
+        f = frozen.get((r["pool"], r["target"]))
+        md.append(f"| {r['pool']} | {r['target']} | {t:.3f} | {s['share']:.3f} [{s['low']:.3f}, {s['high']:.3f}] | "
+                  f"{s['share'] - t:+.3f} | {r['purity']['top 0.01']:.3f} | {r['purity']['top 0.05']:.3f} | "
+                  + (f"{f['supervised']['share'] - f['true_share']:+.3f} | {f['purity']['top 0.01']:.3f}"
+                     if f else "- | -") + " |")
+    return md
 
 
 def main() -> None:
