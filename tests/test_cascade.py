@@ -102,6 +102,49 @@ def test_the_student_learns_the_teachers_top_against_every_other_sample_line():
     assert learn_share(0.01) == pytest.approx((1 + SLACK) * 0.01) and learn_share(0.9) == 0.5
 
 
+def test_the_enrichment_labels_its_lines_by_the_samples_last_positive():
+    """Lines beyond the sample (the enrichment) are positives where the teacher scores them at least as
+    high as the sample's last positive; the sample's own labels do not change."""
+    from domainsift.select.student import Student, enrichment
+    rng = np.random.default_rng(1)
+    x_in, x_s, x_e = rng.normal(size=(7, 3)), rng.normal(size=(200, 3)), rng.normal(size=(5, 3))
+    t = rng.permutation(200).astype(float)  # the top 10 (share 0.05): 190 ... 199
+    x, y = Student(None).training_set(x_in, x_s, t, 0.05, extra=(x_e, np.array([199.5, 190.0, 189.9, 0.0, 195.0])))
+    assert len(x) == 7 + 200 + 5 and y[:17].all() and not y[17:207].any()
+    np.testing.assert_array_equal(x[207:], x_e)
+    np.testing.assert_array_equal(y[207:], [1, 1, 0, 0, 1])
+    assert enrichment(20000) == (50000, 10000)  # the default sample: 10,000 more lines scored, a fifth of 50,000
+    assert enrichment(20000, 15000) == (15000, 3000)  # all the pool has left
+    assert enrichment(100, 50) == (0, 0)  # too few to learn from
+
+
+def test_the_teacher_scores_the_students_top_of_a_draw_beyond_its_sample(tmp_path, tiny_models):
+    """A pool larger than the sample: the teacher scores the sample, then the top fifth, by the student
+    fitted on the sample, of a seeded draw of the other lines; the plan's out-of-fold scores stay the
+    sample's alone; the signature says how many lines were added."""
+    from domainsift.select import get_selector
+    from domainsift.select.cosine import CosineSelector
+    texts = make_sentences("med", 200, 1) + make_sentences("law", 200, 2)
+    in_domain = make_sentences("med", 8, 3)
+    asked = []
+
+    class Counting(CosineSelector):
+        def score(self, records):
+            asked.append(list(records.texts))
+            return super().score(records)
+
+    teacher = Counting(embedder="tfidf").fit(in_domain, None)
+    sel = get_selector("student", teacher="cosine", sample=100, model=tiny_models["bert"], cache_dir="",
+                       progress=False, seed=3)
+    assert sel.draw == 100 + 250
+    sel.fit(in_domain, texts, teacher=teacher)
+    assert [len(a) for a in asked] == [100, 50]  # 250 of the other 300 lines drawn, the student's top 50 scored
+    assert not set(asked[1]) & set(asked[0])
+    assert len(sel.held_out_["teacher"]) == 100 and sel.signature_params()["n_enriched"] == 50
+    # the draw holds some 125 med lines (the in-domain set's kind): the student's top 50 of it are med lines
+    assert set(asked[1]) <= set(texts[:200])
+
+
 def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(pool, tiny_models):
     from domainsift.select import get_selector
     texts = pool["pool"].read_text().splitlines()

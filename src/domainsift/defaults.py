@@ -37,7 +37,7 @@ def constants() -> dict:
             "crosslingual_head_batch": crosslingual.HEAD_BATCH,
             "ridge_alphas": list(crosslingual.LinearAlignment.ALPHAS),
             "contrastive": crosslingual.CONTRASTIVE,
-            "static": static.RECIPE, "student": {"head": student.HEAD, "folds": student.FOLDS,
+            "static": static.RECIPE, "student": {"head": student.HEAD, "folds": student.FOLDS, "enrich": student.ENRICH, "enrich_top": student.ENRICH_TOP,
                                                  "slack": cascade.SLACK},
             "cascade": {"plan_share": cascade.PLAN_SHARE, "min_factor": cascade.MIN_FACTOR}, "lm_unk_floor": UNK_FLOOR}
 

@@ -175,9 +175,12 @@ def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, sel
     if not cascade:
         parts[f"score {n_pool:,} pool lines"] = n_pool * costs["encode"]
     else:
+        from ..select.student import enrichment
         k = min(student_sample, n_pool)
+        more = enrichment(k, n_pool - k)[1]  # the lines the student's enrichment adds
         cand = min(n_pool, 2 * (selection or max(1, n_pool // 100)))
-        parts[f"the teacher scores the student's sample ({k:,} lines)"] = k * costs["encode"]
+        parts[f"the teacher scores the student's sample ({k:,} lines"
+              + (f", {more:,} more)" if more else ")")] = (k + more) * costs["encode"]
         parts[f"the student scores {n_pool:,} lines"] = n_pool * costs["student"]
         parts[f"the teacher scores at least {cand:,} candidates"] = cand * costs["encode"]
     return {"parts": {k: round(v, 1) for k, v in parts.items()}, "seconds": round(sum(parts.values()), 1)}

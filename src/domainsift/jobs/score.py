@@ -80,7 +80,7 @@ def counting_pass(selector, params: dict, execution: Execution, cascade: Cascade
         from ..engine.cascade import build_student
         student = build_student(selector, params)
     return student, samples_needed(selector, execution.fit_sample, cascade,
-                                   student.sample if student is not None else None, params["seed"],
+                                   student.draw if student is not None else None, params["seed"],
                                    share=estimate_share)
 
 
