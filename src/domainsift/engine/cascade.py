@@ -2,7 +2,9 @@
 
 1. The teacher (the chosen method) is fitted as usual (on the pool, or a seeded sample of it).
 2. The student (:mod:`domainsift.select.student`) learns from the teacher's scores of a seeded sample
-   of the pool; its fit is saved, so a killed run does not fit it again.
+   of the pool and of its own top fifth of a further draw (the enrichment; one sample of the counting
+   pass holds both, ``StudentSelector.draw`` lines); its fit is saved, so a killed run does not fit it
+   again.
 3. The student scores the whole pool, shard by shard (resumable, on Ray like any method).
 4. The candidates: the student's top M lines. M is ``--candidates``, or planned on the
    teacher-scored sample (out-of-fold student scores): enough lines to hold N of the teacher's top

@@ -25,6 +25,14 @@ in-domain set:
   11.7% of the pool with it and 10.7% with this head, and the guarantee held for 4 of 5 targets with
   it and 5 of 5 with this head (bench/results/candidates.md, which also holds the 2% and 29% pools).
 
+* **its lines**: a seeded uniform ``sample`` of the pool, and since 0.28.0 an **enrichment**: the student
+  fitted on the sample ranks a further seeded draw of the pool, and the teacher scores the top fifth of
+  it (half the sample's size more lines, 10,000 at the default; :func:`enrichment`). The draw's
+  teacher top is mostly in that fifth, so the head gets several times more of the lines it must learn,
+  and their near misses, for the teacher's time of half its sample (StudentSelector._enrich). The plan
+  still reads the uniform sample's out-of-fold scores, so the enrichment changes how many candidates
+  the plan asks for, not what its guarantee means.
+
 Its score is the head's logit. A linear head over mean token vectors is a per-token weight, so the
 student scores a line as the mean of its tokens' weights, plus its bigrams' weights over its token count:
 tokenizing is most of the cost.
@@ -419,12 +427,13 @@ class StudentSelector(BaseSelector):
         At a 1% selection the sample gives the head 250 of the teacher's top lines; a uniform draw adds as
         few per line the teacher scores. The student's top fifth of a draw holds most of the draw's teacher
         top, so the same teacher time adds several times more of the lines the head must learn, and the
-        near misses it must rank below them. Measured on the shared pool's lines outside every sample
-        (10,000 sampled lines, the 1% selection's fewest candidates that hold the plan's guarantee, mean of
-        five targets): 8.6% of the lines; with 2,500 more uniform lines 8.3%; with the top 2,500 of a
-        12,500-line draw 7.4%, as 22,500 uniform lines (7.6%) at half the teacher's time. A narrower net
-        (the top 2.5% of a draw) measured worse than none: it adds only what the student already ranks
-        high (docs/experiments.md, 0.28.0)."""
+        near misses it must rank below them. Measured on 12,500 shared-pool lines outside every sample
+        (a 10,000-line sample; for a 1% selection, the fewest of the student's top lines that hold the
+        plan's guarantee, mean of five targets; bench/results/enrichment.md): 8.6% of the lines; with
+        2,500 more uniform lines 8.3%; with the top 2,500 of a 12,500-line draw 7.6%, as with all 22,500
+        lines scored (7.6%) at 56% of the teacher's lines; at 5%: 9.7%, 9.5%, 9.1%, 9.1%. A narrower net (a
+        one-off probe, not kept: the top 2.5% of a draw, twice its expected teacher top) measured worse
+        than none, as it adds only lines the student already ranks high."""
         rest = np.setdiff1d(np.arange(len(pool)), pick)
         n_draw, k = enrichment(len(pick), len(rest))
         if k == 0:
