@@ -63,6 +63,46 @@ def test_static_vectors_are_the_same_in_chunks_as_all_at_once(tiny_models, monke
     assert not whole[0].any() and whole[1].any()
 
 
+def test_pooling_in_token_blocks_gives_each_lines_sum_of_all_its_rows_at_once(monkeypatch):
+    """Lines are pooled a block of tokens at a time (bounded memory for long lines); every line's mean is
+    the one of all its rows gathered at once (0.27.0's way), to the bit: empty lines, a line longer
+    than a block, blocks ending at every kind of line."""
+    from domainsift.embed import static
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(50, 7)).astype(np.float32)
+    counts = rng.choice([0, 1, 2, 5, 13, 40], size=300).astype(np.int64)
+    flat = rng.integers(0, 50, size=int(counts.sum()))
+    line = np.repeat(np.arange(300), counts)
+    once = np.zeros((300, 7))
+    static._add_rows(once, line, vectors[flat].astype(np.float64))
+    once /= np.maximum(counts, 1)[:, None]
+    emb = static.StaticEmbedder.__new__(static.StaticEmbedder)
+    for block in (1, 3, 16, 41, 1 << 20):
+        monkeypatch.setattr(static, "TOKEN_BLOCK", block)
+        np.testing.assert_array_equal(emb.pool(vectors, flat, counts), once)
+
+
+def test_the_heads_design_matrix_is_the_two_blocks_side_by_side():
+    """The head's design, built in place, is scipy's hstack of the dense block and the scaled bigrams:
+    the same rows, columns and values in the same order (a row without bigrams, a zero value kept)."""
+    import scipy.sparse as sp
+    from domainsift.select.student import _design
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(6, 4))
+    z[2, 1] = 0.0
+    b = sp.random(6, 50, density=0.1, random_state=1, format="csr")
+    b = sp.vstack([b[:3], sp.csr_matrix((1, 50)), b[4:]]).tocsr()
+    d = _design(z, b, 2.5)
+    ref = sp.hstack([sp.csr_matrix(z), b * 2.5]).tocsr()
+    assert d.shape == ref.shape == (6, 54) and d.nnz == ref.nnz + 1  # the zero is stored, not dropped
+    np.testing.assert_array_equal(d.toarray(), ref.toarray())
+    np.testing.assert_array_equal(d.indptr[1:] - d.indptr[:-1], 4 + np.diff(b.indptr))
+    for i in range(6):  # each row: its four dense columns in order, then its bigrams
+        row = d.indices[d.indptr[i]:d.indptr[i + 1]]
+        np.testing.assert_array_equal(row[:4], np.arange(4))
+        np.testing.assert_array_equal(row[4:], b.indices[b.indptr[i]:b.indptr[i + 1]] + 4)
+
+
 def test_the_plan_holds_n_of_the_teachers_top_with_slack():
     from domainsift.engine.cascade import plan_share
     rng = np.random.default_rng(0)

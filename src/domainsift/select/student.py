@@ -97,6 +97,27 @@ def line_bigrams(flat: np.ndarray, counts: np.ndarray, line: np.ndarray | None =
     return line[at], bigram_slots(flat[at], flat[at + 1])
 
 
+def _design(z: np.ndarray, bigrams, scale: float):
+    """The head's design matrix, ``[z | bigrams * scale]`` as one CSR matrix (each row: its dense values,
+    every one stored, then its bigrams), built in place: ``scipy.sparse.hstack`` of the two held both
+    and two more copies at once, the peak of a cascade's memory (0.27.0)."""
+    import scipy.sparse as sp
+    n, d = z.shape
+    b = bigrams.tocsr()
+    total = n * d + b.nnz
+    idx = np.int32 if total < 2 ** 31 else np.int64
+    indptr = (np.arange(n + 1, dtype=idx) * d + b.indptr).astype(idx, copy=False)
+    data, indices = np.empty(total), np.empty(total, dtype=idx)
+    at = np.arange(b.nnz, dtype=np.int64) + d * (np.repeat(np.arange(n, dtype=np.int64), np.diff(b.indptr)) + 1)
+    data[at], indices[at] = b.data * scale, b.indices + d
+    dense = np.ones(total, dtype=bool)
+    dense[at] = False
+    del at
+    data[dense] = z.reshape(-1)
+    indices[dense] = np.tile(np.arange(d, dtype=idx), n)
+    return sp.csr_matrix((data, indices, indptr), shape=(n, d + b.shape[1]))
+
+
 class Features:
     """A sample's features: the mean static vector of each line (``dense``, (lines, dim)) and its hashed
     token bigrams (``bigrams``: a sparse (lines, buckets) matrix, each bigram 1 / the line's token count,
@@ -183,19 +204,22 @@ class Student:
         no pool or share needed more (bench/results/student_source.md). A sweep of C on three targets
         (docs/experiments.md "0.26.0") improves from 1 down to 0.003-0.01 and degrades below 0.001, towards
         the difference of the two classes' means."""
-        import scipy.sparse as sp
         from sklearn.linear_model import LogisticRegression
         x, y = self.training_set(x_in, x_sample, t_sample, share, extra)
         self.scale_ = (x.dense.mean(0), np.maximum(x.dense.std(0), 1e-8))
-        z = (x.dense - self.scale_[0]) / self.scale_[1]
-        norm = float(x.bigrams.multiply(x.bigrams).sum()) / len(y)
-        scale = float(np.sqrt(z.shape[1] / norm)) if norm > 0 else 0.0
-        design = sp.hstack([sp.csr_matrix(z), x.bigrams * scale]).tocsr() if scale else z
+        z, bigrams = (x.dense - self.scale_[0]) / self.scale_[1], x.bigrams
+        del x  # the design below holds what the fit needs (the head's peak memory is the fit's)
+        dim = z.shape[1]
+        norm = float(bigrams.multiply(bigrams).sum()) / len(y)
+        scale = float(np.sqrt(dim / norm)) if norm > 0 else 0.0
+        design = _design(z, bigrams, scale) if scale else z
+        del z, bigrams
         lr = LogisticRegression(C=HEAD_C, class_weight="balanced", max_iter=2000, random_state=seed)
         lr.fit(design, y)
+        del design
         w = lr.coef_[0].astype(np.float64)
-        self.coef_, self.intercept_ = w[:z.shape[1]], float(lr.intercept_[0])
-        self.bigram_ = w[z.shape[1]:] * scale if scale else np.zeros(BIGRAM_BUCKETS)
+        self.coef_, self.intercept_ = w[:dim], float(lr.intercept_[0])
+        self.bigram_ = w[dim:] * scale if scale else np.zeros(BIGRAM_BUCKETS)
         self._u = None  # the per-token weights of a new head
         return self
 
