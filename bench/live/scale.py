@@ -195,7 +195,7 @@ def main() -> None:
     ap.add_argument("--processes", type=int, default=None, help="--processes for every run (default: the product's)")
     ap.add_argument("--rerun", nargs="*", default=[], metavar="LABEL[:SIZE]",
                     help="run these rows (e.g. finetune-cascade-layers3:10000000) again at this version, as LABEL@VERSION "
-                         "beside the earlier version's row")
+                         "beside the earlier version's row (this version's own row of it is measured again)")
     args = ap.parse_args()
     RERUN.update(args.rerun)
     if args.cascade_only:
@@ -329,12 +329,16 @@ def earlier_extra(name: str) -> dict:
 def restore_rows(name: str) -> list[dict]:
     """The rows of the results file ``name``, each written back as its row file where the working folder
     lost it (a fresh checkout): a rerun measures only the rows asked for (--rerun) or never made."""
+    from domainsift import __version__
     rows = earlier_extra(name).get("rows", [])
     WORK.mkdir(parents=True, exist_ok=True)
     for r in rows:
         kind = r.get("pool", "text")
         done = WORK / f"row-{r['method']}-{r['size']}{'' if kind == 'text' else '-' + kind}.json"
-        if not done.exists():
+        base, _, version = r["method"].partition("@")
+        if version == __version__ and (base in RERUN or f"{base}:{r['size']}" in RERUN):
+            done.unlink(missing_ok=True)  # --rerun at the version that made the row: measured again
+        elif not done.exists():
             done.write_text(json.dumps(r))
     return rows
 

@@ -69,7 +69,7 @@ HEAD = f"top vs rest, C={HEAD_C:g}"  # the teacher's top share of the sample aga
 FOLDS = 4  # the sample's folds: each is scored by a student fitted on the others, to plan the candidates
 ENRICH = 0.5  # the enrichment: the teacher also scores this share of the sample's size more lines (10,000 at the
 ENRICH_TOP = 0.2  # default 20,000), the top ENRICH_TOP of a further draw by the student fitted on the sample
-# (Student.fit: the draw's teacher-top lines the sample lacks; Student.enrichment says how many)
+# (StudentSelector._enrich says why; enrichment() how many)
 NO_TEACHER = ("student", "random")
 FEATURES = "static+bigrams"  # what the signature records of a student fitted now (0.22.0 and earlier: "static";
 # hashed word n-grams alone measured worse: bench/archive/student_choices.py)
@@ -99,8 +99,9 @@ def line_bigrams(flat: np.ndarray, counts: np.ndarray, line: np.ndarray | None =
 
 def _design(z: np.ndarray, bigrams, scale: float):
     """The head's design matrix, ``[z | bigrams * scale]`` as one CSR matrix (each row: its dense values,
-    every one stored, then its bigrams), built in place: ``scipy.sparse.hstack`` of the two held both
-    and two more copies at once, the peak of a cascade's memory (0.27.0)."""
+    every one stored, then its bigrams), built in place: ``scipy.sparse.csr_matrix(z)`` and
+    ``scipy.sparse.hstack`` (0.27.0) held coordinate arrays and a second copy on the way, some 150 MB
+    more at the head's 30,000 lines, during a cascade's student fit, its peak of memory."""
     import scipy.sparse as sp
     n, d = z.shape
     b = bigrams.tocsr()
@@ -466,7 +467,7 @@ class StudentSelector(BaseSelector):
         lines = pool[[int(i) for i in drawn]]
         top = np.sort(np.argsort(-self.student_.score(lines.texts), kind="stable")[:k])
         chosen = lines[[int(i) for i in top]]
-        log.info("student: the teacher scores %d more lines, the student's top %d of %d drawn", k, k, n_draw)
+        log.info("student: the teacher scores %d more lines, the student's top of %d more drawn", k, n_draw)
         t = np.asarray(teacher.score(chosen), dtype=np.float64)
         return self.student_.featurize(chosen.texts), t
 
