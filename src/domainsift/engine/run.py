@@ -168,6 +168,7 @@ def execute(selector, in_domain: Corpus, source, samples: dict, state: Path, exe
     if FIT in samples and len(samples[FIT]) < len(source):
         note = {"fit_sample": execution.fit_sample}
     fit(selector, in_domain, lambda: samples.get(FIT), state / "model")
+    samples.pop(FIT, None)  # fitted: its sample (200,000 lines by default) is not held through the scoring
     seconds = {"fit_seconds": round(time.time() - t, 1)}  # this process's share, when a run resumed
     if cascade is None:
         t = time.time()
