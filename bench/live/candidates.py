@@ -15,7 +15,7 @@ selection of ``share`` of the pool:
 - precision: of the cascade's selection (the teacher's top N among the planned candidates) against the
   target's own lines; and the student alone's top N.
 
-The teacher is the default finetune (seed 0, its defaults; in-domain set <D>.test.en), scored over every
+The teacher is the default finetune (or ``--teacher cosine``: Domain-Cosine with the default encoder; seed 0, its defaults; in-domain set <D>.test.en), scored over every
 pool line once by ``run_score`` into bench/work/candidates/teacher/ (kept: the benchmark resumes).
 Pools: the shared pool (the seven train files, 35,000 lines, every target 14.3%; the five classic
 targets) and the negatives-study pools (bench/live/negatives_pools.py: a target at 2.0% and at 29.4%;
@@ -26,6 +26,7 @@ Each row records the product version and the student's head (its signature): row
 stay, so two heads are compared by running this benchmark at each version.
 
     python bench/live/candidates.py [--shares 0.01 0.05 0.1429] [--pools shared small large] [--seed S] [--teacher-layers K]
+                                    [--teacher finetune|cosine]
                                     [--report-only]
 """
 
@@ -75,23 +76,28 @@ def pool_files(pool: str, target: str) -> tuple[list[str], str]:
     return files, target_file
 
 
-def teacher_run(pool: str, target: str, corpus, in_domain, seed: int = 0, layers: int = 0):
+def teacher_run(pool: str, target: str, corpus, in_domain, seed: int = 0, layers: int = 0, method: str = "finetune"):
     import domainsift as ds
     from domainsift.rundir import load_scores
-    out = WORK / "teacher" / pool / ((target if seed == 0 else f"{target}-seed-{seed}")
-                                     + (f"-layers-{layers}" if layers else ""))
+    if method == "cosine":  # no randomness, no layers: one run a target
+        out = WORK / "teacher-cosine" / pool / target
+        params = {"progress": False}
+    else:
+        out = WORK / "teacher" / pool / ((target if seed == 0 else f"{target}-seed-{seed}")
+                                         + (f"-layers-{layers}" if layers else ""))
+        params = {"progress": False, **({"layers": layers} if layers else {})}
     if not (out / "scores.npy").exists():
         shutil.rmtree(out, ignore_errors=True)
         t = time.time()
-        ds.run_score("finetune", in_domain, corpus, out, {"progress": False, **({"layers": layers} if layers else {})},
-                     seed=seed)
+        ds.run_score(method, in_domain, corpus, out, params, seed=seed)
         print(f"teacher {pool}/{target}: {time.time() - t:.0f} s", flush=True)
     run = load_scores(out)
     sig = json.loads((out / "signature.json").read_text())
     return run, sig
 
 
-def measure(pool: str, target: str, shares: list[float], seed: int = 0, layers: int = 0) -> list[dict]:
+def measure(pool: str, target: str, shares: list[float], seed: int = 0, layers: int = 0,
+            method: str = "finetune") -> list[dict]:
     import domainsift as ds
     from domainsift._version import __version__
     from domainsift.engine.cascade import SLACK, learn_share, plan, plan_share
@@ -99,18 +105,18 @@ def measure(pool: str, target: str, shares: list[float], seed: int = 0, layers: 
     files, target_file = pool_files(pool, target)
     corpus = ds.read_corpus(files)
     in_domain = ds.read_corpus([data_file(target, "test")])
-    run, sig = teacher_run(pool, target, corpus, in_domain, seed, layers)
+    run, sig = teacher_run(pool, target, corpus, in_domain, seed, layers, method)
     real = lambda ids: [(os.path.realpath(f), ln) for f, ln in ids]  # noqa: E731
     if real(run.ids) != real(corpus.ids):
         raise SystemExit(f"{pool}/{target}: the teacher's run holds the pool's lines in another order")
     t = np.asarray(run.scores, dtype=np.float64)
-    teacher = SavedTeacher("finetune", {k: v for k, v in sig.items() if k in ("model", "epochs", "seed")},
+    teacher = SavedTeacher(method, {k: v for k, v in sig.items() if k in ("model", "epochs", "seed")},
                            corpus, t)
     truth = np.array([os.path.realpath(f) == os.path.realpath(target_file) for f, _ in corpus.ids])
     n = len(t)
     rows = []
     for share in shares:
-        student = StudentSelector(teacher="finetune", share=learn_share(share), seed=seed, progress=False)
+        student = StudentSelector(teacher=method, share=learn_share(share), seed=seed, progress=False)
         t0 = time.time()
         student.fit(in_domain, corpus, teacher=teacher)
         fit_s = time.time() - t0
@@ -125,7 +131,7 @@ def measure(pool: str, target: str, shares: list[float], seed: int = 0, layers: 
         alone = np.argsort(-s, kind="stable")[:n_top]
         sp = student.signature_params()
         rows.append({"version": __version__, "head": sp.get("head", "top share vs bottom two thirds"),
-                     "teacher": "finetune" + (f" --layers {layers}" if layers else ""),
+                     "teacher": method + (f" --layers {layers}" if layers else ""),
                      "pool": pool, "target": target, "seed": seed, "n_pool": n, "share": share, "N": n_top,
                      "target_share": round(float(truth.mean()), 4),
                      "planned": round(m / n, 4), "needed": round(plan_share(s, t, share), 4),
@@ -163,7 +169,7 @@ def report(rows: list[dict]) -> None:
           "(target 29.4%). One row per version, head and seed; means over the targets of each pool. The rows "
           "are made by `python bench/live/candidates.py` (seed 0) and `python bench/live/candidates.py --pools "
           "shared --seed 1`, at the version each row names (and `--teacher-layers 3 --pools shared`: the teacher "
-          "`finetune --layers 3`); this file's header names the last command run.", "",
+          "`finetune --layers 3`; `--teacher cosine --pools shared`: the teacher `cosine`); this file's header names the last command run.", "",
           "| version | student head | teacher | seed | pool | share | targets | planned | needed | held | cascade precision | "
           "teacher precision | student precision |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for v, h, sd, tc in heads:
@@ -197,12 +203,15 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=None)
     ap.add_argument("--seed", type=int, default=0, help="the teacher's and the student's seed")
     ap.add_argument("--teacher-layers", type=int, default=0, help="the teacher's finetune --layers (0: all)")
+    ap.add_argument("--teacher", default="finetune", choices=["finetune", "cosine"],
+                    help="the teacher method (cosine: the default encoder's Domain-Cosine, no seed)")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
     rows = earlier_rows("candidates")
     if not args.report_only:
         for pool, target in pool_targets(args.pools, args.targets):
-            rows = merge_rows(rows, measure(pool, target, args.shares, args.seed, args.teacher_layers), key)
+            rows = merge_rows(rows, measure(pool, target, args.shares, args.seed, args.teacher_layers,
+                                                args.teacher), key)
             report(rows)
     report(rows)
 
