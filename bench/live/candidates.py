@@ -15,8 +15,9 @@ selection of ``share`` of the pool:
 - precision: of the cascade's selection (the teacher's top N among the planned candidates) against the
   target's own lines; and the student alone's top N.
 
-The teacher is the default finetune (or ``--teacher cosine``: Domain-Cosine with the default encoder; seed 0, its defaults; in-domain set <D>.test.en), scored over every
-pool line once by ``run_score`` into bench/work/candidates/teacher/ (kept: the benchmark resumes).
+The teacher is the default finetune (seed 0, its defaults; in-domain set <D>.test.en; ``--teacher cosine``:
+Domain-Cosine with the default encoder), scored over every pool line once by ``run_score`` into
+bench/work/candidates/teacher/ (teacher-cosine/ for cosine; kept: the benchmark resumes).
 Pools: the shared pool (the seven train files, 35,000 lines, every target 14.3%; the five classic
 targets) and the negatives-study pools (bench/live/negatives_pools.py: a target at 2.0% and at 29.4%;
 KDE4 and OpenSubtitles). The 10M-line pool of bench/live/scale.py is the shared pool's lines repeated
@@ -76,7 +77,8 @@ def pool_files(pool: str, target: str) -> tuple[list[str], str]:
     return files, target_file
 
 
-def teacher_run(pool: str, target: str, corpus, in_domain, seed: int = 0, layers: int = 0, method: str = "finetune"):
+def teacher_run(pool: str, target: str, corpus, in_domain, seed: int = 0, layers: int = 0,
+                method: str = "finetune"):
     import domainsift as ds
     from domainsift.rundir import load_scores
     if method == "cosine":  # no randomness, no layers: one run a target
@@ -169,7 +171,8 @@ def report(rows: list[dict]) -> None:
           "(target 29.4%). One row per version, head and seed; means over the targets of each pool. The rows "
           "are made by `python bench/live/candidates.py` (seed 0) and `python bench/live/candidates.py --pools "
           "shared --seed 1`, at the version each row names (and `--teacher-layers 3 --pools shared`: the teacher "
-          "`finetune --layers 3`; `--teacher cosine --pools shared`: the teacher `cosine`); this file's header names the last command run.", "",
+          "`finetune --layers 3`; `--teacher cosine --pools shared`: the teacher `cosine`); this file's header "
+          "names the last command run.", "",
           "| version | student head | teacher | seed | pool | share | targets | planned | needed | held | cascade precision | "
           "teacher precision | student precision |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for v, h, sd, tc in heads:
@@ -211,7 +214,7 @@ def main() -> None:
     if not args.report_only:
         for pool, target in pool_targets(args.pools, args.targets):
             rows = merge_rows(rows, measure(pool, target, args.shares, args.seed, args.teacher_layers,
-                                                args.teacher), key)
+                                            args.teacher), key)
             report(rows)
     report(rows)
 
