@@ -171,7 +171,7 @@ def report(rows: list[dict]) -> None:
           "(target 29.4%). One row per version, head and seed; means over the targets of each pool. The rows "
           "are made by `python bench/live/candidates.py` (seed 0) and `python bench/live/candidates.py --pools "
           "shared --seed 1`, at the version each row names (and `--teacher-layers 3 --pools shared`: the teacher "
-          "`finetune --layers 3`; `--teacher cosine --pools shared`: the teacher `cosine`); this file's header "
+          "`finetune --layers 3`; `--teacher cosine`: the teacher `cosine`); this file's header "
           "names the last command run.", "",
           "| version | student head | teacher | seed | pool | share | targets | planned | needed | held | cascade precision | "
           "teacher precision | student precision |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
