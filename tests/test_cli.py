@@ -58,6 +58,22 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys):
     assert not (tmp_path / "o" / "clustering.json").exists()
 
 
+def test_quiet_and_verbose_work_before_or_after_the_command(capsys):
+    from domainsift.cli import build_parser
+    parse = build_parser().parse_args
+    tail = ["select", "--from-scores", "runs/x", "--top", "5"]
+    assert parse(tail).quiet is False and parse(tail).verbose is False
+    assert parse(["-q", *tail]).quiet is True
+    assert parse([*tail, "-q"]).quiet is True and parse([*tail, "--verbose"]).verbose is True
+    assert parse(["-q", *tail, "-v"]).quiet is True  # given before, not undone after
+    for name in ("embed", "cluster", "split", "score", "select", "combine", "evaluate", "downstream",
+                 "crossdomain", "report", "demo"):
+        with pytest.raises(SystemExit):  # --help of every command lists both flags
+            parse([name, "--help"])
+        shown = capsys.readouterr().out
+        assert "-q, --quiet" in shown and "-v, --verbose" in shown, name
+
+
 def test_cli_rejects_nonpositive_k(domain_files, tmp_path):
     with pytest.raises(SystemExit):
         main(["cluster", str(domain_files[0]), "--k", "0", "--out", str(tmp_path)])

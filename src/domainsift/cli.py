@@ -458,18 +458,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"domainsift {__version__}")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, warnings only")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    # the same two flags after the command (`domainsift select ... -q`); SUPPRESS keeps the value given before it
+    common = Parser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="no progress bars, warnings only")
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
 
+    def command(name: str, **kw) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], **kw)
+
     # -- vectors and domains
-    s = sub.add_parser("embed", help="encode sentences into mean-pooled vectors")
+    s = command("embed", help="encode sentences into mean-pooled vectors")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.add_argument("--out", required=True, help="output directory")
     add_reader_opts(s)
     add_embed_opts(s)
     s.set_defaults(func=cmd_embed)
 
-    s = sub.add_parser("cluster", help="cluster sentences by domain (PCA + GMM) and score purity")
+    s = command("cluster", help="cluster sentences by domain (PCA + GMM) and score purity")
     s.add_argument("files", nargs="+", metavar="FILE", help="each file is one gold domain unless --labels")
     s.add_argument("--k", type=positive_int, nargs="+", default=[5], help="numbers of clusters")
     s.add_argument("--pca", type=int, nargs="+", default=[50], help="PCA dims; 0 = no PCA")
@@ -489,7 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_embed_opts(s)
     s.set_defaults(func=cmd_cluster)
 
-    s = sub.add_parser("split", help="deduplicate and make overlap-free train/dev/test splits")
+    s = command("split", help="deduplicate and make overlap-free train/dev/test splits")
     s.add_argument("--corpus", required=True,
                    help="a directory of <domain>.<split>.<lang> files, or one TSV with domain, split, "
                         "source and target columns")
@@ -526,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan_help = ("print what the run would do and cost on this machine (the pool counted once, a few seconds of "
                  "calibration, kept per machine), and run nothing")
-    s = sub.add_parser("score", help="score a pool by how in-domain each line is (no selection)")
+    s = command("score", help="score a pool by how in-domain each line is (no selection)")
     add_method_opts(s)
     s.add_argument("--plan", action="store_true", help=plan_help)
     s.add_argument("--out", help="run directory (required unless --plan)")
@@ -536,7 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_score)
 
     from .advice import advice_text
-    s = sub.add_parser("select", help="score and select in one go, or re-select from saved scores",
+    s = command("select", help="score and select in one go, or re-select from saved scores",
                        epilog="which method (measured: README, 'Which method when'):\n" + advice_text(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_method_opts(s)
@@ -568,7 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
     choose_opts(s)
     s.set_defaults(func=cmd_select)
 
-    s = sub.add_parser("combine", help="combine saved score runs of one pool (weighted sum of standardised scores)")
+    s = command("combine", help="combine saved score runs of one pool (weighted sum of standardised scores)")
     s.add_argument("score_dirs", nargs="+", metavar="DIR", help="score directories (domainsift score/select)")
     s.add_argument("--out", required=True, help="the combined score directory")
     s.add_argument("--weights", nargs="+", type=float, metavar="W", help="one weight per run (default: all 1)")
@@ -580,14 +588,14 @@ def build_parser() -> argparse.ArgumentParser:
     choose_opts(s, positive=False, title="what to select (optional; or later with select --from-scores)", auto=False)
     s.set_defaults(func=cmd_combine)
 
-    s = sub.add_parser("evaluate", help="precision and recall of a selection against an oracle")
+    s = command("evaluate", help="precision and recall of a selection against an oracle")
     s.add_argument("run_dir", metavar="DIR")
     s.add_argument("--gold", nargs="+", required=True, metavar="FILE",
                    help="pool file(s) whose every record is in-domain (the oracle)")
     s.set_defaults(func=cmd_evaluate)
 
     # -- checks
-    s = sub.add_parser("downstream", help="perplexity of an n-gram LM trained on each selection, on held-out text")
+    s = command("downstream", help="perplexity of an n-gram LM trained on each selection, on held-out text")
     s.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help="selection run directories")
     s.add_argument("--test", required=True, help="held-out in-domain text")
     s.add_argument("--reference", nargs="+", default=[], metavar="NAME=FILE",
@@ -596,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="output directory")
     s.set_defaults(func=cmd_downstream)
 
-    s = sub.add_parser("crossdomain", help="cross-domain LM perplexity matrix and its link to centroid similarity")
+    s = command("crossdomain", help="cross-domain LM perplexity matrix and its link to centroid similarity")
     s.add_argument("--train", nargs="+", required=True, metavar="D=FILE", help="one train file per domain")
     s.add_argument("--test", nargs="+", required=True, metavar="D=FILE", help="one test file per domain")
     s.add_argument("--order", type=positive_int, default=4)
@@ -608,14 +616,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="output directory")
     s.set_defaults(func=cmd_crossdomain)
 
-    s = sub.add_parser("report", help="one self-contained HTML page over run directories")
+    s = command("report", help="one self-contained HTML page over run directories")
     s.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
                    help="clustering, score/selection, downstream or crossdomain output directories")
     s.add_argument("--out", required=True, help="the HTML file to write")
     s.add_argument("--title", default="domainsift report")
     s.set_defaults(func=cmd_report)
 
-    s = sub.add_parser("demo", help="run offline on the built-in multi-domain sample")
+    s = command("demo", help="run offline on the built-in multi-domain sample")
     s.add_argument("--out", default="demo-out", help="output directory (default: demo-out)")
     s.set_defaults(func=cmd_demo)
     return p
