@@ -26,7 +26,8 @@ the distillation are paid once).
 
     python bench/live/scale.py --cascade-only [--student 200000 1000000] [--cascade 1000000 [10000000:3]]
                                [--teacher-layers 0 3] [--cosine-cascade 1000000] [--full 1000000:3]
-                               [--prefixed-query 10000000:3] [--name scale_cascade]
+                               [--prefixed-query 10000000:3] [--cosine-prefixed-query 10000000]
+                               [--name scale_cascade]
 
 ``--prefixed-query``: the cascade with the in-domain set in the pool's own format (KDE4.test.en with a
 line-number prefix on every line), a diagnostic of what the prefix does to the teacher (not taken into the
@@ -189,6 +190,8 @@ def main() -> None:
     ap.add_argument("--prefixed-query", nargs="*", type=cascade_size, default=[], metavar="SIZE[:K]",
                     help="finetune --cascade (--layers K) with the in-domain set in the pool's format: KDE4.test.en "
                          "with a line-number prefix on every line (label ...-prefixed-query)")
+    ap.add_argument("--cosine-prefixed-query", nargs="*", type=int, default=[], metavar="SIZE",
+                    help="cosine --cascade with the same prefixed in-domain set (label cosine-cascade-prefixed-query)")
     ap.add_argument("--name", default="scale_cascade", help="--cascade-only: the results file's name")
     ap.add_argument("--teacher-layers", nargs="+", type=int, default=[0],
                     help="--cascade-only: a cascade row for each finetune --layers K (0: the whole encoder)")
@@ -200,7 +203,7 @@ def main() -> None:
     RERUN.update(args.rerun)
     if args.cascade_only:
         return cascade_rows(args.student, args.cascade, args.name, args.processes, args.teacher_layers,
-                            args.cosine_cascade, args.full, args.prefixed_query)
+                            args.cosine_cascade, args.full, args.prefixed_query, args.cosine_prefixed_query)
     rows = []
     if args.no_readers:
         old = RESULTS_JSON.read_text() if RESULTS_JSON.exists() else "{}"
@@ -345,7 +348,7 @@ def restore_rows(name: str) -> list[dict]:
 
 def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_cascade",
                  processes: int | None = None, teacher_layers: tuple = (0,), cosine_sizes: tuple = (),
-                 full: tuple = (), prefixed: tuple = ()) -> None:
+                 full: tuple = (), prefixed: tuple = (), cosine_prefixed: tuple = ()) -> None:
     rule = ("--fraction", str(FRACTION)) + (("--processes", str(processes)) if processes else ())
     tag = f"-p{processes}" if processes else ""
     earlier = restore_rows(name)
@@ -366,6 +369,8 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
     rows += [finetune(k, n, True) for k, n in sorted(runs)]
     rows += [finetune(k, n, True, "-prefixed-query", prefixed_query(n)) for k, n in specs(prefixed)]
     rows += [score_row("cosine", n, extra=("--cascade", *rule), label="cosine-cascade" + tag) for n in cosine_sizes]
+    rows += [score_row("cosine", n, extra=("--cascade", *rule), label="cosine-cascade-prefixed-query" + tag,
+                       query=prefixed_query(n)) for n in cosine_prefixed]
     rows += [finetune(k, n, False) for k, n in specs(full)]
     made = {(r["method"], r["size"]) for r in rows}
     # the file's other rows (another version's rerun, a size not asked for this time) stay in it
