@@ -38,7 +38,8 @@ def clustering_set(per_domain: int = 2000):
 
 
 def command_line() -> str:
-    return "python " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
+    import shlex  # quoted as a shell needs it ("line number, both"), so the header reruns as written
+    return "python " + shlex.join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
 
 
 def machine() -> str:

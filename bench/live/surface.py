@@ -13,12 +13,13 @@ Three tables, through the product's public API (``domainsift.surface.compare``, 
    tab-separated English-German pair, each line wrapped in ``<p>...</p>``; and the in-domain set as
    paragraphs (10 test lines joined) against the sentences of the shared pool.
 3. **What a format costs a run** (English; ``--targets``, default KDE4 and EMEA): the shared pool plain and
-   with the line-number prefix, the in-domain set plain: the in-domain share estimated by the product
+   with the line-number prefix, the in-domain set plain, and both sets with the prefix (the warning's "add it to
+   the other", the numbers drawn from the pool's range, seed 0): the in-domain share estimated by the product
    (``domainsift.share.estimate_share``, the default bbe on a 20,000-line seeded sample; truth 0.143) and
    cosine's precision at N = 5,000 (the target's train lines among its top 5,000; the product's default
    encoder). ``--finetune`` adds the default finetune's precision (seed 0; minutes a run).
 
-    python bench/live/surface.py [--targets KDE4 EMEA] [--finetune] [--report-only]
+    python bench/live/surface.py [--targets KDE4 EMEA] [--finetune] [--cases plain "line number" ...] [--report-only]
 """
 
 from __future__ import annotations
@@ -88,7 +89,10 @@ def loud_rows() -> list[dict]:
     return rows
 
 
-def cost_rows(targets: list[str], finetune: bool) -> list[dict]:
+CASES = ("plain", "line number", "line number, both")
+
+
+def cost_rows(targets: list[str], finetune: bool, cases: tuple = CASES) -> list[dict]:
     import domainsift as ds
     from domainsift._version import __version__
     from domainsift.select import get_selector
@@ -106,9 +110,20 @@ def cost_rows(targets: list[str], finetune: bool) -> list[dict]:
     for target in targets:
         ind = ds.read_corpus([data_file(target, "test")])
         truth = np.array([Path(f).name == Path(data_file(target, "train")).name for f, _ in plain.ids])
-        for fmt, corpus in (("plain", plain), ("line number", numbered)):
+        # "both": the warning's other advice taken, the in-domain set given the pool's prefix (numbers drawn
+        # from the pool's range, seed 0, as bench/live/scale.py's prefixed query)
+        numbered_query = WORK / f"{target}-numbered.en"
+        if not numbered_query.exists():
+            from domainsift.io.corpus import write_lines
+            given = np.random.default_rng(0).integers(1, n + 1, len(ind))
+            write_lines(numbered_query, (f"{k}: {t}" for k, t in zip(given, ind.texts)))
+        ind_numbered = ds.read_corpus([str(numbered_query)])
+        for fmt, corpus, query in (("plain", plain, ind), ("line number", numbered, ind),
+                                   ("line number, both", numbered, ind_numbered)):
+            if fmt not in cases:
+                continue
             t0 = time.time()
-            est = estimate_share(ind.texts, [corpus.texts[i] for i in pick], seed=0, progress=False,
+            est = estimate_share(query.texts, [corpus.texts[i] for i in pick], seed=0, progress=False,
                                  cache_dir=str(WORK / "cache"))
             row = {"table": "cost", "version": __version__, "target": target, "pool format": fmt,
                    "true share": round(float(truth.mean()), 4), "share": round(est.share, 4),
@@ -118,7 +133,7 @@ def cost_rows(targets: list[str], finetune: bool) -> list[dict]:
             for m in methods:
                 t0 = time.time()
                 sel = get_selector(m, seed=0, progress=False, cache_dir=str(WORK / "cache"))
-                sel.fit(ind, corpus if sel.fit_uses_pool else None)
+                sel.fit(query, corpus if sel.fit_uses_pool else None)
                 s = np.asarray(sel.score(corpus), dtype=np.float64)
                 top = np.argsort(-s, kind="stable")[:N]
                 row[f"{m} precision"] = round(float(truth[top].mean()), 4)
@@ -164,7 +179,8 @@ def report(rows: list[dict]) -> None:
     if cost:
         md += ["", "## What the line-number prefix costs a run", "",
                "The shared pool (35,000 lines, the target 14.3%) as it is and with every line prefixed by its line "
-               "number; the in-domain set <D>.test.en as it is. share: the product's estimate (bbe on a 20,000-line "
+               "number; the in-domain set <D>.test.en as it is, or (line number, both) given the prefix too, its "
+               "numbers drawn from the pool's range (seed 0). share: the product's estimate (bbe on a 20,000-line "
                f"seeded sample, 95% interval); precision: the target's train lines among the method's top {N:,} "
                "(seed 0, the default encoder). Rows made by `python bench/live/surface.py --finetune` at the version "
                "each names (the methods and the estimate are the same in every version since).", "",
@@ -191,13 +207,15 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=["KDE4", "EMEA"])
     ap.add_argument("--finetune", action="store_true", help="also the default finetune's precision (minutes a run)")
     ap.add_argument("--no-cost", action="store_true", help="only the two tables of the check itself")
+    ap.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES),
+                    help="the cost table's cases: the pool plain, with a line-number prefix, or both sets with it")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
     rows = earlier_rows("surface")
     if not args.report_only:
         new = quiet_rows() + loud_rows()
         if not args.no_cost:
-            new += cost_rows(args.targets, args.finetune)
+            new += cost_rows(args.targets, args.finetune, tuple(args.cases))
         rows = merge_rows(rows, new, key)
     report(rows)
 
