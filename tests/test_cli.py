@@ -114,3 +114,16 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
         os.close(w)
     assert proc.returncode == 141 and proc.stderr == "", proc.stderr
     assert (tmp_path / "run" / "signature.json").exists()  # the run itself finished
+
+
+@pytest.mark.parametrize("command", ["score", "select"])
+def test_a_bare_score_or_select_says_what_a_run_needs(command, capsys):
+    assert main([command]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert f"{command}: give --method M --in-domain FILE --pool FILE..." in err and f"domainsift {command} --help" in err
+    assert ("--from-scores DIR" in err) == (command == "select")
+    rule = ["--top", "5"] if command == "select" else []
+    assert main([command, "--method", "cosine", *rule, "--out", "x"]) == 2  # something given: the usual
+    err = capsys.readouterr().err  # one-line error about what is missing
+    assert "give --method M" not in err and "--in-domain and --pool are required" in err

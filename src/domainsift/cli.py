@@ -295,8 +295,20 @@ def _plan(args, rule: dict | None = None) -> int:
     return 0
 
 
+def _nothing_to_do(args, command: str) -> None:
+    """A bare ``score`` or ``select`` (no method, inputs or saved scores): what a run needs, in one line."""
+    given = (args.method, args.in_domain, args.pool, args.out, getattr(args, "from_scores", None),
+             getattr(args, "target", None))
+    if not any(given):
+        also = ", or --from-scores DIR --top N to choose again" if command == "select" else ""
+        rule = " --top N" if command == "select" else ""
+        raise DomainsiftError(f"{command}: give --method M --in-domain FILE --pool FILE...{rule} --out DIR{also} "
+                              f"(domainsift {command} --help lists every option; the README's Commands has examples)")
+
+
 def cmd_score(args) -> int:
     from .jobs.score import score
+    _nothing_to_do(args, "score")
     if args.plan:
         return _plan(args)
     if not args.out:
@@ -331,6 +343,7 @@ def _print_selection(sel, t0) -> None:
 
 def cmd_select(args) -> int:
     from .jobs.select import run_select, score_and_select
+    _nothing_to_do(args, "select")
     if _rules(args) + (args.resample is not None) != 1:
         raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive, --resample")
     t0 = time.time()
