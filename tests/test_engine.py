@@ -76,6 +76,42 @@ def test_a_stream_and_a_corpus_in_memory_score_alike(data):
     assert ids.dtype == np.int64 and ids.shape == (42, 2) and 6 not in ids[ids[:, 0] == 0, 1]  # line 6 is empty
 
 
+def test_strip_id_scores_a_numbered_pool_as_the_plain_one_and_keeps_its_bytes(data, tmp_path, capsys):
+    from domainsift.io.corpus import strip_line_id
+    assert [strip_line_id(t) for t in ("12: dose", " [3]  tablet", "4 | x", "2. For the years", "5:", "a: b")] == [
+        "dose", "tablet", "x", "2. For the years", "5:", "a: b"]
+    plain = [data["med"], data["law"]]
+    numbered = [_write(tmp_path / f"n{k}.txt", [f"{i}: {t}" if t else "" for i, t in
+                                                 enumerate(Path(f).read_text(encoding="utf-8").splitlines(), 1)])
+                for k, f in enumerate(plain)]
+    ind_numbered = _write(tmp_path / "in-n.txt", [f"[{i}] {t}" for i, t in
+                                                  enumerate(Path(data["in"]).read_text().splitlines())])
+    common = ["--method", "cosine", "--model", "tfidf", "--top", "5", "--shard-size", "7", "--cache", ""]
+    assert main(["-q", "select", *common, "--in-domain", data["in"], "--pool", *plain, "--out", "plain"]) == 0
+    assert main(["-q", "select", *common, "--in-domain", ind_numbered, "--pool", *numbered, "--out", "stripped",
+                 "--strip-id"]) == 0
+    assert main(["-q", "select", *common, "--in-domain", data["in"], "--pool", *numbered, "--out", "kept"]) == 0
+    scores = {d: np.load(tmp_path / d / "scores.npy") for d in ("plain", "stripped", "kept")}
+    assert scores["stripped"].tobytes() == scores["plain"].tobytes()
+    assert scores["kept"].tobytes() != scores["plain"].tobytes()  # the numbers are text without the flag
+    selected = (tmp_path / "stripped" / "selected.txt").read_text().splitlines()
+    plain_selected = (tmp_path / "plain" / "selected.txt").read_text().splitlines()
+    assert [strip_line_id(t) for t in selected] == plain_selected and all(t[0].isdigit() for t in selected)
+    import json
+    assert json.loads((tmp_path / "stripped" / "pool.json").read_text())["reader"]["strip_id"] is True
+    assert "strip_id" not in json.loads((tmp_path / "plain" / "pool.json").read_text())["reader"]
+    assert "|strip_id:True|" in json.loads((tmp_path / "stripped" / "signature.json").read_text())["signature"]
+    # the Python API: a corpus read in memory with strip_id scores alike, and its run records the reader
+    run_score("cosine", read_corpus([ind_numbered], strip_id=True), read_corpus(numbered, strip_id=True),
+              tmp_path / "memory", {"embedder": "tfidf", "progress": False, "cache_dir": ""})
+    assert np.load(tmp_path / "memory" / "scores.npy").tobytes() == scores["plain"].tobytes()
+    assert json.loads((tmp_path / "memory" / "pool.json").read_text())["reader"]["strip_id"] is True
+    # chosen again from the saved scores: the best 3 of those 5, the lines' own bytes again
+    assert main(["-q", "select", "--from-scores", "stripped", "--top", "3", "--out", "again"]) == 0
+    again = (tmp_path / "again" / "selected.txt").read_text().splitlines()
+    assert len(again) == 3 and set(again) <= set(selected)
+
+
 @pytest.mark.parametrize("method", ["cosine", "finetune", "student", "moore-lewis", "cosine-tfidf"])
 def test_scores_do_not_depend_on_the_shard_size_to_the_bit(method, data, tiny_models):
     """Issue 45, item 8: a line's score is computed from its own text alone (int8 encoder rows, a linear

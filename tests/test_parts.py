@@ -120,3 +120,19 @@ def test_the_parts_fingerprint_is_the_files_and_catches_a_changed_byte(files):
     assert not fingerprint_matches(files["text"], fp)
     whole = _layout(PoolSource.open([files["gz"]]), 5).fingerprints[files["gz"]]
     assert "sha256" in whole and fingerprint_matches(files["gz"], whole)
+
+
+@pytest.mark.parametrize("part_bytes", [1, 7, 40, 1 << 20])
+def test_strip_id_parts_read_the_plain_texts_of_a_numbered_file(tmp_path, part_bytes):
+    plain = ["alpha one", "", "beta two", "2. For the years", "γάμμα three", "7:"]
+    numbered = tmp_path / "n.txt"
+    numbered.write_text("".join(f"{i}: {t}\n" if t and t != "7:" else f"{t}\n" for i, t in enumerate(plain, 1)),
+                        encoding="utf-8")
+    src = PoolSource.open([str(numbered)], strip_id=True)
+    ref = _reference(src)
+    # the texts without their IDs; a number that is text stays; a line that is an ID alone is not emptied
+    assert [text for _, _, text, _, _ in ref] == ["alpha one", "beta two", "2. For the years", "γάμμα three", "7:"]
+    assert [raw.decode().rstrip("\n") for *_, raw in ref][:2] == ["1: alpha one", "3: beta two"]  # bytes as read
+    layout = _layout(src, part_bytes)
+    assert _records(src, layout, np.arange(len(ref))) == ref
+    assert len(PoolSource.open([str(numbered)])) == len(src)  # the same records counted either way

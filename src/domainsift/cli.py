@@ -69,12 +69,16 @@ def add_reader_opts(p) -> None:
                         "patterns or datasets.save_to_disk folders")
     g.add_argument("--column", type=int, default=0, help="TSV column holding the text (0-based)")
     g.add_argument("--field", default="text", help="JSONL field or Parquet/Arrow column holding the text")
+    g.add_argument("--strip-id", action="store_true",
+                   help="read each line's text without a leading line number or ID ('123: ', '123 | ', '[123] '), "
+                        "in every input; outputs keep the lines' own bytes (docs/surface.md)")
 
 
 def reader_kwargs(args) -> dict:
     if args.column < 0:
         raise DomainsiftError(f"--column must be >= 0, got {args.column}")
-    return dict(fmt=args.format, column=args.column, field=args.field)
+    return dict(fmt=args.format, column=args.column, field=args.field,
+                **({"strip_id": True} if args.strip_id else {}))
 
 
 def add_embed_opts(p) -> None:
@@ -257,7 +261,8 @@ def job_options(args) -> dict:
         raise DomainsiftError("--candidates applies to --cascade runs only")
     return dict(params=dict(selector_kwargs(args), seed=args.seed), seed=args.seed,
                 reader={"format": args.format, "column": args.column, "field": args.field,
-                        **({"field_target": args.field_target} if args.field_target else {})},
+                        **({"field_target": args.field_target} if args.field_target else {}),
+                        **({"strip_id": True} if args.strip_id else {})},
                 execution=Execution(engine=args.engine, workers=args.workers, address=args.address,
                                     shard_size=args.shard_size, progress=not args.quiet,
                                     processes=args.processes),

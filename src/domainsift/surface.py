@@ -99,7 +99,8 @@ def describe(d: Difference, n_in: int, n_pool: int, name: str = "the in-domain s
                 f"in the in-domain set, {d.pool:,.0f} in the pool): a classifier may learn the length instead of "
                 f"the domain; give both sets the same unit (sentences, or paragraphs). See docs/surface.md")
     where = "the pool" if d.pool > d.in_domain else name
-    how = " (or read the text's field: --format tsv --column N)" if d.what == PATTERNS[1][0] else ""
+    how = {PATTERNS[0][0]: " (--strip-id reads every input without it)",
+           PATTERNS[1][0]: " (or read the text's field: --format tsv --column N)"}.get(d.what, "")
     return (f"{d.what} is on {d.pool:.0%} of the pool's lines (a sample of {n_pool:,}) and on {d.in_domain:.0%} "
             f"of the {n_in:,} lines of {name}: a classifier may learn that format instead of the domain; strip "
             f"it from {where}{how}; adding it to the other set instead cost every method precision in "

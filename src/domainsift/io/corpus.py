@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -31,6 +32,17 @@ from .._internal.errors import InputError, missing_extra
 
 FORMATS = ("text", "tsv", "jsonl", "parquet", "arrow")
 COMPRESSED = (".gz", ".zst", ".zstd")
+
+#: a leading line number or ID, as ``--strip-id`` removes it: ``123: ``, ``123 | ``, ``[123] `` (a number alone,
+#: "2. For the years ...", is text: 35% of JRC-Acquis's lines start with one; domainsift.surface warns of these)
+LINE_ID = re.compile(r"^\s*(?:\[\d+\]|\d+ *[:|])\s*")
+
+
+def strip_line_id(text: str) -> str:
+    """``text`` without a leading line number or ID (:data:`LINE_ID`). A line that is an ID and nothing else
+    keeps it: a record is never emptied, so every reader of the pool counts the same records."""
+    m = LINE_ID.match(text)
+    return text[m.end():] if m and m.end() < len(text) else text
 
 
 def _strip_compression(name: str) -> tuple[str, str]:
@@ -82,6 +94,7 @@ class Corpus:
     files : the input files, in order
     n_empty : number of empty lines skipped
     targets : for a parallel corpus, the other side's texts, aligned with ``texts``
+    strip_id : the texts were read without a leading line number or ID (:func:`strip_line_id`)
     """
 
     texts: list[str]
@@ -91,6 +104,7 @@ class Corpus:
     n_duplicates_dropped: int = 0
     targets: list[str] | None = None
     target_files: list[str] = field(default_factory=list)
+    strip_id: bool = False
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -111,7 +125,7 @@ class Corpus:
             pick = lambda xs: [xs[i] for i in pos]  # noqa: E731
         return Corpus(texts=pick(self.texts), ids=pick(self.ids), files=self.files,
                       targets=pick(self.targets) if self.targets is not None else None,
-                      target_files=self.target_files)
+                      target_files=self.target_files, strip_id=self.strip_id)
 
 
 def as_corpus(records) -> Corpus:
@@ -131,7 +145,8 @@ def concat(parts: Sequence[Corpus]) -> Corpus:
     return Corpus(texts=[t for c in parts for t in c.texts], ids=[i for c in parts for i in c.ids],
                   files=[f for c in parts for f in c.files], n_empty=sum(c.n_empty for c in parts),
                   n_duplicates_dropped=sum(c.n_duplicates_dropped for c in parts), targets=targets,
-                  target_files=[f for c in parts for f in c.target_files])
+                  target_files=[f for c in parts for f in c.target_files],
+                  strip_id=bool(parts) and all(c.strip_id for c in parts))
 
 
 def detect_format(path: str | os.PathLike) -> str:
@@ -470,12 +485,13 @@ def _text_block(path, lineno: int, block: bytes, raw: bool) -> tuple[list[str], 
 
 def read_corpus(paths: str | os.PathLike | Sequence[str | os.PathLike], fmt: str | None = None,
                 column: int = 0, field: str = "text", max_per_file: int | None = None,
-                distinct: bool = False) -> Corpus:
+                distinct: bool = False, strip_id: bool = False) -> Corpus:
     """Read one or several files into a :class:`Corpus`.
 
     ``max_per_file`` keeps the first N kept lines of each file; with ``distinct``
     a text already kept from the same file is skipped (the first N *distinct*
-    lines). A file with no non-empty line is an error.
+    lines). ``strip_id``: each text without a leading line number or ID
+    (:func:`strip_line_id`). A file with no non-empty line is an error.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -495,6 +511,8 @@ def read_corpus(paths: str | os.PathLike | Sequence[str | os.PathLike], fmt: str
             if not text:
                 n_empty += 1
                 continue
+            if strip_id:
+                text = strip_line_id(text)
             if distinct:
                 if text in seen:
                     n_dup += 1
@@ -506,7 +524,7 @@ def read_corpus(paths: str | os.PathLike | Sequence[str | os.PathLike], fmt: str
         if kept == 0:
             raise InputError(f"{path}: no non-empty lines")
     return Corpus(texts=texts, ids=ids, files=[str(p) for p in paths], n_empty=n_empty,
-                  n_duplicates_dropped=n_dup)
+                  n_duplicates_dropped=n_dup, strip_id=bool(strip_id))
 
 
 def iter_aligned(src_it, tgt_it, source, target):

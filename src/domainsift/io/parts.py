@@ -268,7 +268,7 @@ def read_segments(source, segments: list[Segment], raw: bool = False):
         else:  # from a line start: _range_lines skips nothing there
             path = source.files[seg.part.file]
             fmt = source.fmt or detect_format(path)
-            items = ((seg.line + n, text, None, data, None)
+            items = ((seg.line + n, source.clean(text), None, data, None)
                      for _, n, data in _range_lines(path, seg.seek, seg.part.end)
                      if (text := extract_text(path, seg.line + n, data, fmt, source.column, source.field)))
         for line, text, target, s_raw, t_raw in items:

@@ -24,7 +24,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .corpus import (Corpus, Digest, InputError, check_one_format, detect_format, expand_paths, file_digest,
-                     iter_aligned, iter_text_blocks, iter_texts)
+                     iter_aligned, iter_text_blocks, iter_texts, strip_line_id)
 
 
 class Reservoir:
@@ -201,11 +201,12 @@ class PoolSource:
     field: str = "text"
     field_target: str | None = None
     _n: int | None = None
+    strip_id: bool = False  # each text without a leading line number or ID (corpus.strip_line_id)
 
     @classmethod
     def open(cls, paths: Sequence[str | os.PathLike], targets: Sequence[str | os.PathLike] | None = None,
              fmt: str | None = None, column: int = 0, field: str = "text",
-             field_target: str | None = None) -> "PoolSource":
+             field_target: str | None = None, strip_id: bool = False) -> "PoolSource":
         files = expand_paths(paths)
         if not files:
             raise InputError("no input files given")
@@ -216,7 +217,8 @@ class PoolSource:
         check_one_format(tfiles, fmt, "--pool-target")
         if field_target and tfiles:
             raise InputError("give the other side either as --field-target (columnar pools) or --pool-target")
-        return cls([str(f) for f in files], [str(t) for t in tfiles], fmt, column, field, field_target)
+        return cls([str(f) for f in files], [str(t) for t in tfiles], fmt, column, field, field_target,
+                   strip_id=bool(strip_id))
 
     def reader(self) -> dict:
         """How the files are read (format, column, field, the other side's field): what a run records
@@ -224,7 +226,14 @@ class PoolSource:
         out = {"format": self.fmt, "column": self.column, "field": self.field}
         if self.field_target:
             out["field_target"] = self.field_target
+        if self.strip_id:  # only when on: a run made before the option reads as it did
+            out["strip_id"] = True
         return out
+
+    def clean(self, text: str) -> str:
+        """A record's text as this pool's reader gives it (``strip_id``: no leading line number or ID);
+        never empties a record."""
+        return strip_line_id(text) if self.strip_id else text
 
     # ------------------------------------------------------------------ the stream
     def file_records(self, k: int) -> Iterator[tuple[int, str, str | None]]:
@@ -249,7 +258,7 @@ class PoolSource:
                 taps[path].finished = file_digest(path)
             for row, s, t in iter_rows(path, f, self.field, self.field_target):
                 if s and t:
-                    yield row, s, t, None, None
+                    yield row, self.clean(s), self.clean(t), None, None
             return
         src = iter_texts(path, self.fmt, self.column, self.field, tap=taps.get(path), raw=True)
         if self.target_files:
@@ -258,11 +267,11 @@ class PoolSource:
             pairs = iter_aligned(((a, (b, c)) for a, b, c in src), ((a, (b, c)) for a, b, c in tgt), path, target)
             for line, (s, s_raw), (t, t_raw) in pairs:
                 if s and t:
-                    yield line, s, t, (s_raw if raw else None), (t_raw if raw else None)
+                    yield line, self.clean(s), self.clean(t), (s_raw if raw else None), (t_raw if raw else None)
             return
         for lineno, text, data in src:
             if text:
-                yield lineno, text, None, (data if raw else None), None
+                yield lineno, self.clean(text), None, (data if raw else None), None
 
     def _file_blocks(self, k: int, taps: dict | None = None, raw: bool = False) -> Iterator[Block]:
         """The records of file ``k`` as :class:`Block` s: a plain text file read a block of bytes at a time
@@ -279,6 +288,8 @@ class PoolSource:
                 else:
                     lines = np.arange(first, first + len(texts), dtype=np.int64)
                 if texts:
+                    if self.strip_id:
+                        texts = [strip_line_id(t) for t in texts]
                     yield Block(k, lines, texts, None, raws, None)
             return
         items = []
@@ -376,7 +387,8 @@ class PoolSource:
 
     def _corpus(self, texts, targets, fidx, lines) -> Corpus:
         return Corpus(texts=list(texts), ids=[(self.files[k], n) for k, n in zip(fidx, lines)], files=self.files,
-                      targets=list(targets) if self.paired else None, target_files=self.target_files)
+                      targets=list(targets) if self.paired else None, target_files=self.target_files,
+                      strip_id=self.strip_id)
 
     def take(self, positions: np.ndarray, raw: bool = False):
         """The records at sorted ``positions`` (pool order), read in one pass; with ``raw`` also
@@ -417,6 +429,7 @@ class MemorySource(PoolSource):
         self.files = list(dict.fromkeys(list(pool.files) + [f for f, _ in pool.ids]))
         self.target_files = list(pool.target_files)
         self.fmt, self.column, self.field, self.field_target = None, 0, "text", None
+        self.strip_id = pool.strip_id  # recorded in reader(); the texts are used as read (read_corpus(strip_id=))
         index = {f: k for k, f in enumerate(self.files)}
         self._fidx = np.fromiter((index[f] for f, _ in pool.ids), dtype=np.int32, count=len(pool))
         self._n = len(pool)

@@ -112,7 +112,7 @@ def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, c
     sig = make_signature("cluster", seed=list(seeds)[0], inputs=[os.path.realpath(f) for f in corpus.files], n_sentences=len(corpus),
                          k=list(ks), pca=list(pcas), seeds=list(seeds), algorithm=algorithm,
                          n_init=n_init,
-                         **model_params)
+                         **model_params, **({"strip_id": True} if corpus.strip_id else {}))
     result = {"signature": sig, "n_sentences": len(corpus), "runs": res.runs,
               "summary": res.summary() if gold is not None else [], "confusions": res.confusions}
     # the first (k, PCA, seed): its labels go to clusters.tsv, the outliers and the sentence map

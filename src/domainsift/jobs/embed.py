@@ -27,7 +27,7 @@ def run_embed(corpus: Corpus, out_dir: str | os.PathLike, config: EmbedConfig = 
         vectors, emb = embed_corpus(corpus, config)
         sig = make_signature("embed", seed=config.seed, inputs=[os.path.realpath(f) for f in corpus.files],
                              n_sentences=len(corpus), n_empty_skipped=corpus.n_empty, dim=int(vectors.shape[1]),
-                             **config.signature_params(emb))
+                             **config.signature_params(emb), **({"strip_id": True} if corpus.strip_id else {}))
         rundir.write_embedding(out_dir, vectors, corpus.ids, sig)
     return sig
 

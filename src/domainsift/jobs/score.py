@@ -295,7 +295,8 @@ def _signature(method, selector, params, in_domain, manifest, done) -> dict:
                          in_domain=[rundir.resolve(f) for f in in_domain.files],
                          n_in_domain=len(in_domain), pool=manifest["files"],
                          pool_target=manifest["target_files"] or None, n_pool=manifest["n"],
-                         probabilistic=bool(selector.probabilistic))
+                         probabilistic=bool(selector.probabilistic),
+                         **({"strip_id": True} if (manifest.get("reader") or {}).get("strip_id") else {}))
     metrics = getattr(selector, "holdout_metrics_", None)
     if metrics is not None:
         sig["classifier_holdout"] = metrics

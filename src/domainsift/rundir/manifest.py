@@ -87,7 +87,8 @@ def pool_source(pool: dict):
     from ..io.source import PoolSource
     reader = pool.get("reader") or {}
     return PoolSource(list(pool["files"]), list(pool.get("target_files") or []), reader.get("format"),
-                      reader.get("column", 0), reader.get("field", "text"), reader.get("field_target"))
+                      reader.get("column", 0), reader.get("field", "text"), reader.get("field_target"),
+                      strip_id=bool(reader.get("strip_id", False)))
 
 
 def records(run, wanted, where: str | os.PathLike | None = None,
