@@ -35,6 +35,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .io.corpus import LINE_ID
+
 log = logging.getLogger(__name__)
 
 SAMPLE = 1000        # pool lines the check reads (a seeded sample, its own stream of the counting pass)
@@ -45,7 +47,7 @@ IN_DOMAIN_LINES = 10_000  # an in-domain set larger than this is read at an even
 
 #: (what the warning calls it, the pattern searched in each line)
 PATTERNS = (
-    ("a leading line number or ID ('123: ', '123 | ', '[123]')", re.compile(r"^\s*(?:\[\d+\]|\d+ *[:|])")),
+    ("a leading line number or ID ('123: ', '123 | ', '[123]')", LINE_ID),  # what --strip-id removes
     ("a tab (a second field)", re.compile(r"\t")),
     ("markup (tags or entities)",
      re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>|&(?:#\d+|#x[0-9A-Fa-f]+|[A-Za-z]+);")),
