@@ -14,7 +14,8 @@ Three tables, through the product's public API (``domainsift.surface.compare``, 
    paragraphs (10 test lines joined) against the sentences of the shared pool.
 3. **What a format costs a run** (English; ``--targets``, default KDE4 and EMEA): the shared pool plain and
    with the line-number prefix, the in-domain set plain, and both sets with the prefix (the warning's "add it to
-   the other", the numbers drawn from the pool's range, seed 0): the in-domain share estimated by the product
+   the other", the numbers drawn from the pool's range, seed 0), and the numbered pool read with the product's
+   ``strip_id`` (``--strip-id``): the in-domain share estimated by the product
    (``domainsift.share.estimate_share``, the default bbe on a 20,000-line seeded sample; truth 0.143) and
    cosine's precision at N = 5,000 (the target's train lines among its top 5,000; the product's default
    encoder). ``--finetune`` adds the default finetune's precision (seed 0; minutes a run).
@@ -89,7 +90,7 @@ def loud_rows() -> list[dict]:
     return rows
 
 
-CASES = ("plain", "line number", "line number, both")
+CASES = ("plain", "line number", "line number, both", "line number, --strip-id")
 
 
 def cost_rows(targets: list[str], finetune: bool, cases: tuple = CASES) -> list[dict]:
@@ -118,8 +119,10 @@ def cost_rows(targets: list[str], finetune: bool, cases: tuple = CASES) -> list[
             given = np.random.default_rng(0).integers(1, n + 1, len(ind))
             write_lines(numbered_query, (f"{k}: {t}" for k, t in zip(given, ind.texts)))
         ind_numbered = ds.read_corpus([str(numbered_query)])
+        stripped = ds.read_corpus([str(numbered_file)], strip_id=True) if "line number, --strip-id" in cases else None
         for fmt, corpus, query in (("plain", plain, ind), ("line number", numbered, ind),
-                                   ("line number, both", numbered, ind_numbered)):
+                                   ("line number, both", numbered, ind_numbered),
+                                   ("line number, --strip-id", stripped, ind)):
             if fmt not in cases:
                 continue
             t0 = time.time()
@@ -180,7 +183,8 @@ def report(rows: list[dict]) -> None:
         md += ["", "## What the line-number prefix costs a run", "",
                "The shared pool (35,000 lines, the target 14.3%) as it is and with every line prefixed by its line "
                "number; the in-domain set <D>.test.en as it is, or (line number, both) given the prefix too, its "
-               "numbers drawn from the pool's range (seed 0). share: the product's estimate (bbe on a 20,000-line "
+               "numbers drawn from the pool's range (seed 0); line number, --strip-id: the numbered pool read with "
+               "the product's strip_id. share: the product's estimate (bbe on a 20,000-line "
                f"seeded sample, 95% interval); precision: the target's train lines among the method's top {N:,} "
                "(seed 0, the default encoder). Rows made by `python bench/live/surface.py --finetune` at the version "
                "each names (the methods and the estimate are the same in every version since).", "",
