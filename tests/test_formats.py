@@ -139,3 +139,31 @@ def test_columnar_errors_name_the_file_and_row(case, msg, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert rc == 2 and msg in err and err.count("\n") == 0, err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_byte_order_mark_starts_a_file_and_no_text(tmp_path, capsys):
+    """UTF-8 as Windows tools save it: the mark at the start of a file is not line 1's text (a JSONL file
+    parses; a text file's first line reads as without it, by every reader) and is not copied into the
+    middle of a selection; one inside a line is that line's text."""
+    from domainsift.io.corpus import read_corpus
+    from domainsift.io.parts import Layout, cut, read_segments, scan_part
+    from domainsift.io.source import PoolSource
+    bom = b"\xef\xbb\xbf"
+    lines = make_sentences("med", 12, 1)
+    text = tmp_path / "pool.txt"
+    text.write_bytes(bom + "".join(f"{t}\n" for t in lines[:-1]).encode() + bom + lines[-1].encode() + b"\n")
+    src = PoolSource.open([str(text)])
+    assert read_corpus([str(text)]).texts[:-1] == lines[:-1] == src.corpus().texts[:-1]
+    assert src.corpus().texts[-1] == "\ufeff" + lines[-1]  # not at the start of the file: the line's own
+    for part_bytes in (5, 1 << 20):
+        parts = cut(src, part_bytes)
+        layout = Layout(src, parts, [scan_part(src, p) for p in parts], part_bytes)
+        assert read_segments(src, layout.segments(np.arange(len(lines))))[0] == src.corpus().texts
+    jl = tmp_path / "pool.jsonl"
+    jl.write_bytes(bom + "".join(json.dumps({"text": t, "n": i}) + "\n" for i, t in enumerate(lines)).encode())
+    ind = tmp_path / "in.txt"
+    ind.write_text("".join(f"{t}\n" for t in make_sentences("med", 5, 2)), encoding="utf-8")
+    assert main(["-q", "select", "--method", "random", "--in-domain", str(ind), "--pool", str(jl),
+                 "--top", "12", "--out", str(tmp_path / "run")]) == 0
+    out = (tmp_path / "run" / "selected.jsonl").read_bytes()
+    assert bom not in out and [json.loads(r)["n"] for r in out.splitlines()] == list(range(12))

@@ -345,13 +345,19 @@ def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
             yield item
 
 
+BOM = "\ufeff"  # a byte-order mark: at the start of a file (line 1) it marks the encoding and is no text
+
+
 def decode_line(path, lineno: int, data: bytes) -> str:
-    """A line's bytes as text, without its line ending (strict UTF-8; an error names the file and line)."""
+    """A line's bytes as text, without its line ending (strict UTF-8; an error names the file and line),
+    and, on line 1, without a byte-order mark (UTF-8 as Windows tools save it: a JSONL file parses)."""
     try:
         line = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{path}:{lineno}: invalid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
+    if lineno == 1 and line.startswith(BOM):
+        line = line[1:]
     return line.rstrip("\r\n")
 
 
@@ -469,6 +475,8 @@ def _text_block(path, lineno: int, block: bytes, raw: bool) -> tuple[list[str], 
         for i, data in enumerate(block.split(b"\n")):  # the line that fails, for the error
             decode_line(path, lineno + i, data)
         raise
+    if lineno == 1 and text.startswith(BOM):  # as decode_line: the file's mark, not line 1's text
+        text = text[1:]
     pieces = text.split("\n")
     ended = block.endswith(b"\n")
     if ended:
@@ -645,6 +653,14 @@ def _open_out(tmp, name: str):
     return open(tmp, "wb")
 
 
+def _line_out(raw: bytes, lineno: int) -> bytes:
+    """A selected line's bytes as written: its own, ended by a newline; line 1 without a file's byte-order
+    mark (it would sit in the middle of the selection)."""
+    if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return raw if raw.endswith(b"\n") else raw + b"\n"
+
+
 def write_selected_lines(out_path: str | os.PathLike, files: Sequence[str],
                          selected: set[tuple[str, int]], kept: dict | None = None) -> int:
     """Copy the selected lines, by id, from the original files, byte for byte (a TSV row or JSON
@@ -658,14 +674,13 @@ def write_selected_lines(out_path: str | os.PathLike, files: Sequence[str],
             if kept is not None:
                 index = {f: k for k, f in enumerate(files)}
                 for i in sorted(selected, key=lambda i: (index[i[0]], i[1])):
-                    raw = kept[i]
-                    out.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                    out.write(_line_out(kept[i], i[1]))
                     n += 1
                 return n
             for path in files:
                 for lineno, raw in _raw_lines(path):
                     if (path, lineno) in selected:
-                        out.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                        out.write(_line_out(raw, lineno))
                         n += 1
             if n != len(selected):  # raised before the rename: no selection file is left behind
                 raise InputError(f"{out_path}: {len(selected) - n} of the {len(selected)} selected ids name lines "
