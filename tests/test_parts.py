@@ -70,16 +70,17 @@ def test_a_split_file_is_read_from_the_mark_before_a_position(files, tmp_path, m
     assert _records(src, layout, np.arange(140, 200)) == ref[140:200]
 
 
-def test_a_bad_line_in_a_later_part_names_the_files_own_line(tmp_path):
+@pytest.mark.parametrize("bad, said", [(b"bad \xff here", ":51: invalid UTF-8"), (b"bad \x00 here", ":51: a NUL byte")])
+def test_a_bad_line_in_a_later_part_names_the_files_own_line(tmp_path, bad, said):
     path = tmp_path / "pool.txt"
-    path.write_bytes(b"".join(b"ok %d\n" % i for i in range(50)) + b"bad \xff here\n" + b"ok\n")
+    path.write_bytes(b"".join(b"ok %d\n" % i for i in range(50)) + bad + b"\n" + b"ok\n")
     src = PoolSource.open([str(path)])
     with pytest.raises(InputError) as local:
         list(src.records())
     with pytest.raises(InputError) as parted:
         _layout(src, 64)
     assert str(parted.value) == str(local.value)
-    assert ":51: invalid UTF-8" in str(parted.value)
+    assert said in str(parted.value)
 
 
 def test_files_without_records_are_refused_as_one_read_refuses_them(tmp_path):

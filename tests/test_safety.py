@@ -237,7 +237,11 @@ def _hostile(tmp: Path) -> dict:
     ok = make_sentences("med", 12, 0)
     files = {
         "invalid-utf8.txt": (b"fine line\n\xff\xfe broken\n", "invalid UTF-8"),
-        "nul.txt": ("\n".join(t.replace(" ", "\x00", 1) for t in ok).encode() + b"\n", None),
+        # valid UTF-8 that no text holds: UTF-16 without its mark reads as text with a NUL before every letter
+        "nul.txt": ("\n".join(t.replace(" ", "\x00", 1) for t in ok).encode() + b"\n", "nul.txt:1: a NUL byte"),
+        "utf16.txt": ("\n".join(ok).encode("utf-16"), "UTF-16 (it starts with UTF-16's byte-order mark)"),
+        "utf16le.txt": ("\n".join(ok).encode("utf-16-le"), "a NUL byte"),
+        "bom.txt": (b"\xef\xbb\xbf" + "\n".join(ok).encode() + b"\n", None),
         "crlf.txt": ("\r\n".join(ok).encode() + b"\r\n", None),
         "long-line.txt": ("\n".join(ok + ["word " * 200_000]).encode() + b"\n", None),
         "empty.txt": (b"", "empty file"),

@@ -11,8 +11,9 @@ Formats (chosen from the file name, ``.gz`` allowed on any of them, or forced):
 - ``jsonl``: one JSON object per line, one chosen field.
 
 Bad input raises :class:`~domainsift._internal.errors.InputError` with one line naming the
-file and line: invalid UTF-8, a missing column or field, invalid JSON, an empty
-file, or aligned files of different lengths.
+file and line: invalid UTF-8, a NUL byte (UTF-16 without its mark, or a binary file), a
+UTF-16 file, a missing column or field, invalid JSON, an empty file, or aligned files of
+different lengths. A UTF-8 byte-order mark at the start of a file is not text.
 """
 
 from __future__ import annotations
@@ -354,8 +355,14 @@ def decode_line(path, lineno: int, data: bytes) -> str:
     try:
         line = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        if lineno == 1 and data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise InputError(f"{path}: UTF-16 (it starts with UTF-16's byte-order mark), not UTF-8; convert it, "
+                             f"e.g. iconv -f UTF-16 -t UTF-8") from None
         raise InputError(
             f"{path}:{lineno}: invalid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
+    if "\x00" in line:  # valid UTF-8, but no text has it: UTF-16 without its mark, or a binary file
+        raise InputError(f"{path}:{lineno}: a NUL byte (byte {data.index(0)}): not text (UTF-16, or a "
+                         f"binary file?)")
     if lineno == 1 and line.startswith(BOM):
         line = line[1:]
     return line.rstrip("\r\n")
@@ -470,6 +477,8 @@ def iter_text_blocks(path, tap: Digest | None = None, raw: bool = False, size: i
 def _text_block(path, lineno: int, block: bytes, raw: bool) -> tuple[list[str], list[bytes] | None]:
     """The lines of ``block`` (whole lines; the last one's ending may be missing at the end of a file)."""
     try:
+        if b"\x00" in block:  # decode_line names the line
+            raise UnicodeDecodeError("utf-8", block, 0, 1, "NUL")
         text = block.decode("utf-8")
     except UnicodeDecodeError:
         for i, data in enumerate(block.split(b"\n")):  # the line that fails, for the error
