@@ -243,6 +243,39 @@ def test_cache_resumes_after_interruption(tmp_path):
     np.testing.assert_array_equal(out, CountingEmbedder().encode(texts))
 
 
+def test_the_cache_stops_growing_at_its_disks_reserve_and_on_a_full_disk(tmp_path, monkeypatch, caplog):
+    """A 10M-line pool caches 15 GB of vectors: the cache keeps RESERVE free on its disk, and a full disk
+    while a chunk is written loses the chunk, not the run; the vectors are the same either way."""
+    import collections
+    import shutil
+    import domainsift.embed.cache as cache
+    texts = [f"sentence {i}" for i in range(50)]
+    want = CountingEmbedder().encode(texts)
+    usage = collections.namedtuple("usage", "total used free")
+    free = {"bytes": 10 * cache.RESERVE_BYTES}
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(100 * cache.RESERVE_BYTES, 0, free["bytes"]))
+    wrote = []
+    real_save = cache.save_npy
+    monkeypatch.setattr(cache, "save_npy", lambda path, arr: (wrote.append(path), real_save(path, arr),
+                                                              free.update(bytes=cache.RESERVE_BYTES * 5)))
+    cached = CachedEmbedder(CountingEmbedder(), tmp_path / "a", chunk_size=10, progress=False)
+    with caplog.at_level("WARNING", logger="domainsift.embed.cache"):
+        np.testing.assert_array_equal(cached.encode(texts), want)
+    # the disk's total is 100 reserves: 5% of it (5 reserves) is kept free, so one chunk was written
+    assert len(wrote) == 1 and cached.full_ and len(list((tmp_path / "a").rglob("*.npy"))) == 1
+    assert sum("stops growing" in r.message for r in caplog.records) == 1  # said once
+
+    from domainsift._internal.atomic import disk_full_error
+    free["bytes"] = 50 * cache.RESERVE_BYTES
+
+    def full(path, arr):
+        raise disk_full_error(path, OSError(28, "No space left on device"))
+    monkeypatch.setattr(cache, "save_npy", full)
+    cached = CachedEmbedder(CountingEmbedder(), tmp_path / "b", chunk_size=10, progress=False)
+    np.testing.assert_array_equal(cached.encode(texts), want)
+    assert cached.full_ and not list((tmp_path / "b").rglob("*.npy"))
+
+
 def test_cache_key_separates_models(tmp_path):
     texts = ["a", "b"]
     a = CountingEmbedder()

@@ -37,8 +37,8 @@ def _disk_full(exc: BaseException) -> bool:
 
 def disk_full_error(path, exc: BaseException):
     """The one-line error of a full disk, naming the file being written."""
-    from .errors import DomainsiftError
-    return DomainsiftError(f"{path}: No space left on device (the disk is full) while writing it; "
+    from .errors import DiskFullError
+    return DiskFullError(f"{path}: No space left on device (the disk is full) while writing it; "
                            "free some space and run the same command again")
 
 

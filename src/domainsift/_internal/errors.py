@@ -17,3 +17,7 @@ def missing_extra(package: str, extra: str) -> DomainsiftError:
     return DomainsiftError(
         f"this needs the optional package '{package}': pip install 'domainsift[{extra}]'"
     )
+
+
+class DiskFullError(DomainsiftError):
+    """The disk (or the quota) filled while a file was written (:mod:`domainsift._internal.atomic`)."""

@@ -26,6 +26,20 @@ def default_cache_dir() -> str:
     return os.environ.get("DOMAINSIFT_CACHE") or str(Path.home() / ".cache" / "domainsift")
 
 
+#: the cache writes no chunk that would leave its disk with less free than this, or than RESERVE_SHARE of it:
+#: a line's vector is 1.5 KB (384 float32), so a pool of 10M lines would cache 15 GB, a billion 1.5 TB
+RESERVE_BYTES = 2 << 30
+RESERVE_SHARE = 0.05
+
+
+def room_for(folder: Path, nbytes: int) -> bool:
+    """Whether ``nbytes`` more in ``folder`` leave its disk its reserve (:data:`RESERVE_BYTES`, or
+    :data:`RESERVE_SHARE` of the disk if more)."""
+    import shutil
+    usage = shutil.disk_usage(folder)
+    return usage.free - nbytes >= max(RESERVE_BYTES, RESERVE_SHARE * usage.total)
+
+
 class CachedEmbedder:
     """Wrap an embedder that has a ``cache_key`` with an on-disk chunk cache.
 
@@ -41,6 +55,7 @@ class CachedEmbedder:
         self.chunk_size = chunk_size
         self.progress = progress
         self.last_hits_ = self.last_misses_ = 0
+        self.full_ = False  # the cache's disk reached its reserve: vectors are computed, no longer kept
 
     @property
     def name(self) -> str:
@@ -82,13 +97,32 @@ class CachedEmbedder:
                     self.last_hits_ += 1
                     continue
             arr = np.asarray(self.embedder.encode(chunk), dtype=np.float32)
-            save_npy(path, arr)
-            _write_digest(path)  # written last: a chunk without its digest is never used
+            self._keep(path, arr)
             parts.append(arr)
             self.last_misses_ += 1
         if not parts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.concatenate(parts, axis=0)
+
+
+    def _keep(self, path: Path, arr: np.ndarray) -> None:
+        """Write a chunk and its digest, unless the cache's disk would go below its reserve or is full:
+        the cache is an optimisation, and a long run must not stop (or fill a disk) for it."""
+        from .._internal.errors import DiskFullError
+        if self.full_:
+            return
+        try:
+            if room_for(self.cache_dir, arr.nbytes + 4096):
+                save_npy(path, arr)
+                _write_digest(path)  # written last: a chunk without its digest is never used
+                return
+            reason = "its disk would have less free space than it keeps free"
+        except DiskFullError:  # the atomic writers' own word for ENOSPC and short writes
+            reason = "its disk is full"
+        self.full_ = True
+        log.warning("the vector cache in %s stops growing: %s (%.1f GB, or %.0f%% of the disk); vectors are "
+                    "still computed, not kept. Give --cache a larger disk, or --cache '' for none",
+                    self.cache_dir, reason, RESERVE_BYTES / 2**30, 100 * RESERVE_SHARE)
 
 
 def _digest_path(path: Path) -> Path:
