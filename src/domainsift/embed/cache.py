@@ -116,13 +116,13 @@ class CachedEmbedder:
                 save_npy(path, arr)
                 _write_digest(path)  # written last: a chunk without its digest is never used
                 return
-            reason = "its disk would have less free space than it keeps free"
+            reason = (f"one more chunk would leave its disk less than it keeps free ({RESERVE_BYTES / 2**30:.0f} "
+                      f"GiB, or {100 * RESERVE_SHARE:.0f}% of the disk)")
         except DiskFullError:  # the atomic writers' own word for ENOSPC and short writes
             reason = "its disk is full"
         self.full_ = True
-        log.warning("the vector cache in %s stops growing: %s (%.1f GB, or %.0f%% of the disk); vectors are "
-                    "still computed, not kept. Give --cache a larger disk, or --cache '' for none",
-                    self.cache_dir, reason, RESERVE_BYTES / 2**30, 100 * RESERVE_SHARE)
+        log.warning("the vector cache in %s stops growing: %s; vectors are still computed, not kept. Give "
+                    "--cache a larger disk, or --cache '' for none", self.cache_dir, reason)
 
 
 def _digest_path(path: Path) -> Path:
