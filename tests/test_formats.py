@@ -115,6 +115,13 @@ def test_directories_and_globs_are_sorted_and_keep_their_own_ids(tmp_path):
     c = read_corpus([d])
     assert c.texts == ["one", "two"] and [f.rsplit("/", 1)[1] for f, _ in c.ids] == ["a.txt", "b.txt"]
     assert read_corpus([str(d / "*.txt")]).texts == ["one", "two"]
+    # a run written beside the data: its folder is no data (a glob of everything named it)
+    assert main(["-q", "select", "--method", "random", "--in-domain", str(d / "a.txt"), "--pool", str(d),
+                 "--top", "1", "--out", str(d / "run")]) == 0
+    assert read_corpus([d]).texts == ["one", "two"]  # a directory's own files, not its folders
+    from domainsift._internal.errors import InputError
+    with pytest.raises(InputError, match=r"/d/run: a domainsift output folder, not text to read"):
+        read_corpus([str(d / "*")])
 
 
 @pytest.mark.parametrize("case, msg", [

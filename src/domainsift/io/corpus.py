@@ -75,6 +75,10 @@ def expand_paths(paths: Sequence[str | os.PathLike]) -> list[str]:
         elif is_hf_disk(p):
             out += hf_disk_files(p)
         elif os.path.isdir(p):
+            from ..rundir.layout import SIGNATURE
+            if os.path.isfile(os.path.join(p, SIGNATURE)):  # what every domainsift output folder holds
+                raise InputError(f"{p}: a domainsift output folder, not text to read; leave it out (a glob such "
+                                 "as data/*.txt names the data alone)")
             files = sorted(str(f) for f in Path(p).iterdir() if f.is_file() and not f.name.startswith("."))
             if not files:
                 raise InputError(f"{p}: an empty directory")
