@@ -249,6 +249,8 @@ def _hostile(tmp: Path) -> dict:
         "truncated.txt.gz": (gzip.compress("\n".join(ok).encode())[:-12], "cannot read"),
         "bad.jsonl": (b'{"text": "ok"}\n{not json}\n', "invalid JSON"),
         "bad-field.jsonl": (b'{"text": "ok"}\n{"other": "x"}\n', "no field 'text'"),
+        "pretty.json": (b'[\n  {"text": "ok"},\n  {"text": "two"}\n]\n', "1: a JSON document over several lines"),
+        "array.jsonl": (b'[{"text": "ok"}, {"text": "two"}]\n', "1: a JSON array, not an object"),
         "short.tsv": (b"a\tb\nc\n", "no column 1"),
         "odd name with spaces & (parens).txt": ("\n".join(ok).encode() + b"\n", None),
     }

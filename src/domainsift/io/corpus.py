@@ -403,7 +403,12 @@ def _extract(path, lineno: int, line: str, fmt: str, column: int, field_name: st
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
+            if lineno == 1 and line.strip() in ("[", "{"):  # a JSON document pretty-printed over many lines
+                raise InputError(f"{path}:1: a JSON document over several lines, not JSON Lines; "
+                                 f"{_jsonl_hint(path)}") from None
             raise InputError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+        if isinstance(obj, list):
+            raise InputError(f"{path}:{lineno}: a JSON array, not an object; {_jsonl_hint(path)}")
         if not isinstance(obj, dict) or field_name not in obj:
             raise InputError(f"{path}:{lineno}: no field '{field_name}'")
         value = obj[field_name]
@@ -411,6 +416,10 @@ def _extract(path, lineno: int, line: str, fmt: str, column: int, field_name: st
             raise InputError(f"{path}:{lineno}: field '{field_name}' is not a string")
         return value
     raise InputError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+
+
+def _jsonl_hint(path) -> str:
+    return f"JSON Lines holds one object per line (e.g. jq -c '.[]' {path} > lines.jsonl)"
 
 
 def iter_texts(path, fmt: str | None = None, column: int = 0, field: str = "text",
