@@ -6,7 +6,7 @@ import json
 import numpy as np
 
 from conftest import run_cli, write_lines
-from domainsift.surface import LENGTH_RATIO, MIN_LINES, PATTERNS, check_surface, compare
+from domainsift.surface import LENGTH_RATIO, MIN_LINES, PATTERNS, SINGLE_WORD, check_surface, compare
 
 LINE_NUMBER = PATTERNS[0][0]
 
@@ -117,3 +117,15 @@ def test_the_warning_says_to_strip_the_mark_from_the_side_that_has_it():
     assert "strip it from the in-domain set (med.txt) (--strip-id" in on_ind
     (tab,) = check_surface(ind, [f"doc{i}\t{t}" for i, t in enumerate(pool)], say=False)
     assert "strip it from the pool (or read the text's field: --format tsv --column N);" in tab
+
+
+def test_an_id_column_read_as_the_text_is_single_words_said_once_not_as_length():
+    ind, plain = sentences(200, 0), sentences(1000, 1)
+    ids = [f"doc{i}" for i in range(1000)]  # "doc1\tThe patient ..." read at its first column
+    (found,) = compare(ind, ids)  # the length difference (13 times) is the same cause: not said twice
+    assert found.what == SINGLE_WORD and found.pool == 1.0 and found.in_domain == 0.0
+    (said,) = check_surface(ind, ids, "the in-domain set (med.txt)", say=False)
+    assert said.startswith("the pool: 100% of its lines are a single word") and "--column N" in said
+    # a set with some one-word lines (menu labels: "Open", "Save") is not an ID column
+    labels = [t.split()[0] if i % 3 == 0 else t for i, t in enumerate(plain)]
+    assert compare(ind, labels) == []

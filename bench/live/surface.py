@@ -10,8 +10,9 @@ Three tables, through the product's public API (``domainsift.surface.compare``, 
    is a false alarm: these sets differ by domain, not by format.
 2. **Loud where it should be.** The same in-domain sets against the shared pool in a format they do not
    have: each line prefixed with its line number (the 10M pool of ``bench/live/scale.py``), each line a
-   tab-separated English-German pair, each line wrapped in ``<p>...</p>``; and the in-domain set as
-   paragraphs (10 test lines joined) against the sentences of the shared pool.
+   tab-separated English-German pair, each line wrapped in ``<p>...</p>``, each line an ID (``doc1234``: a
+   TSV's first column read as the text); and the in-domain set as paragraphs (10 test lines joined) against
+   the sentences of the shared pool.
 3. **What a format costs a run** (English; ``--targets``, default KDE4 and EMEA): the shared pool plain and
    with the line-number prefix, the in-domain set plain, and both sets with the prefix (the warning's "add it to
    the other", the numbers drawn from the pool's range, seed 0), and the numbered pool read with the product's
@@ -77,7 +78,8 @@ def loud_rows() -> list[dict]:
     de = sum((lines(data_file(d, "train", "de")) for d in SEVEN), [])
     formats = {"line number": [f"{i}: {t}" for i, t in enumerate(en, 1)],
                "tab-separated pair": [f"{a}\t{b}" for a, b in zip(en, de)],
-               "markup": [f"<p>{t}</p>" for t in en]}
+               "markup": [f"<p>{t}</p>" for t in en],
+               "ID column (a TSV's first column read as the text)": [f"doc{i}" for i in range(1, len(en) + 1)]}
     rows = []
     for target in SEVEN:
         ind = lines(data_file(target, "test"))
@@ -171,7 +173,8 @@ def report(rows: list[dict]) -> None:
                              else "") + " |")
     md += ["", "## Loud where the format differs", "",
            "The shared pool's lines in a format the in-domain set does not have (line number: `1234: line`, as the "
-           "10M pool of bench/live/scale.py; a tab-separated English-German pair; `<p>line</p>`), and the in-domain "
+           "10M pool of bench/live/scale.py; a tab-separated English-German pair; `<p>line</p>`; `doc1234`, a TSV's ID "
+           "column read as the text), and the in-domain "
            "set as paragraphs of 10 test lines against the shared pool's sentences. Seven targets, five pool samples "
            "each.", "",
            "| format | checks | warned | what was said |", "|---|---|---|---|"]

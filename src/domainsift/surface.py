@@ -20,7 +20,8 @@ median is :data:`LENGTH_RATIO` times the other. A leading number alone is not a 
 lines start with one ("2. For the years ..."); a number followed by a colon or a bar, or one in brackets,
 is on at most 0.4% of any domain's. Over the shared data's seven domains, English and German, each test
 file against 1,000-line samples of the benchmarks' pools, nothing warns (160 checks); a line number, a
-tab-separated pair or markup put on the shared pool's lines is caught for every target, an in-domain set of
+tab-separated pair, markup or an ID column (single words) put on the shared pool's lines is caught for every
+target, an in-domain set of
 10-line paragraphs for 6 of 7 (OpenSubtitles' short lines join to 6 times the pool's median)
 (``python bench/live/surface.py``, ``bench/results/surface.md``).
 """
@@ -52,7 +53,10 @@ PATTERNS = (
     ("markup (tags or entities)",
      re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>|&(?:#\d+|#x[0-9A-Fa-f]+|[A-Za-z]+);")),
     ("a URL", re.compile(r"https?://|www\.")),
+    # a TSV's ID or label column read as the text (its first, the default --column), or a JSONL's --field
+    ("a single word (an ID or a label?)", re.compile(r"^\S+$")),
 )
+SINGLE_WORD = PATTERNS[4][0]
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,8 @@ def compare(in_domain: Sequence[str], pool: Sequence[str]) -> list[Difference]:
         if (x >= MOST and y <= FEW) or (y >= MOST and x <= FEW):
             out.append(Difference(name, x, y))
     la, lb = float(np.median([len(t) for t in a])), float(np.median([len(t) for t in b]))
-    if max(la, lb) >= LENGTH_RATIO * max(min(la, lb), 1.0):
+    single = any(d.what == SINGLE_WORD for d in out)  # words against sentences: said once, as single words
+    if not single and max(la, lb) >= LENGTH_RATIO * max(min(la, lb), 1.0):
         out.append(Difference("length", la, lb))
     return out
 
@@ -101,6 +106,11 @@ def describe(d: Difference, n_in: int, n_pool: int, name: str = "the in-domain s
                 f"in the in-domain set, {d.pool:,.0f} in the pool): a classifier may learn the length instead of "
                 f"the domain; give both sets the same unit (sentences, or paragraphs). See docs/surface.md")
     where = "the pool" if d.pool > d.in_domain else name
+    if d.what == SINGLE_WORD:
+        side = "the pool" if d.pool > d.in_domain else name
+        return (f"{side}: {max(d.pool, d.in_domain):.0%} of its lines are a single word, against "
+                f"{min(d.pool, d.in_domain):.0%} of the other set's: is its text in another column or field "
+                f"(--column N for a TSV, counted from 0; --field NAME for JSONL)? See docs/surface.md")
     how = {PATTERNS[0][0]: " (--strip-id reads every input without it)",
            PATTERNS[1][0]: " (or read the text's field: --format tsv --column N)"}.get(d.what, "")
     return (f"{d.what} is on {d.pool:.0%} of the pool's lines (a sample of {n_pool:,}) and on {d.in_domain:.0%} "
