@@ -74,6 +74,7 @@ def test_select_two_targets_in_one_run(tmp_path, capsys, monkeypatch):
         sel = json.loads((out / "targets" / name / "selection.json").read_text())
         assert sel["n_selected"] == meta["targets"][name]["n_selected"]
     assert "med: 30 / 30 lines" in so
+    assert "with cosine (the pool encoded once, a centroid per target)" in so
 
 
 def test_auto_gives_each_target_its_estimated_share(tmp_path, capsys, monkeypatch):

@@ -396,7 +396,8 @@ def _select_mix(args, t0: float) -> int:
     targets = {name: read_corpus(files, **kw) for name, files in names.items()}
     pool = PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw)
     meta = select_mix(args.method, targets, pool, args.out, mix=mix, top=args.top, fraction=args.fraction, **opts)
-    shared = " (one fit, a head per target)" if "shared_fit" in meta else ""
+    shared = ("" if "shared_fit" not in meta else " (the pool encoded once, a centroid per target)"
+              if meta["method"] == "cosine" else " (one fit, a head per target)")
     print(f"mixed {len(targets)} targets over {meta['n_pool']} pool lines with {meta['method']}{shared} in "
           f"{time.time() - t0:.1f} s -> {args.out}")
     for name, t in meta["targets"].items():
