@@ -75,6 +75,11 @@ def test_select_two_targets_in_one_run(tmp_path, capsys, monkeypatch):
         assert sel["n_selected"] == meta["targets"][name]["n_selected"]
     assert "med: 30 / 30 lines" in so
     assert "with cosine (the pool encoded once, a centroid per target)" in so
+    # the mixture's folder where one run's is asked for: report takes its targets, evaluate names them
+    rc, err, so = run_cli(["report", str(out), "--out", str(tmp_path / "mix.html")], capsys)
+    assert rc == 0 and "report over 2 run(s)" in so, err
+    rc, err, _ = run_cli(["evaluate", str(out), "--gold", str(_data(tmp_path)["pool"][0])], capsys)
+    assert rc == 2 and f"several targets in one run (mix.json); give one target's folder, {out / 'targets'}/NAME" in err
 
 
 def test_auto_gives_each_target_its_estimated_share(tmp_path, capsys, monkeypatch):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._internal.errors import DomainsiftError
 from ..io.corpus import Corpus
-from .layout import POOL, check_recordable, resolve
+from .layout import MIX, MIX_TARGETS, POOL, check_recordable, resolve
 
 
 def file_fingerprint(path: str | os.PathLike) -> dict:
@@ -117,5 +117,8 @@ def read_pool(run_dir: str | os.PathLike) -> dict:
     """The pool a run directory's selection was made from."""
     p = Path(run_dir) / POOL
     if not p.exists():
+        if (Path(run_dir) / MIX).is_file():
+            raise DomainsiftError(f"{run_dir}: several targets in one run ({MIX}); give one target's folder, "
+                                  f"{Path(run_dir) / MIX_TARGETS}/NAME")
         raise DomainsiftError(f"{run_dir}: no pool.json; not a domainsift run directory")
     return json.loads(p.read_text(encoding="utf-8"))
