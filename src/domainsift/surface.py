@@ -10,8 +10,8 @@ KDE4 lines at 1%; with the same in-domain set given the pool's prefix, 0.98
 strip it: on the shared pool numbered, with the in-domain set numbered too, cosine's precision fell from 0.57
 to 0.25 (KDE4) and the share estimate to 0.045 (truth 0.143); finetune's was 0.82 against 0.92 on the plain
 pool (``python bench/live/surface.py --finetune --cases "line number, both"``); and ``cosine --cascade`` over
-the 1M pool with its in-domain set numbered selected 0.16 KDE4 lines (0.90 with it plain). An in-domain set of whole paragraphs against a pool of
-sentences (or the reverse) is the same mistake in length.
+the 1M pool with its in-domain set numbered selected 0.16 KDE4 lines (0.90 with it plain). An in-domain set
+of whole paragraphs against a pool of sentences (or the reverse) is the same mistake in length.
 
 The check is a handful of patterns and the median length, compared between the in-domain set and a
 seeded sample of the pool (:data:`SAMPLE` lines, drawn in the counting pass). A pattern is reported when it
@@ -21,8 +21,7 @@ lines start with one ("2. For the years ..."); a number followed by a colon or a
 is on at most 0.4% of any domain's. Over the shared data's seven domains, English and German, each test
 file against 1,000-line samples of the benchmarks' pools, nothing warns (160 checks); a line number, a
 tab-separated pair, markup or an ID column (single words) put on the shared pool's lines is caught for every
-target, an in-domain set of
-10-line paragraphs for 6 of 7 (OpenSubtitles' short lines join to 6 times the pool's median)
+target, an in-domain set of 10-line paragraphs for 6 of 7 (OpenSubtitles' short lines join to 6 times the pool's median)
 (``python bench/live/surface.py``, ``bench/results/surface.md``).
 """
 
@@ -46,6 +45,8 @@ LENGTH_RATIO = 8.0    # one set's median length (characters) this many times the
 MIN_LINES = 20        # fewer lines than this in either set: nothing is said
 IN_DOMAIN_LINES = 10_000  # an in-domain set larger than this is read at an even stride (every k-th line)
 
+#: a TSV's ID or label column read as the text (its first, the default --column), or a JSONL's --field
+SINGLE_WORD = "a single word (an ID or a label?)"
 #: (what the warning calls it, the pattern searched in each line)
 PATTERNS = (
     ("a leading line number or ID ('123: ', '123 | ', '[123]')", LINE_ID),  # what --strip-id removes
@@ -53,10 +54,8 @@ PATTERNS = (
     ("markup (tags or entities)",
      re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>|&(?:#\d+|#x[0-9A-Fa-f]+|[A-Za-z]+);")),
     ("a URL", re.compile(r"https?://|www\.")),
-    # a TSV's ID or label column read as the text (its first, the default --column), or a JSONL's --field
-    ("a single word (an ID or a label?)", re.compile(r"^\S+$")),
+    (SINGLE_WORD, re.compile(r"^\S+$")),
 )
-SINGLE_WORD = PATTERNS[4][0]
 
 
 @dataclass(frozen=True)
@@ -107,8 +106,7 @@ def describe(d: Difference, n_in: int, n_pool: int, name: str = "the in-domain s
                 f"the domain; give both sets the same unit (sentences, or paragraphs). See docs/surface.md")
     where = "the pool" if d.pool > d.in_domain else name
     if d.what == SINGLE_WORD:
-        side = "the pool" if d.pool > d.in_domain else name
-        return (f"{side}: {max(d.pool, d.in_domain):.0%} of its lines are a single word, against "
+        return (f"{where}: {max(d.pool, d.in_domain):.0%} of its lines are a single word, against "
                 f"{min(d.pool, d.in_domain):.0%} of the other set's: is its text in another column or field "
                 f"(--column N for a TSV, counted from 0; --field NAME for JSONL)? See docs/surface.md")
     how = {PATTERNS[0][0]: " (--strip-id reads every input without it)",

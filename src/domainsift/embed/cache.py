@@ -104,7 +104,6 @@ class CachedEmbedder:
             return np.zeros((0, 0), dtype=np.float32)
         return np.concatenate(parts, axis=0)
 
-
     def _keep(self, path: Path, arr: np.ndarray) -> None:
         """Write a chunk and its digest, unless the cache's disk would go below its reserve or is full:
         the cache is an optimisation, and a long run must not stop (or fill a disk) for it."""
