@@ -129,3 +129,35 @@ def test_an_id_column_read_as_the_text_is_single_words_said_once_not_as_length()
     # a set with some one-word lines (menu labels: "Open", "Save") is not an ID column
     labels = [t.split()[0] if i % 3 == 0 else t for i, t in enumerate(plain)]
     assert compare(ind, labels) == []
+
+
+def test_fewer_in_domain_lines_than_a_method_was_measured_to_need_warn_before_the_fit(tmp_path, capsys):
+    """The measured table is the results file's (each target's draws averaged, then the five targets); the
+    warning names the method that measured best with as few lines, where another did better."""
+    from pathlib import Path
+    from domainsift.advice import BY_LINES, enough_lines, few_lines
+    rows = json.loads((Path(__file__).resolve().parent.parent / "bench" / "results" / "in_domain_size.json")
+                      .read_text())["rows"]
+    measured = {}
+    for r in rows:
+        measured.setdefault(r["method"], {}).setdefault(r["n"], {}).setdefault(r["target"], []).append(r["precision"])
+    assert {m: {n: round(float(np.mean([np.mean(v) for v in t.values()])), 4) for n, t in by.items()}
+            for m, by in measured.items()} == BY_LINES
+    assert {m: enough_lines(m) for m in BY_LINES} == {"cosine": 25, "moore-lewis": 250, "finetune": 100}
+    assert few_lines("cosine", 25) is None and few_lines("student", 3) is None
+    said = few_lines("moore-lewis", 100, "the in-domain set (med.txt)")
+    assert said.startswith("the in-domain set (med.txt) has 100 lines: moore-lewis measured 0.65 mean precision "
+                           "with 100 in-domain lines against 0.76 with 500")
+    assert said.endswith("or --method finetune: 0.82 with 100 lines")
+    assert few_lines("finetune", 10).endswith("or --method cosine: 0.66 with 10 lines")  # cosine is better there
+    assert "--method" not in few_lines("finetune", 30)  # with 25 lines finetune still measured best
+    # a run says it before the fit and keeps it in run.json
+    ind, pool = tmp_path / "in.txt", tmp_path / "pool.txt"
+    write_lines(ind, sentences(enough_lines("cosine") - 1, 0))
+    write_lines(pool, sentences(200, 1))
+    rc, err, out = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--cache", "", "--in-domain",
+                            str(ind), "--pool", str(pool), "--top", "5", "--out", str(tmp_path / "run")], capsys)
+    assert rc == 0, err
+    kept = json.loads((tmp_path / "run" / "run.json").read_text())["warnings"]
+    assert any(w.startswith(f"the in-domain set (in.txt) has {enough_lines('cosine') - 1} lines: cosine measured")
+               for w in kept)

@@ -123,6 +123,12 @@ def set_name(files: Sequence[str]) -> str:
     return f"the in-domain set ({names})" if names else "the in-domain set"
 
 
+def corpus_name(corpus) -> str:
+    """:func:`set_name` of the files a corpus's records come from (a slice of a larger corpus keeps every
+    file in its ``files``)."""
+    return set_name(list(dict.fromkeys(f for f, _ in corpus.ids)) or corpus.files)
+
+
 def check_surface(in_domain: Sequence[str], pool_sample: Sequence[str] | None,
                   name: str = "the in-domain set", say: bool = True) -> list[str]:
     """Warnings (one line each, logged unless ``say`` is false) for every way the in-domain set (called

@@ -194,15 +194,17 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     selector = get_selector(method, **params)
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
     from ..engine.run import CALIBRATION, SAMPLE_STREAMS, SURFACE, surface_sample
-    from ..surface import check_surface, set_name
+    from ..surface import check_surface, corpus_name
     scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]]),
                         SURFACE: surface_sample(seed)})
     n = scan.n
     if n == 0:
         raise DomainsiftError("the pool is empty")
     # what the run would warn about before its fit (the same sample a run draws)
-    warnings = (check_surface(in_domain.texts, scan.samples[SURFACE].texts, set_name(in_domain.files), say=False)
+    warnings = (check_surface(in_domain.texts, scan.samples[SURFACE].texts, corpus_name(in_domain), say=False)
                 if selector.reads_content else [])
+    from ..advice import few_lines
+    warnings += [w for w in [few_lines(selector.name, len(in_domain), corpus_name(in_domain))] if w]
     auto = "auto" in (top, fraction)
     if auto:  # the estimated share is known once the run has estimated it
         top = fraction = None
