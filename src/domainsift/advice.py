@@ -47,7 +47,6 @@ def advice_text() -> str:
     return "\n".join(f"  {what:<34} --method {(a.method + ' ' + a.flags).strip():<20} {a.why}" for what, a in rows)
 
 
-
 #: mean precision on the selection benchmark (five targets, N = 5,000 of a 35,000-line pool) with the in-domain
 #: set cut to n lines, each target's draws averaged first (``python bench/live/in_domain_size.py``,
 #: ``bench/results/in_domain_size.md``; the test suite holds these to that file). Methods not listed were not

@@ -678,8 +678,9 @@ def _open_out(tmp, name: str):
 def _line_out(raw: bytes, lineno: int) -> bytes:
     """A selected line's bytes as written: its own, ended by a newline; line 1 without a file's byte-order
     mark (it would sit in the middle of the selection)."""
-    if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    mark = BOM.encode()
+    if lineno == 1 and raw.startswith(mark):
+        raw = raw[len(mark):]
     return raw if raw.endswith(b"\n") else raw + b"\n"
 
 

@@ -186,6 +186,31 @@ def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, sel
     return {"parts": {k: round(v, 1) for k, v in parts.items()}, "seconds": round(sum(parts.values()), 1)}
 
 
+def input_warnings(selector, in_domain, samples: dict, say: bool = True) -> list[str]:
+    """Warning lines said (logged, with ``say``) before the fit and kept in ``run.json``, for the pool samples
+    drawn: the in-domain set or the pool in a language the method's encoder was not trained on
+    (:mod:`domainsift.languages`), the in-domain set unlike the pool on the surface (:mod:`domainsift.surface`:
+    a line number, a tab, markup, length; methods that read the text), and fewer in-domain lines than the
+    method was measured to need (:func:`domainsift.advice.few_lines`). ``--plan`` prints the same."""
+    from ..engine.run import LANGUAGE, SURFACE
+    from ..surface import check_surface, corpus_name
+    out = []
+    pool_sample = samples.get(LANGUAGE)
+    if selector.encoder_name is not None and pool_sample is not None:
+        from ..languages import check_coverage
+        out += check_coverage(selector.encoder_name, {"the in-domain set": in_domain.texts,
+                                                      "the pool (a seeded sample)": pool_sample.texts})
+    surface = samples.get(SURFACE) if selector.reads_content else None
+    out += check_surface(in_domain.texts, surface.texts if surface is not None else None, corpus_name(in_domain),
+                         say=say)
+    from ..advice import few_lines
+    few = few_lines(selector.name, len(in_domain), corpus_name(in_domain))
+    if few and say:
+        import logging
+        logging.getLogger("domainsift").warning(few)
+    return out + ([few] if few else [])
+
+
 def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=None, top: int | None = None,
              fraction: float | None = None) -> dict:
     """Count the pool (one read), calibrate on a seeded sample, and say what the run will do and cost."""
@@ -194,17 +219,13 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     selector = get_selector(method, **params)
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
     from ..engine.run import CALIBRATION, SAMPLE_STREAMS, SURFACE, surface_sample
-    from ..surface import check_surface, corpus_name
     scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]]),
                         SURFACE: surface_sample(seed)})
     n = scan.n
     if n == 0:
         raise DomainsiftError("the pool is empty")
     # what the run would warn about before its fit (the same sample a run draws)
-    warnings = (check_surface(in_domain.texts, scan.samples[SURFACE].texts, corpus_name(in_domain), say=False)
-                if selector.reads_content else [])
-    from ..advice import few_lines
-    warnings += [w for w in [few_lines(selector.name, len(in_domain), corpus_name(in_domain))] if w]
+    warnings = input_warnings(selector, in_domain, scan.samples, say=False)
     auto = "auto" in (top, fraction)
     if auto:  # the estimated share is known once the run has estimated it
         top = fraction = None

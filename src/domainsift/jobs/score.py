@@ -151,7 +151,8 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
         raise DomainsiftError("the pool is empty")
     if check_pool:
         check_pool(scan.n)
-    warnings = _input_warnings(selector, in_domain, scan.samples)
+    from .plan import input_warnings
+    warnings = input_warnings(selector, in_domain, scan.samples)
     estimate = _estimate_share(selector, in_domain, scan, params["seed"], execution.progress,
                                scanned.vectors if scanned else None) if estimate_share else None
     share = (selection_share(scan.n, estimate) if selection_share
@@ -234,29 +235,6 @@ def _fetcher(source) -> Callable:
         return {(rundir.resolve(f), line): (text, target, *raw[(f, line)])
                 for (f, line), text, target in zip(records.ids, records.texts, targets)}
     return fetch
-
-
-def _input_warnings(selector, in_domain, samples: dict) -> list[str]:
-    """Warning lines said before the fit and kept in ``run.json``: the in-domain set or the pool in a language
-    the method's encoder was not trained on (:mod:`domainsift.languages`), the in-domain set unlike the
-    pool on the surface (:mod:`domainsift.surface`: a line number, a tab, markup, length), and fewer in-domain
-    lines than the method was measured to need (:func:`domainsift.advice.few_lines`)."""
-    from ..engine.run import LANGUAGE, SURFACE
-    from ..surface import check_surface, corpus_name
-    out = []
-    pool_sample = samples.get(LANGUAGE)
-    if selector.encoder_name is not None and pool_sample is not None:
-        from ..languages import check_coverage
-        out += check_coverage(selector.encoder_name, {"the in-domain set": in_domain.texts,
-                                                      "the pool (a seeded sample)": pool_sample.texts})
-    surface = samples.get(SURFACE)
-    out += check_surface(in_domain.texts, surface.texts if surface is not None else None, corpus_name(in_domain))
-    from ..advice import few_lines
-    few = few_lines(selector.name, len(in_domain), corpus_name(in_domain))
-    if few:
-        import logging
-        logging.getLogger("domainsift").warning(few)
-    return out + ([few] if few else [])
 
 
 def _learn_share(selector, params: dict, share: float | None, default: bool = False) -> None:
