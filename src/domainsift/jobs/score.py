@@ -152,7 +152,7 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     if check_pool:
         check_pool(scan.n)
     from .plan import input_warnings
-    warnings = input_warnings(selector, in_domain, scan.samples)
+    warnings = input_warnings(selector, in_domain, scan.samples, pool_files=list(source.files), n_pool=scan.n)
     estimate = _estimate_share(selector, in_domain, scan, params["seed"], execution.progress,
                                scanned.vectors if scanned else None) if estimate_share else None
     share = (selection_share(scan.n, estimate) if selection_share
