@@ -69,3 +69,9 @@ def test_an_in_domain_file_among_the_pool_files_is_said_once_and_the_run_goes_on
     assert rc == 0, err
     assert not any("pool file" in w or "verbatim" in w
                    for w in json.loads((tmp_path / "apart" / "run.json").read_text()).get("warnings", []))
+    # a random ranking does not put them first: nothing to say
+    rc, err, out = run_cli(["select", "--method", "random", "--in-domain", ind, "--pool", other, ind, "--top", "60",
+                            "--out", tmp_path / "random"], capsys)
+    assert rc == 0, err
+    assert not any("pool file" in w for w in json.loads((tmp_path / "random" / "run.json").read_text())
+                   .get("warnings", []))

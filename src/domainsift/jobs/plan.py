@@ -190,7 +190,7 @@ def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_fi
                    ) -> list[str]:
     """Warning lines said (logged, with ``say``) before the fit and kept in ``run.json``, for the pool samples
     drawn: the in-domain set inside the pool (:mod:`domainsift.overlap`: an in-domain file among
-    ``pool_files``, or the sample repeating its lines), the in-domain set or the pool in a language the
+    ``pool_files``, or the sample repeating its lines; methods that read the text), the in-domain set or the pool in a language the
     method's encoder was not trained on (:mod:`domainsift.languages`), the in-domain set unlike the pool on
     the surface (:mod:`domainsift.surface`: a line number, a tab, markup, length; methods that read the text),
     and fewer in-domain lines than the method was measured to need (:func:`domainsift.advice.few_lines`).
@@ -198,7 +198,8 @@ def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_fi
     from ..engine.run import LANGUAGE, SURFACE
     from ..overlap import check_overlap
     from ..surface import check_surface, corpus_name
-    out = check_overlap(in_domain, samples.get(SURFACE), pool_files, n_pool, corpus_name(in_domain), say=say)
+    out = (check_overlap(in_domain, samples.get(SURFACE), pool_files, n_pool, corpus_name(in_domain), say=say)
+           if selector.reads_content else [])  # a random ranking does not put them first
     pool_sample = samples.get(LANGUAGE)
     if selector.encoder_name is not None and pool_sample is not None:
         from ..languages import check_coverage
