@@ -16,6 +16,7 @@ overlap-free split for that reason). A run says so before its fit, one line each
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import Sequence
@@ -50,8 +51,9 @@ def check_overlap(in_domain, pool_sample, pool_files: Sequence[str], n_pool: int
                    f"and will be selected; if you test on them, leave {os.path.basename(f)} out of the pool")
     if pool_sample is not None and len(pool_sample):
         same_real = {os.path.realpath(f) for f in same}
+        real = functools.lru_cache(maxsize=None)(os.path.realpath)  # a few files, many sampled lines
         hits = [(k, i) for k, i in repeats(in_domain.texts, pool_sample.texts)
-                if os.path.realpath(pool_sample.ids[k][0]) not in same_real]  # said above already
+                if real(pool_sample.ids[k][0]) not in same_real]  # said above already
         if hits and len(hits) >= SHARE * len(pool_sample):
             k, i = hits[0]
             (pf, pl), (df, dl) = pool_sample.ids[k], in_domain.ids[i]
