@@ -24,8 +24,12 @@ install: $(VENV)/.installed
 demo: install
 	$(BIN)/domainsift demo --out demo-out
 
+# one pytest-xdist worker per core, at most 4 (each holds its own torch); the tests that start a Ray
+# cluster run in one of them (tests/conftest.py); `$(BIN)/python -m pytest tests` runs them in one process
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
+
 test: install
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup tests
 
 # the benchmarks behind the README's figures, at today's defaults (hours on 2 cores; each resumes);
 # `python bench/live/selection.py` with no --methods reruns every variant ever measured

@@ -5,6 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # ``make test`` runs one pytest-xdist worker per core: one thread per worker in every numeric library
+    # (read when each is first imported, so before NumPy below; child processes inherit it), or two
+    # workers' OpenMP threads would stall each other on a two-core machine
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
 import numpy as np
 import pytest
 
@@ -24,6 +31,18 @@ def pytest_configure(config):
                                        "deselect locally with -m 'not slow')")
     config.addinivalue_line("markers", "gpu: runs its encoder on a CUDA GPU; skipped where none exists; "
                                        "every other test runs as on a CPU-only machine")
+    config.addinivalue_line("markers", "ray: starts a Ray cluster on this machine; under pytest-xdist every such "
+                                       "test runs in one worker, one cluster at a time")
+
+
+def pytest_collection_modifyitems(config, items):
+    """``make test`` runs the tests in pytest-xdist workers (``--dist loadgroup``): the tests that start
+    a Ray cluster share one group, so that no two clusters start side by side on a two-core machine."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 @pytest.fixture(autouse=True)

@@ -353,6 +353,7 @@ def test_a_cascade_killed_while_its_student_distils_the_teacher_resumes_to_the_s
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_ray_scores_a_cascade_as_the_local_engine(tiny_models, tmp_path):
     import ray  # the test extra installs it
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")

@@ -217,6 +217,7 @@ def ray_cluster():
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 @pytest.mark.parametrize("method", ["cosine", "finetune", "random", "moore-lewis", "crosslingual"])
 def test_ray_actors_score_as_the_local_engine(method, ray_cluster, tiny_models, tmp_path):
     """A local Ray cluster with two workers: the same scores, byte for byte, as the local engine.
@@ -248,6 +249,7 @@ def test_ray_actors_score_as_the_local_engine(method, ray_cluster, tiny_models, 
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_ray_scores_a_pool_held_in_memory_as_the_local_engine(ray_cluster, tiny_models, tmp_path):
     """A Python user's Corpus has no files for the workers to open: its shards' texts travel to the
     actors, and the driver writes their files; the same bytes as the local engine."""

@@ -19,7 +19,7 @@ from domainsift.io.corpus import read_corpus
 from domainsift.io.source import PoolSource
 from domainsift.jobs.select import score_and_select
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 OUTPUTS = ("scores.npy", "ids.npy", "scores.tsv", "selected.ids.tsv")
 
 

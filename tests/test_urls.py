@@ -84,6 +84,7 @@ def test_a_missing_object_is_one_line(pool, tiny_models, capsys):
     assert err and "s3://pools/nothing.txt: no such file" in err[-1]
 
 
+@pytest.mark.ray
 def test_ray_workers_read_their_own_byte_ranges_of_an_s3_object(pool, tiny_models, s3):
     import ray
     from domainsift.engine import Execution
