@@ -6,7 +6,7 @@ import json
 import pytest
 
 from conftest import make_sentences, run_cli, write_lines
-from domainsift.dedup import Deduplicator, normalise
+from domainsift.dedup import Deduplicator, Exclusion, normalise
 
 
 def test_normalise_folds_case_punctuation_and_spaces():
@@ -89,6 +89,89 @@ def test_bad_dedup_options_are_one_line_before_scoring(argv, msg, pool, capsys):
                           "--top", "5", *argv, "--out", "x"], capsys)
     assert rc == 2 and msg in err and err.count("\n") == 0, err
     assert not (pool["tmp"] / "x").exists()
+
+
+# ------------------------------------------------------------------ --exclude FILE: a test set kept out
+
+def test_an_exclusion_matches_as_dedup_compares_and_keeps_nothing_it_is_asked_about():
+    ex = Exclusion(["Take one tablet daily.", "...", "The committee adopted the regulation on the internal market"])
+    assert ex.n_lines == 2  # punctuation alone is no line: it would match every such pool line
+    assert ex.matches("take one tablet DAILY") and not ex.matches("Take two tablets daily.")
+    assert not ex.matches("!!!") and not ex.matches("Take two tablets daily.")  # asking keeps nothing
+    near = Exclusion(["Take one tablet of this medicine every day with water after a meal"], "near", 0.7)
+    assert near.matches("Take one tablet of this medicine every day with water after meals")
+    assert not ex.matches("Take one tablet of this medicine every day with water after meals")
+    # the digest follows the lines, not their order, case or the files they came from
+    assert Exclusion(["b", "A"]).describe()["sha256"] == Exclusion(["a", "B"], files=["x"]).describe()["sha256"] \
+        != Exclusion(["a"]).describe()["sha256"]
+    with pytest.raises(Exception, match="no line to exclude"):
+        Exclusion(["...", ""])
+
+
+def test_exclude_leaves_a_test_sets_lines_out_and_top_still_gives_n(pool, capsys):
+    test = write_lines(pool["tmp"] / "test.txt", [pool["lines"][0].upper() + " !", pool["lines"][3]])
+    base = ["select", "--method", "moore-lewis", "--order", "2", "--in-domain", pool["in"], "--pool", pool["pool"],
+            "--top", "8"]
+    assert run_cli([*base, "--dedup", "exact", "--out", "plain"], capsys)[0] == 0
+    rc, err, out = run_cli([*base, "--dedup", "exact", "--exclude", test, "--out", "ex"], capsys)
+    assert rc == 0, err
+    plain, ex = _selected(pool["tmp"] / "plain"), _selected(pool["tmp"] / "ex")
+    gone = {normalise(pool["lines"][0]), normalise(pool["lines"][3])}
+    assert gone <= {normalise(t) for t in plain}  # both rank among the best 8 without it
+    assert len(ex) == 8 and not gone & {normalise(t) for t in ex}
+    assert [t for t in plain if normalise(t) not in gone] == ex[:6]  # the rest in the same order, two more after
+    sel = json.loads((pool["tmp"] / "ex" / "selection.json").read_text())
+    assert sel["exclude"]["lines"] == 2 and sel["exclude"]["mode"] == "exact" and sel["exclude"]["lines_excluded"] > 0
+    sig = json.loads((pool["tmp"] / "ex" / "signature.json").read_text())
+    assert sig["selection"]["exclude"]["files"] == [str(test)] and "select_exclude:exact:2@" in sig["signature"]
+    # choosing again from the saved scores gives the same bytes
+    rc, err, _ = run_cli(["select", "--from-scores", "plain", "--top", "8", "--dedup", "exact", "--exclude", test,
+                          "--out", "again"], capsys)
+    assert rc == 0, err
+    for name in ("selected.txt", "selected.ids.tsv"):
+        assert (pool["tmp"] / "again" / name).read_bytes() == (pool["tmp"] / "ex" / name).read_bytes()
+
+
+def test_exclude_compares_a_bitexts_source_side(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    src = make_sentences("med", 12, 1) + make_sentences("law", 12, 2)
+    write_lines(tmp_path / "pool.de", src)
+    write_lines(tmp_path / "pool.en", [f"target {i}" for i in range(len(src))])
+    write_lines(tmp_path / "in.de", make_sentences("med", 4, 3))
+    write_lines(tmp_path / "test.de", src[:3])
+    rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--order", "2", "--in-domain", "in.de", "--pool",
+                          "pool.de", "--pool-target", "pool.en", "--top", "10", "--exclude", "test.de", "--out", "r"],
+                         capsys)
+    assert rc == 0, err
+    chosen = (tmp_path / "r" / "selected.de").read_text().splitlines()
+    assert len(chosen) == 10 and not set(chosen) & set(src[:3])
+    targets = (tmp_path / "r" / "selected.en").read_text().splitlines()
+    assert targets == [f"target {src.index(t)}" for t in chosen]
+
+
+def test_run_select_excludes_a_list_of_lines_or_a_file(pool, capsys):
+    from domainsift import run_select
+    assert run_cli(["score", "--method", "moore-lewis", "--order", "2", "--in-domain", pool["in"], "--pool",
+                    pool["pool"], "--out", "s"], capsys)[0] == 0
+    test = write_lines(pool["tmp"] / "test.txt", pool["lines"][:6])
+    by_lines = run_select("s", "a", top=10, exclude=pool["lines"][:6])
+    by_file = run_select("s", "b", top=10, exclude=str(test))
+    assert by_lines["exclude"]["sha256"] == by_file["exclude"]["sha256"] and by_file["exclude"]["files"] == [str(test)]
+    a, b = _selected(pool["tmp"] / "a"), _selected(pool["tmp"] / "b")
+    assert a == b and len(a) == 10 and not {normalise(t) for t in a} & {normalise(t) for t in pool["lines"][:6]}
+
+
+@pytest.mark.parametrize("argv,msg", [(["--resample", "5"], "--exclude with --resample"),
+                                      (["--top", "5", "--exclude", "bad.txt"], "bad.txt:2: invalid UTF-8")])
+def test_bad_exclude_options_are_one_line_before_scoring(argv, msg, pool, capsys):
+    (pool["tmp"] / "bad.txt").write_bytes(b"fine\nbad \xff byte\n")
+    rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--in-domain", pool["in"], "--pool", pool["pool"],
+                          "--exclude", pool["in"], *argv, "--out", "x"], capsys)
+    assert rc == 2 and msg in err and err.count("\n") == 0, err
+    assert not (pool["tmp"] / "x").exists()
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--target", f"a={pool['in']}", "--pool", pool["pool"],
+                          "--top", "5", "--exclude", pool["in"], "--out", "y"], capsys)
+    assert rc == 2 and "--exclude" in err and not (pool["tmp"] / "y").exists()
 
 
 # ------------------------------------------------------------------ --resample N: importance resampling

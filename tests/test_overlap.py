@@ -39,7 +39,12 @@ def test_a_sample_repeating_in_domain_lines_is_said_with_an_example_and_an_estim
                          say=False)
     assert said == [f"{hits} of 500 sampled pool lines repeat a line of the in-domain set (in.txt) verbatim (about "
                     f"{hits * 10} of the pool's 5,000), e.g. pool.txt line 251 = in.txt line 6: they rank at the top "
-                    f"and will be selected; if you test on the in-domain set (in.txt), remove them from the pool first"]
+                    f"and will be selected; if you test on the in-domain set (in.txt), remove them from the pool first, or "
+                    f"select with --exclude in.txt"]
+    # lines an --exclude leaves out are not said
+    from domainsift.dedup import Exclusion
+    assert check_overlap(ind, sample, [], n_pool=5000, say=False, exclude=Exclusion(ind.texts[5:6])) == []
+    assert len(check_overlap(ind, sample, [], n_pool=5000, say=False, exclude=Exclusion(["unrelated line"]))) == 1
     # fewer than SHARE of the sample: none (a few shared lines are content, not a copy)
     fewer = read_corpus([write_lines(tmp_path / "few.txt", pool_lines[:250] + pool_lines[250 + hits - 1:])])
     assert check_overlap(ind, fewer, [], n_pool=None, say=False) == []
@@ -53,7 +58,7 @@ def test_an_in_domain_file_among_the_pool_files_is_said_once_and_the_run_goes_on
                             "--pool", other, ind, "--top", "60", "--out", tmp_path / "run"], capsys)
     assert rc == 0, err
     said = ("in.txt is both the in-domain set and a pool file: its lines rank at the top and will be selected; "
-            "if you test on them, leave in.txt out of the pool")
+            "if you test on them, leave in.txt out of the pool, or select with --exclude in.txt")
     kept = json.loads((tmp_path / "run" / "run.json").read_text())["warnings"]
     assert [w for w in kept if "in.txt" in w and ("pool file" in w or "verbatim" in w)] == [said]  # not twice
     assert f"warning (before the fit; run.json): {said}" in out
@@ -75,3 +80,26 @@ def test_an_in_domain_file_among_the_pool_files_is_said_once_and_the_run_goes_on
     assert rc == 0, err
     assert not any("pool file" in w for w in json.loads((tmp_path / "random" / "run.json").read_text())
                    .get("warnings", []))
+
+
+def test_a_run_that_excludes_the_in_domain_set_selects_none_of_it_and_says_nothing(tmp_path, capsys):
+    ind = write_lines(tmp_path / "in.txt", sentences(60, 0))
+    other = write_lines(tmp_path / "other.txt", sentences(300, 1))
+    rc, err, out = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--cache", "", "--in-domain", ind,
+                            "--pool", other, ind, "--top", "60", "--exclude", ind, "--out", tmp_path / "run"], capsys)
+    assert rc == 0, err
+    assert not any("pool file" in w or "verbatim" in w
+                   for w in json.loads((tmp_path / "run" / "run.json").read_text()).get("warnings", []))
+    selected = (tmp_path / "run" / "selected.txt").read_text().splitlines()
+    assert len(selected) == 60 and not set(selected) & set(sentences(60, 0))
+    sel = json.loads((tmp_path / "run" / "selection.json").read_text())
+    # without it, in.txt's lines take places in the selection; with it, each one walked past is counted
+    rc, err, _ = run_cli(["select", "--from-scores", tmp_path / "run", "--top", "60", "--out", tmp_path / "all"], capsys)
+    assert rc == 0, err
+    taken = set((tmp_path / "all" / "selected.txt").read_text().splitlines()) & set(sentences(60, 0))
+    assert taken and sel["exclude"]["lines_excluded"] >= len(taken) and sel["exclude"]["files"] == [str(ind)]
+    assert f"{sel['exclude']['lines_excluded']} lines of --exclude passed over" in out
+    rc, err, out = run_cli(["select", "--plan", "--method", "cosine", "--model", "tfidf", "--cache", "",
+                            "--in-domain", ind, "--pool", other, ind, "--top", "60", "--exclude", ind], capsys)
+    assert rc == 0, err
+    assert "pool file" not in out

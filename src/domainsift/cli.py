@@ -296,7 +296,7 @@ def _plan(args, rule: dict | None = None) -> int:
     in_domain, pool = read_inputs(args)
     rule = rule or {}
     print(format_plan(plan_run(args.method, in_domain, pool, opts["params"], opts["seed"], opts["cascade"],
-                               top=rule.get("top"), fraction=rule.get("fraction"))))
+                               top=rule.get("top"), fraction=rule.get("fraction"), exclude=rule.get("exclude"))))
     return 0
 
 
@@ -335,14 +335,15 @@ def _rules(args, positive: bool = True) -> int:
 
 
 def _print_selection(sel, t0) -> None:
-    dup = sel.get("dedup")
+    dup, left_out = sel.get("dedup"), sel.get("exclude")
     rule = sel.get("rule", {})
     if "n_auto" in rule:
         lo, hi = rule["share_interval"]
         print(f"auto: the pool's estimated in-domain share {rule['share']:.1%} "
               f"(95% sampling interval {lo:.1%}-{hi:.1%}) -> {rule['n_auto']} lines")
     print(f"selected {sel['n_selected']} / {sel['n_pool']} lines in {time.time() - t0:.1f} s"
-          + (f" ({dup['duplicates_removed']} duplicates passed over)" if dup else "") + " -> "
+          + (f" ({dup['duplicates_removed']} duplicates passed over)" if dup else "")
+          + (f" ({left_out['lines_excluded']} lines of --exclude passed over)" if left_out else "") + " -> "
           + ", ".join(sel["outputs"]))
 
 
@@ -355,6 +356,9 @@ def cmd_select(args) -> int:
     rule = dict(top=args.top, fraction=args.fraction, threshold=args.threshold, positive=args.positive,
                 out_format=args.out_format, dedup=args.dedup, dedup_threshold=args.dedup_threshold,
                 sample=args.resample, temperature=args.temperature, sample_seed=args.resample_seed)
+    if args.exclude and not args.target:  # read (and a bad file stopped) before any work
+        from .io.corpus import read_corpus
+        rule["exclude"] = read_corpus(args.exclude, **reader_kwargs(args))
     if args.from_scores:
         if args.target:
             raise DomainsiftError("--target scores the pool again; it does not go with --from-scores")
@@ -383,7 +387,7 @@ def _select_mix(args, t0: float) -> int:
     if args.in_domain:
         raise DomainsiftError("give the in-domain sets as --target NAME=FILE, not --in-domain")
     others = [f for f, v in (("--threshold", args.threshold), ("--positive", args.positive),
-                             ("--resample", args.resample), ("--dedup", args.dedup),
+                             ("--resample", args.resample), ("--dedup", args.dedup), ("--exclude", args.exclude),
                              ("--out-format", args.out_format), ("--plan", args.plan)) if v]
     if others:
         raise DomainsiftError(f"--target takes --top N or --fraction F (or auto); not {', '.join(others)}")
@@ -582,6 +586,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep the best-scored line of every group of duplicates (exact: the same text after "
                         "normalising case, punctuation and spaces; near: also MinHash Jaccard >= "
                         "--dedup-threshold, extra 'dedup'); --top/--fraction still give N distinct lines")
+    s.add_argument("--exclude", nargs="+", metavar="FILE",
+                   help="leave out every pool line that repeats a line of FILE (a test set kept out of what you "
+                        "train on), compared as --dedup compares (exact unless --dedup near; a bitext: its source "
+                        "side); --top/--fraction still give N lines")
     s.add_argument("--resample", type=positive_int, metavar="N",
                    help="instead of the N best: N lines drawn without replacement with probability proportional "
                         "to exp(w / --temperature), w the score (a probability's logit), as DSIR resamples; seeded")

@@ -12,6 +12,11 @@ give N distinct lines (the walk goes on past the N-th line as far as it must).
   Jaccard reaches the threshold.
 
 For a sentence pair (``--pool-target``), both sides together are the text.
+
+``select --exclude FILE`` (:class:`Exclusion`) leaves out of the selection every pool line that repeats a
+line of FILE, compared the same way (exact unless ``--dedup near``): a test set kept out of the data
+selected for training. The walk goes past them as it goes past duplicates. For a sentence pair the
+pool's source side is compared (the side the in-domain set is compared with).
 """
 
 from __future__ import annotations
@@ -64,21 +69,83 @@ class Deduplicator:
             self._lsh = datasketch.MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
             self._hashes: dict = {}
 
-    def is_duplicate(self, text: str) -> bool:
-        norm = normalise(text)
-        key = hashlib.sha1(norm.encode("utf-8")).digest()
-        if key in self._exact:
-            return True
-        if self.mode == "near":
-            m = self._MinHash(num_perm=NUM_PERM, seed=self.seed)
-            m.update_batch(sorted(shingles(norm)))
-            if any(m.jaccard(self._hashes[h]) >= self.threshold for h in self._lsh.query(m)):
-                return True
+    def _sketch(self, norm: str):
+        m = self._MinHash(num_perm=NUM_PERM, seed=self.seed)
+        m.update_batch(sorted(shingles(norm)))
+        return m
+
+    def _keep(self, key: bytes, m) -> None:
+        if m is not None:
             name = len(self._hashes)
             self._lsh.insert(name, m)
             self._hashes[name] = m
         self._exact.add(key)
+
+    def matches(self, text: str, keep: bool = False) -> bool:
+        """Whether ``text`` duplicates a line kept so far; with ``keep``, a line that does not is kept."""
+        norm = normalise(text)
+        key = hashlib.sha1(norm.encode("utf-8")).digest()
+        if key in self._exact:
+            return True
+        m = None
+        if self.mode == "near":
+            m = self._sketch(norm)
+            if any(m.jaccard(self._hashes[h]) >= self.threshold for h in self._lsh.query(m)):
+                return True
+        if keep:
+            self._keep(key, m)
         return False
+
+    def add(self, text: str) -> None:
+        """Keep ``text``, a near duplicate of a kept line too (an excluded line is compared on its own)."""
+        norm = normalise(text)
+        key = hashlib.sha1(norm.encode("utf-8")).digest()
+        if key not in self._exact:
+            self._keep(key, self._sketch(norm) if self.mode == "near" else None)
+
+    def is_duplicate(self, text: str) -> bool:
+        """Whether ``text`` duplicates a line kept so far; it is kept when it does not."""
+        return self.matches(text, keep=True)
 
     def describe(self) -> dict:
         return {"mode": self.mode, **({"threshold": self.threshold} if self.mode == "near" else {})}
+
+
+class Exclusion:
+    """The lines a selection leaves out (``select --exclude``): :meth:`matches` says whether a pool line
+    repeats one of them, as :class:`Deduplicator` compares lines (``mode``, ``threshold``). Lines that
+    normalise to nothing (punctuation alone) are not kept: they would match every such pool line."""
+
+    def __init__(self, texts, mode: str = "exact", threshold: float = NEAR_THRESHOLD, files=()):
+        self._index = Deduplicator(mode, threshold)
+        keys = set()
+        for t in texts:
+            norm = normalise(t)
+            if norm:
+                keys.add(hashlib.sha1(norm.encode("utf-8")).digest())
+                self._index.add(t)
+        if not keys:
+            raise DomainsiftError(f"--exclude {' '.join(map(str, files)) or '(lines)'}: no line to exclude")
+        self.files = [str(f) for f in files]
+        self.n_lines = len(keys)
+        self.digest = hashlib.sha256(b"".join(sorted(keys))).hexdigest()[:16]
+
+    @classmethod
+    def of(cls, exclude, mode: str = "exact", threshold: float = NEAR_THRESHOLD) -> "Exclusion":
+        """From a :class:`~domainsift.io.corpus.Corpus`, a file path, or a list of lines."""
+        import os
+        if isinstance(exclude, (str, os.PathLike)):
+            from .io.corpus import read_corpus
+            exclude = read_corpus([exclude])
+        if hasattr(exclude, "texts") and hasattr(exclude, "files"):
+            return cls(exclude.texts, mode, threshold, exclude.files)
+        return cls(list(exclude), mode, threshold)
+
+    def matches(self, text: str) -> bool:
+        return self._index.matches(text)
+
+    def describe(self) -> dict:
+        """What the selection left out, for its signature: the comparison, how many distinct lines and
+        their digest (SHA-256 of their normalised forms' hashes), and the files they came from."""
+        return {**self._index.describe(), "lines": self.n_lines, "sha256": self.digest,
+                **({"files": self.files} if self.files else {})}

@@ -5,6 +5,8 @@ ranks them first, so the selection returns them. That is harmless when the in-do
 query, and a leak when it is also the test set the selected data will be judged on (paper 000 builds an
 overlap-free split for that reason). A run says so before its fit, one line each (kept in ``run.json``;
 ``--plan`` prints the same), and goes on: selecting from a pool that holds the query can be meant.
+``select --exclude FILE`` (:class:`domainsift.dedup.Exclusion`) leaves such lines out of the selection,
+and a run that excludes them does not warn of them.
 
 - **the same file**: an in-domain file is also one of the pool's files (``--pool data/*.txt`` with the
   in-domain file in ``data/``): said whenever it happens.
@@ -41,19 +43,24 @@ def repeats(in_texts: Sequence[str], sample_texts: Sequence[str]) -> list[tuple[
 
 
 def check_overlap(in_domain, pool_sample, pool_files: Sequence[str], n_pool: int | None,
-                  name: str = "the in-domain set", say: bool = True) -> list[str]:
+                  name: str = "the in-domain set", say: bool = True, exclude=None) -> list[str]:
     """The warnings of the module docstring for ``in_domain`` (a Corpus) and the pool's sample (a Corpus,
-    or None) and files; logged unless ``say`` is false."""
+    or None) and files; logged unless ``say`` is false. ``exclude``: the selection's ``--exclude`` (a
+    :class:`~domainsift.dedup.Exclusion`): the lines it leaves out are not warned of."""
     out = []
-    same = shared_files(in_domain.files, pool_files)
+    left_out = (lambda text: False) if exclude is None else exclude.matches
+    same = [f for f in shared_files(in_domain.files, pool_files)
+            if not all(left_out(t) for t, (g, _) in zip(in_domain.texts, in_domain.ids) if g == f)]
     for f in same:
         out.append(f"{os.path.basename(f)} is both the in-domain set and a pool file: its lines rank at the top "
-                   f"and will be selected; if you test on them, leave {os.path.basename(f)} out of the pool")
+                   f"and will be selected; if you test on them, leave {os.path.basename(f)} out of the pool, or select "
+                   f"with --exclude {os.path.basename(f)}")
     if pool_sample is not None and len(pool_sample):
         same_real = {os.path.realpath(f) for f in same}
         real = functools.lru_cache(maxsize=None)(os.path.realpath)  # a few files, many sampled lines
         hits = [(k, i) for k, i in repeats(in_domain.texts, pool_sample.texts)
-                if real(pool_sample.ids[k][0]) not in same_real]  # said above already
+                if real(pool_sample.ids[k][0]) not in same_real  # said above already
+                and not left_out(pool_sample.texts[k])]
         if hits and len(hits) >= SHARE * len(pool_sample):
             k, i = hits[0]
             (pf, pl), (df, dl) = pool_sample.ids[k], in_domain.ids[i]
@@ -62,7 +69,7 @@ def check_overlap(in_domain, pool_sample, pool_files: Sequence[str], n_pool: int
             out.append(f"{len(hits):,} of {len(pool_sample):,} sampled pool lines repeat a line of {name} "
                        f"verbatim{about}, e.g. {os.path.basename(pf)} line {pl} = {os.path.basename(df)} line {dl}: "
                        f"they rank at the top and will be selected; if you test on {name}, remove them from "
-                       f"the pool first")
+                       f"the pool first, or select with --exclude {os.path.basename(df)}")
     for msg in out if say else ():
         log.warning(msg)
     return out

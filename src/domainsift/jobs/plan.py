@@ -186,19 +186,20 @@ def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, sel
     return {"parts": {k: round(v, 1) for k, v in parts.items()}, "seconds": round(sum(parts.values()), 1)}
 
 
-def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_files=(), n_pool: int | None = None
-                   ) -> list[str]:
+def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_files=(), n_pool: int | None = None,
+                   exclude=None) -> list[str]:
     """Warning lines said (logged, with ``say``) before the fit and kept in ``run.json``, for the pool samples
     drawn: the in-domain set inside the pool (:mod:`domainsift.overlap`: an in-domain file among
     ``pool_files``, or the sample repeating its lines; methods that read the text), the in-domain set or the pool in a language the
     method's encoder was not trained on (:mod:`domainsift.languages`), the in-domain set unlike the pool on
     the surface (:mod:`domainsift.surface`: a line number, a tab, markup, length; methods that read the text),
     and fewer in-domain lines than the method was measured to need (:func:`domainsift.advice.few_lines`).
-    ``--plan`` prints the same."""
+    ``--plan`` prints the same. ``exclude``: the selection's ``--exclude`` (its lines are not selected)."""
     from ..engine.run import LANGUAGE, SURFACE
     from ..overlap import check_overlap
     from ..surface import check_surface, corpus_name
-    out = (check_overlap(in_domain, samples.get(SURFACE), pool_files, n_pool, corpus_name(in_domain), say=say)
+    out = (check_overlap(in_domain, samples.get(SURFACE), pool_files, n_pool, corpus_name(in_domain), say=say,
+                         exclude=exclude)
            if selector.reads_content else [])  # a random ranking does not put them first
     pool_sample = samples.get(LANGUAGE)
     if selector.encoder_name is not None and pool_sample is not None:
@@ -217,11 +218,16 @@ def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_fi
 
 
 def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=None, top: int | None = None,
-             fraction: float | None = None) -> dict:
-    """Count the pool (one read), calibrate on a seeded sample, and say what the run will do and cost."""
+             fraction: float | None = None, exclude=None) -> dict:
+    """Count the pool (one read), calibrate on a seeded sample, and say what the run will do and cost.
+    ``exclude``: the selection's ``--exclude`` (an :class:`~domainsift.dedup.Exclusion`, or what
+    :meth:`~domainsift.dedup.Exclusion.of` reads)."""
     from ..io.source import MemorySource, PoolSource
     from ..select import get_selector
     selector = get_selector(method, **params)
+    if exclude is not None:
+        from ..dedup import Exclusion
+        exclude = exclude if isinstance(exclude, Exclusion) else Exclusion.of(exclude)
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
     from ..engine.run import CALIBRATION, SAMPLE_STREAMS, SURFACE, surface_sample
     scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]]),
@@ -230,7 +236,8 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     if n == 0:
         raise DomainsiftError("the pool is empty")
     # what the run would warn about before its fit (the same sample a run draws)
-    warnings = input_warnings(selector, in_domain, scan.samples, say=False, pool_files=source.files, n_pool=n)
+    warnings = input_warnings(selector, in_domain, scan.samples, say=False, pool_files=source.files, n_pool=n,
+                              exclude=exclude)
     auto = "auto" in (top, fraction)
     if auto:  # the estimated share is known once the run has estimated it
         top = fraction = None

@@ -107,17 +107,19 @@ def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike, 
 def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
           reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
           overwrite: bool = False, check_pool=None, selection_share=None, stack: ExitStack | None = None,
-          estimate_share: bool = False) -> ScoreJob:
+          estimate_share: bool = False, exclude=None) -> ScoreJob:
     """:func:`run_score`, returning the :class:`ScoreJob`. ``check_pool(n)`` is called once the pool is
     counted, before any fit (``select`` refuses a ``--top`` larger than the pool there);
     ``selection_share(n, share)``: the share of the pool the selection will take (the student learns it,
     the cascade plans for it), given the pool's size and its estimated in-domain share (a dict, or None).
     ``stack``: where the Ray engine's session is kept open (the caller's, so that its workers can still
-    read the selection's lines; by default closed on return)."""
+    read the selection's lines; by default closed on return). ``exclude``: the selection's
+    :class:`~domainsift.dedup.Exclusion` (``select --exclude``): the in-domain lines it leaves out are not
+    warned of as lines the selection will hold."""
     if stack is None:
         with ExitStack() as own:
             return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
-                         check_pool, selection_share, own, estimate_share)
+                         check_pool, selection_share, own, estimate_share, exclude)
     from ..io.source import MemorySource, PoolSource
     t0 = time.time()
     execution = execution or Execution()
@@ -152,7 +154,8 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     if check_pool:
         check_pool(scan.n)
     from .plan import input_warnings
-    warnings = input_warnings(selector, in_domain, scan.samples, pool_files=list(source.files), n_pool=scan.n)
+    warnings = input_warnings(selector, in_domain, scan.samples, pool_files=list(source.files), n_pool=scan.n,
+                              exclude=exclude)
     estimate = _estimate_share(selector, in_domain, scan, params["seed"], execution.progress,
                                scanned.vectors if scanned else None) if estimate_share else None
     share = (selection_share(scan.n, estimate) if selection_share

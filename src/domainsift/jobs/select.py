@@ -23,25 +23,30 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
                top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
                positive: bool = False, out_format: str | None = None, overwrite: bool = False,
                dedup: str | None = None, dedup_threshold: float | None = None, sample: int | None = None,
-               temperature: float = 1.0, sample_seed: int = 0) -> dict:
+               temperature: float = 1.0, sample_seed: int = 0, exclude=None) -> dict:
     """Choose from saved scores and write the selected lines (no re-scoring); ``top`` or ``fraction``
     ``"auto"``: as many lines as the pool's in-domain share estimated by the score run (``share.json``,
     ``score --estimate-share`` or ``select --fraction auto``); ``out_format``
     (text, jsonl, parquet) overrides writing them in the pool's own format; ``dedup`` (``exact`` or
-    ``near``, :mod:`domainsift.dedup`) keeps the best-scored line of every group of duplicates.
+    ``near``, :mod:`domainsift.dedup`) keeps the best-scored line of every group of duplicates;
+    ``exclude`` (a Corpus, a file or a list of lines: a test set) leaves out every line that repeats one of
+    its lines, compared as ``dedup`` compares (exact by default), and ``top`` / ``fraction`` still give N
+    lines.
 
     The pool files must be those that were scored (same size and SHA-256), or it is an error.
     ``out_dir`` (default: the score directory itself) is locked while the selection is written; a
     directory that holds another finished run (another score run's scores) is refused unless
     ``overwrite``."""
-    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup)
-    return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=_deduplicator(dedup, dedup_threshold))
+    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
+    deduplicator = _deduplicator(dedup, dedup_threshold)
+    return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator,
+                   exclude=_exclusion(exclude, dedup, dedup_threshold))
 
 
 AUTO = "auto"
 
 
-def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup=None) -> dict:
+def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup=None, exclude=None) -> dict:
     """The selection rule: exactly one of top, fraction, threshold, positive, sample (with its temperature
     and seed), checked before any work. ``top`` or ``fraction`` ``"auto"``: the pool's estimated
     in-domain share (:mod:`domainsift.share`)."""
@@ -53,6 +58,9 @@ def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, 
     if sample is not None and dedup is not None:
         raise DomainsiftError("--dedup with --resample is not supported (a draw has no best-scored copy to keep); "
                               "deduplicate with --top, --fraction, --threshold or --positive")
+    if sample is not None and exclude is not None:
+        raise DomainsiftError("--exclude with --resample is not supported (the draw would have to be made again "
+                              "without them); exclude with --top, --fraction, --threshold or --positive")
     rule = dict(top=top, fraction=fraction, threshold=threshold, positive=positive)
     if sample is not None:
         rule.update(sample=sample, temperature=temperature, sample_seed=sample_seed)
@@ -86,17 +94,27 @@ def _deduplicator(mode: str | None, threshold: float | None):
     return Deduplicator(mode, NEAR_THRESHOLD if threshold is None else threshold)
 
 
-def _distinct(run, idx, rule: dict, dedup, fetch=None) -> tuple:
-    """The selection ``idx`` (best first) without duplicates, the best-scored of each group kept; under
-    ``top`` / ``fraction`` the walk goes past the N-th line until N distinct lines are found (or the
-    pool ends). Returns the indices and how many duplicates were passed over."""
+def _exclusion(exclude, mode: str | None, threshold: float | None):
+    """The :class:`~domainsift.dedup.Exclusion` of ``--exclude`` (read before any work), compared as
+    ``--dedup`` compares (exact without it), or None."""
+    if exclude is None:
+        return None
+    from ..dedup import NEAR_THRESHOLD, Exclusion
+    return Exclusion.of(exclude, mode or "exact", NEAR_THRESHOLD if threshold is None else threshold)
+
+
+def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None) -> tuple:
+    """The selection ``idx`` (best first) without duplicates, the best-scored of each group kept, and
+    without the lines ``exclude`` matches (their source side); under ``top`` / ``fraction`` the walk goes
+    past the N-th line until N lines are found (or the pool ends). Returns the indices, how many
+    duplicates and how many excluded lines were passed over."""
     import numpy as np
 
     from ..select.base import choose
     want = len(idx) if (rule["top"] is not None or rule["fraction"] is not None) else None  # auto: N as well
     n = len(run.scores)
     window = len(idx) if want is None else min(n, want + max(100, want // 4))
-    keep, skipped, seen = [], 0, 0
+    keep, skipped, excluded, seen = [], 0, 0, 0
     while True:
         ranked = idx if want is None else choose(run.scores, top=window)
         fresh = ranked[seen:]
@@ -104,23 +122,26 @@ def _distinct(run, idx, rule: dict, dedup, fetch=None) -> tuple:
                else {i: v[:2] for i, v in fetch(fresh).items()})
         for i in fresh:
             text, target = got[run.id_at(i)]
-            if dedup.is_duplicate(text if target is None else f"{text}\t{target}"):
+            if exclude is not None and exclude.matches(text):
+                excluded += 1
+            elif dedup is not None and dedup.is_duplicate(text if target is None else f"{text}\t{target}"):
                 skipped += 1
             else:
                 keep.append(int(i))
                 if want is not None and len(keep) == want:
-                    return np.asarray(keep, dtype=np.int64), skipped
+                    return np.asarray(keep, dtype=np.int64), skipped, excluded
         seen = len(ranked)
         if want is None or window >= n:
-            return np.asarray(keep, dtype=np.int64), skipped
+            return np.asarray(keep, dtype=np.int64), skipped, excluded
         window = min(n, 2 * window)
 
 
 def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: bool, stats: dict | None = None,
-            kept: dict | None = None, dedup=None, fetch=None, share: dict | None = None) -> dict:
+            kept: dict | None = None, dedup=None, fetch=None, share: dict | None = None, exclude=None) -> dict:
     """``stats``: the pool files' ``(size, mtime_ns)`` when this process hashed them (a changed file is
     told by its stat, not by hashing it again); ``kept``: selected lines' bytes already read; ``dedup``:
-    a :class:`~domainsift.dedup.Deduplicator`; ``fetch(positions)``: the records at pool positions, read
+    a :class:`~domainsift.dedup.Deduplicator`; ``exclude``: an :class:`~domainsift.dedup.Exclusion`;
+    ``fetch(positions)``: the records at pool positions, read
     by the Ray engine's workers (``{(file, line): (text, other side, bytes, other side's bytes)}``), so
     that this process reads no pool file; ``share``: the pool's estimated in-domain share (default: the
     score directory's ``share.json``, which ``--top auto`` / ``--fraction auto`` need)."""
@@ -131,7 +152,8 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
         rundir.verify_stats(run, stats)
     _check_scores(run)
     out = out_dir or score_dir
-    refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"]), out, rundir.OUTPUTS)
+    refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"])
+                              + (exclude.files if exclude is not None else []), out, rundir.OUTPUTS)
     if _auto(rule):
         rule, n_auto = _resolve_auto(rule, share if share is not None else rundir.read_share(score_dir),
                                      len(run.scores))
@@ -143,9 +165,10 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
         idx = choose(run.scores, top=rule["top"], fraction=rule["fraction"], threshold=rule["threshold"],
                      positive=rule["positive"], probabilistic=run.probabilistic)
     extra = None
-    if dedup is not None:
-        idx, skipped = _distinct(run, idx, rule, dedup, fetch)
-        extra = {"dedup": {**dedup.describe(), "duplicates_removed": skipped}}
+    if dedup is not None or exclude is not None:
+        idx, skipped, excluded = _distinct(run, idx, rule, dedup, fetch, exclude)
+        extra = {**({"dedup": {**dedup.describe(), "duplicates_removed": skipped}} if dedup is not None else {}),
+                 **({"exclude": {**exclude.describe(), "lines_excluded": excluded}} if exclude is not None else {})}
     rule = {k: v for k, v in {**rule, "positive": rule["positive"] or None}.items() if v is not None}
     if fetch is not None and kept is None:  # columnar rows have no bytes: written from their files
         kept = {i: (v[2], v[3]) for i, v in fetch(idx).items()}
@@ -172,13 +195,14 @@ def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None 
                      top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
                      positive: bool = False, out_format: str | None = None, dedup: str | None = None,
                      dedup_threshold: float | None = None, sample: int | None = None, temperature: float = 1.0,
-                     sample_seed: int = 0) -> tuple[dict, dict]:
+                     sample_seed: int = 0, exclude=None) -> tuple[dict, dict]:
     """Score ``pool`` (as :func:`domainsift.jobs.score.run_score`) and select from it into the same
     directory; a ``top`` larger than the pool is refused once the pool is counted, before any fit.
     Returns the score signature and the selection."""
     from .score import score
-    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup)
+    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
     deduplicator = _deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
+    exclusion = _exclusion(exclude, dedup, dedup_threshold)
     if positive:
         from ..select import selector_class
         if not selector_class(method).probabilistic:
@@ -195,6 +219,6 @@ def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None 
         job = score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
                     check_pool=None if auto else
                     lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
-                    selection_share=share_of, stack=stack, estimate_share=auto)
+                    selection_share=share_of, stack=stack, estimate_share=auto, exclude=exclusion)
         return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
-                                      deduplicator, job.fetch, job.share)
+                                      deduplicator, job.fetch, job.share, exclusion)

@@ -77,6 +77,11 @@ def _dedup_word(d: dict) -> str:
     return d["mode"] if "threshold" not in d else f"{d['mode']}@{d['threshold']:g}"
 
 
+def _exclude_word(d: dict) -> str:
+    """``--exclude`` as one word of the signature line: how its lines were compared and their digest."""
+    return f"{_dedup_word(d)}:{d['lines']}@{d['sha256']}"
+
+
 def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, rule: dict,
                     out_format: str | None = None, kept: dict | None = None, extra: dict | None = None) -> dict:
     """Write the selected records (``idx``, best first) of a score run into ``out_dir``: in the pool's
@@ -129,10 +134,13 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
     sig = dict(run.signature)
     sig["selection"] = {**rule, **({"out_format": out_format} if out_format else {}),
                         **({"dedup": {k: v for k, v in extra["dedup"].items() if k != "duplicates_removed"}}
-                           if extra and "dedup" in extra else {})}
-    sig["signature"] = signature_string({**run.signature, **{f"select_{k}": v for k, v in rule.items()},
-                                         **({"select_dedup": _dedup_word(sig["selection"]["dedup"])}
-                                            if "dedup" in sig["selection"] else {})})
+                           if extra and "dedup" in extra else {}),
+                        **({"exclude": {k: v for k, v in extra["exclude"].items() if k != "lines_excluded"}}
+                           if extra and "exclude" in extra else {})}
+    words = {**({"select_dedup": _dedup_word(sig["selection"]["dedup"])} if "dedup" in sig["selection"] else {}),
+             **({"select_exclude": _exclude_word(sig["selection"]["exclude"])} if "exclude" in sig["selection"]
+                else {})}
+    sig["signature"] = signature_string({**run.signature, **{f"select_{k}": v for k, v in rule.items()}, **words})
     save_json(out / SIGNATURE, sig)
     return selection
 
