@@ -51,12 +51,13 @@ def pool(tmp_path):
     return tmp_path
 
 
-def _run(pool: Path, out: str, engine: str, params: dict, cascade=None, on_shard=None) -> dict:
+def _run(pool: Path, out: str, engine: str, params: dict, cascade=None, on_shard=None, **select) -> dict:
     ind = read_corpus([pool / "in.txt"])
     source = PoolSource.open([pool / "a.txt", pool / "b.txt.gz"])
     score_and_select("cosine", ind, source, pool / out, {**params, "cache_dir": str(pool / f"cache-{out}")},
                      top=20, cascade=cascade,
-                     execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700, on_shard=on_shard))
+                     execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700, on_shard=on_shard),
+                     **select)
     d = pool / out
     return {n: (d / n).read_bytes() for n in OUTPUTS + ("selected.txt",)}
 
@@ -80,13 +81,17 @@ class _Opens:
 @pytest.mark.parametrize("cascade", [None, Cascade(share=0.1)], ids=["plain", "cascade"])
 def test_two_nodes_give_the_local_bytes_and_the_driver_reads_no_pool_text(two_nodes, tiny_models, pool,
                                                                           cascade, monkeypatch):
+    import json
     params = {"embedder": tiny_models["bert"]}
-    local = _run(pool, "local", "local", params, cascade)
+    # the selection walks past duplicates and a test set's lines: the lines it reads, the workers read too
+    walk = {"dedup": "exact", "exclude": make_sentences("med", 60, 1)[:10]}
+    local = _run(pool, "local", "local", params, cascade, **walk)
     opens = _Opens(monkeypatch, pool)
-    ray_out = _run(pool, "ray", "ray", params, cascade)
+    ray_out = _run(pool, "ray", "ray", params, cascade, **walk)
     assert opens.seen == []  # the scan, samples, shards, candidates and selected lines: all read by workers
     assert ray_out == local
-    import json
+    for d in ("local", "ray"):
+        assert json.loads((pool / d / "selection.json").read_text())["exclude"]["lines_excluded"] > 0
     fp = json.loads((pool / "ray" / "pool.json").read_text())["fingerprints"]
     assert "sha256_parts" in fp[str((pool / "a.txt").resolve())]  # cut into parts, hashed by the workers
 
