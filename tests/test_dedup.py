@@ -169,9 +169,9 @@ def test_bad_exclude_options_are_one_line_before_scoring(argv, msg, pool, capsys
                           "--exclude", pool["in"], *argv, "--out", "x"], capsys)
     assert rc == 2 and msg in err and err.count("\n") == 0, err
     assert not (pool["tmp"] / "x").exists()
-    rc, err, _ = run_cli(["select", "--method", "cosine", "--target", f"a={pool['in']}", "--pool", pool["pool"],
-                          "--top", "5", "--exclude", pool["in"], "--out", "y"], capsys)
-    assert rc == 2 and "--exclude" in err and not (pool["tmp"] / "y").exists()
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--target", f"a={pool['in']}", "--target", f"b={pool['in']}",
+                          "--pool", pool["pool"], "--top", "5", "--exclude", "bad.txt", "--out", "y"], capsys)
+    assert rc == 2 and "bad.txt:2: invalid UTF-8" in err and not (pool["tmp"] / "y").exists()
 
 
 # ------------------------------------------------------------------ --resample N: importance resampling

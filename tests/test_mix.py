@@ -30,6 +30,15 @@ def test_a_target_that_loses_its_best_lines_reaches_deeper():
     assert not set(got["a"].tolist()) & set(got["b"].tolist())
 
 
+def test_a_barred_line_goes_to_no_target_and_every_quota_is_still_met():
+    s = np.arange(100, dtype=float)
+    barred = np.zeros(100, dtype=bool)
+    barred[90:] = True  # both targets' ten best lines
+    got = assign({"a": s, "b": s.copy()}, {"a": 20, "b": 10}, barred)
+    assert len(got["a"]) == 20 and len(got["b"]) == 10
+    assert not (set(got["a"].tolist()) | set(got["b"].tolist())) & set(range(90, 100))
+
+
 def test_quotas_and_mix_parsing():
     assert quotas({"a": 0.5, "b": 0.3, "c": 0.2}, 11) == {"a": 6, "b": 3, "c": 2}
     assert sum(quotas({"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, 100).values()) == 100
@@ -80,6 +89,26 @@ def test_select_two_targets_in_one_run(tmp_path, capsys, monkeypatch):
     assert rc == 0 and "report over 2 run(s)" in so, err
     rc, err, _ = run_cli(["evaluate", str(out), "--gold", str(_data(tmp_path)["pool"][0])], capsys)
     assert rc == 2 and f"several targets in one run (mix.json); give one target's folder, {out / 'targets'}/NAME" in err
+
+
+def test_excluded_lines_go_to_no_target_and_the_quotas_are_still_met(tmp_path, capsys, monkeypatch):
+    d = _data(tmp_path)
+    med = (tmp_path / "med.txt").read_text().splitlines()
+    test = write_lines(tmp_path / "test.txt", [t.upper() for t in med[:25]])  # compared after normalising
+    rc, err, so = _two_targets(tmp_path, capsys, monkeypatch, "--top", "40", "--mix", "med=3,law=1",
+                               "--exclude", str(test))
+    assert rc == 0, err
+    out = tmp_path / "mix"
+    meta = json.loads((out / "mix.json").read_text())
+    assert {n: t["n_selected"] for n, t in meta["targets"].items()} == {"med": 30, "law": 10}
+    texts = [line.split("\t", 4)[4] for line in (out / "selected.mix.tsv").read_text().splitlines()[1:]]
+    assert len(texts) == 40 and not set(texts) & set(med[:25])
+    assert meta["exclude"]["lines_excluded"] >= 15  # med's 30 could not all come from its other 15 lines
+    assert "select_exclude:exact:" in meta["signature"] and f"{meta['exclude']['lines_excluded']} lines of --exclude" in so
+    for name in ("med", "law"):
+        sig = json.loads((out / "targets" / name / "signature.json").read_text())
+        assert sig["selection"]["exclude"]["files"] == [str(test)]
+    assert d["pool"][0].read_text().splitlines() == med  # the pool is untouched
 
 
 def test_auto_gives_each_target_its_estimated_share(tmp_path, capsys, monkeypatch):

@@ -356,7 +356,7 @@ def cmd_select(args) -> int:
     rule = dict(top=args.top, fraction=args.fraction, threshold=args.threshold, positive=args.positive,
                 out_format=args.out_format, dedup=args.dedup, dedup_threshold=args.dedup_threshold,
                 sample=args.resample, temperature=args.temperature, sample_seed=args.resample_seed)
-    if args.exclude and not args.target:  # read (and a bad file stopped) before any work
+    if args.exclude:  # read (and a bad file stopped) before any work
         from .io.corpus import read_corpus
         rule["exclude"] = read_corpus(args.exclude, **reader_kwargs(args))
     if args.from_scores:
@@ -366,7 +366,7 @@ def cmd_select(args) -> int:
                                     **rule), t0)
         return 0
     if args.target:
-        return _select_mix(args, t0)
+        return _select_mix(args, t0, rule)
     if args.plan:
         return _plan(args, rule)
     if not args.out:
@@ -379,7 +379,7 @@ def cmd_select(args) -> int:
     return 0
 
 
-def _select_mix(args, t0: float) -> int:
+def _select_mix(args, t0: float, rule: dict) -> int:
     """select --target NAME=FILE ... [--mix NAME=W,...]: several targets in one run."""
     from .io.corpus import read_corpus
     from .io.source import PoolSource
@@ -387,7 +387,7 @@ def _select_mix(args, t0: float) -> int:
     if args.in_domain:
         raise DomainsiftError("give the in-domain sets as --target NAME=FILE, not --in-domain")
     others = [f for f, v in (("--threshold", args.threshold), ("--positive", args.positive),
-                             ("--resample", args.resample), ("--dedup", args.dedup), ("--exclude", args.exclude),
+                             ("--resample", args.resample), ("--dedup", args.dedup),
                              ("--out-format", args.out_format), ("--plan", args.plan)) if v]
     if others:
         raise DomainsiftError(f"--target takes --top N or --fraction F (or auto); not {', '.join(others)}")
@@ -399,7 +399,8 @@ def _select_mix(args, t0: float) -> int:
     kw = reader_kwargs(args)
     targets = {name: read_corpus(files, **kw) for name, files in names.items()}
     pool = PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw)
-    meta = select_mix(args.method, targets, pool, args.out, mix=mix, top=args.top, fraction=args.fraction, **opts)
+    meta = select_mix(args.method, targets, pool, args.out, mix=mix, top=args.top, fraction=args.fraction,
+                      exclude=rule.get("exclude"), **opts)
     shared = ("" if "shared_fit" not in meta else " (the pool encoded once, a centroid per target)"
               if meta["method"] == "cosine" else " (one fit, a head per target)")
     print(f"mixed {len(targets)} targets over {meta['n_pool']} pool lines with {meta['method']}{shared} in "
@@ -407,6 +408,8 @@ def _select_mix(args, t0: float) -> int:
     for name, t in meta["targets"].items():
         share = f"  (estimated share {t['share']['share']:.1%})" if "share" in t else ""
         print(f"  {name}: {t['n_selected']} / {t['quota']} lines{share} -> {t['dir']}")
+    if "exclude" in meta:
+        print(f"  {meta['exclude']['lines_excluded']} lines of --exclude given to no target")
     return 0
 
 
@@ -589,7 +592,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--exclude", nargs="+", metavar="FILE",
                    help="leave out every pool line that repeats a line of FILE (a test set kept out of what you "
                         "train on), compared as --dedup compares (exact unless --dedup near; a bitext: its source "
-                        "side); --top/--fraction still give N lines")
+                        "side); --top/--fraction still give N lines; with --target, no target gets such a line")
     s.add_argument("--resample", type=positive_int, metavar="N",
                    help="instead of the N best: N lines drawn without replacement with probability proportional "
                         "to exp(w / --temperature), w the score (a probability's logit), as DSIR resamples; seeded")

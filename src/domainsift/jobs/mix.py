@@ -13,7 +13,10 @@ claims are granted from the strongest down until each target has its quota. Quot
 ``fraction`` F of the pool split by the ``mix`` weights (equal by default; largest remainders), or
 ``"auto"``: each target's estimated in-domain share (:mod:`domainsift.share`). Each target's selection
 is written into its own directory, as ``select`` writes one; ``DIR/selected.mix.tsv`` lists every
-selected line once with its ``domain``; ``DIR/mix.json`` says what ran.
+selected line once with its ``domain``; ``DIR/mix.json`` says what ran. ``exclude`` (``select --exclude``,
+:class:`domainsift.dedup.Exclusion`): a line that repeats one of its lines goes to no target; the
+assignment is made again without the excluded lines it granted until it grants none, so each target still
+gets its quota.
 """
 
 from __future__ import annotations
@@ -78,10 +81,11 @@ def quotas(weights: dict, total: int) -> dict:
     return q
 
 
-def assign(scores: dict, want: dict) -> dict:
+def assign(scores: dict, want: dict, barred: np.ndarray | None = None) -> dict:
     """Each pool position to at most one target: ``{name: positions, best first}`` with ``want[name]``
     each (fewer only when the pool runs out). A line's claim on a target is its rank percentile there;
-    claims are granted strongest first (ties: the earlier target, then the earlier line)."""
+    claims are granted strongest first (ties: the earlier target, then the earlier line). ``barred``: a
+    mask of positions granted to none (excluded lines)."""
     names = list(scores)
     n = len(next(iter(scores.values())))
     depth = {t: min(n, 2 * want[t] + 100) for t in names}
@@ -96,7 +100,7 @@ def assign(scores: dict, want: dict) -> dict:
             return {t: np.zeros(0, dtype=np.int64) for t in names}
         strength, who, pos = (np.concatenate(c) for c in zip(*claims))
         order = np.lexsort((pos, who, -strength))
-        taken = np.zeros(n, dtype=bool)
+        taken = np.zeros(n, dtype=bool) if barred is None else barred.copy()
         got = {t: [] for t in names}
         for k, p in zip(who[order].tolist(), pos[order].tolist()):
             t = names[k]
@@ -113,10 +117,11 @@ def assign(scores: dict, want: dict) -> dict:
 def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix: dict | None = None,
                top: int | str | None = None, fraction: float | str | None = None, params: dict | None = None,
                seed: int = 0, reader: dict | None = None, execution=None, cascade=None,
-               overwrite: bool = False) -> dict:
+               overwrite: bool = False, exclude=None) -> dict:
     """Score ``pool`` against every target (``{name: Corpus}``) and select a mixture; see the module
     docstring. ``mix``: ``{name: weight}`` (default equal); exactly one of ``top`` / ``fraction`` (a
-    number, or ``"auto"``: each target its estimated share). Returns ``mix.json``'s contents."""
+    number, or ``"auto"``: each target its estimated share); ``exclude``: a Corpus, a file or a list of
+    lines no target gets (exact after normalising, as ``--dedup exact``). Returns ``mix.json``'s contents."""
     from .._internal.signature import make_signature, signature_string
     from .score import score
     if len(targets) < 2:
@@ -127,6 +132,10 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     if auto and mix is not None:
         raise DomainsiftError("--mix weighs a total; with 'auto' each target takes its own estimated share")
     weights = None if auto else (mix or {n: 1 / len(targets) for n in targets})
+    exclusion = None
+    if exclude is not None:  # read before any work
+        from ..dedup import Exclusion
+        exclusion = Exclusion.of(exclude)
     out = Path(out_dir)
     from contextlib import ExitStack
     with rundir.claim(out, "mix", overwrite=overwrite), ExitStack() as stack:  # Ray stays up for the reads
@@ -140,7 +149,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
             jobs[name] = score(method, corpus, scanned, out / rundir.MIX_TARGETS / name, p, seed, reader,
                                execution, cascade, overwrite,
                                check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
-                               stack=stack, estimate_share=auto)
+                               stack=stack, estimate_share=auto, exclude=exclusion)
         runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
         first = next(iter(runs.values()))
         for name, run in runs.items():
@@ -154,20 +163,34 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
         else:
             total = top if top is not None else max(1, int(round(fraction * n)))
             want = quotas(weights, total)
-        got = assign({name: run.scores for name, run in runs.items()}, want)
         # the selected lines: read by the Ray workers (the driver reads no pool line), else from the files
         fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
-        every = np.unique(np.concatenate(list(got.values()))) if n else np.zeros(0, dtype=np.int64)
-        fetched = fetch(every) if fetch is not None and len(every) else None
-        wanted_ids = {first.id_at(i): None for i in every.tolist()}
-        texts = ({i: v[0] for i, v in fetched.items()} if fetched is not None else
-                 {i: t for i, (t, _) in rundir.records(first, wanted_ids, verify=False).items()})
+        fetched, texts = ({} if fetch is not None else None), {}
+        barred = np.zeros(n, dtype=bool)
+        while True:
+            got = assign({name: run.scores for name, run in runs.items()}, want, barred if barred.any() else None)
+            every = np.unique(np.concatenate(list(got.values()))) if n else np.zeros(0, dtype=np.int64)
+            new = np.asarray([i for i in every.tolist() if first.id_at(i) not in texts], dtype=np.int64)
+            if fetch is not None and len(new):
+                more = fetch(new)
+                fetched.update(more)
+                texts.update({i: v[0] for i, v in more.items()})
+            elif len(new):
+                texts.update({i: t for i, (t, _) in rundir.records(first, {first.id_at(i): None for i in new.tolist()},
+                                                                    verify=False).items()})
+            hit = [i for i in new.tolist() if exclusion is not None and exclusion.matches(texts[first.id_at(i)])]
+            if not hit:
+                break
+            barred[hit] = True
+        if fetched is not None and not fetched:
+            fetched = None
         chosen = []
         for name, run in runs.items():
             rule = {"mix": name, **({"top": top} if top is not None else {"fraction": fraction}),
                     "n_quota": want[name]}
             kept = ({i: (v[2], v[3]) for i, v in fetched.items()} if fetched is not None else jobs[name].kept)
-            rundir.write_selection(run.dir, run, got[name], rule, kept=kept)
+            rundir.write_selection(run.dir, run, got[name], rule, kept=kept,
+                                   extra={"exclude": exclusion.describe()} if exclusion is not None else None)
             for i in got[name].tolist():
                 f, ln = run.id_at(i)
                 chosen.append((name, f, ln, float(run.scores[i])))
@@ -184,7 +207,11 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
                 "signature": signature_string({**sig, "select_" + ("top" if top is not None else "fraction"):
                                                top if top is not None else fraction,
                                                "mix": ",".join(f"{k}={v:g}" for k, v in (weights or {}).items())
-                                               or "auto"})}
+                                               or "auto",
+                                               **({"select_exclude": rundir.exclude_word(exclusion.describe())}
+                                                  if exclusion is not None else {})})}
+        if exclusion is not None:
+            meta["exclude"] = {**exclusion.describe(), "lines_excluded": int(barred.sum())}
         if shared is not None:
             meta["shared_fit"] = str(next(iter(shared.values())).identity)
             next(iter(shared.values())).release()  # this process no longer holds the shared model

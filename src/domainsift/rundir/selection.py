@@ -77,7 +77,7 @@ def _dedup_word(d: dict) -> str:
     return d["mode"] if "threshold" not in d else f"{d['mode']}@{d['threshold']:g}"
 
 
-def _exclude_word(d: dict) -> str:
+def exclude_word(d: dict) -> str:
     """``--exclude`` as one word of the signature line: how its lines were compared and their digest."""
     return f"{_dedup_word(d)}:{d['lines']}@{d['sha256']}"
 
@@ -138,7 +138,7 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
                         **({"exclude": {k: v for k, v in extra["exclude"].items() if k != "lines_excluded"}}
                            if extra and "exclude" in extra else {})}
     words = {**({"select_dedup": _dedup_word(sig["selection"]["dedup"])} if "dedup" in sig["selection"] else {}),
-             **({"select_exclude": _exclude_word(sig["selection"]["exclude"])} if "exclude" in sig["selection"]
+             **({"select_exclude": exclude_word(sig["selection"]["exclude"])} if "exclude" in sig["selection"]
                 else {})}
     sig["signature"] = signature_string({**run.signature, **{f"select_{k}": v for k, v in rule.items()}, **words})
     save_json(out / SIGNATURE, sig)
