@@ -103,3 +103,5 @@ def test_a_run_that_excludes_the_in_domain_set_selects_none_of_it_and_says_nothi
                             "--in-domain", ind, "--pool", other, ind, "--top", "60", "--exclude", ind], capsys)
     assert rc == 0, err
     assert "pool file" not in out
+    # the plan counts the sample's lines that repeat one (the pool is 360 lines: the sample is all of it)
+    assert "--exclude: 60 distinct lines; 60 of 360 sampled pool lines repeat one (about 60 of the pool's)" in out

@@ -245,6 +245,11 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     passes = 3 if cascade is not None else (3 if selection is not None else 2)
     out = {"method": method, "n_pool": n, "n_in_domain": len(in_domain), "selection": selection,
            "cascade": cascade is not None, "reads_of_the_pool": passes, "warnings": warnings}
+    if exclude is not None:  # how many pool lines the selection will pass over, from the same sample
+        sample = scan.samples[SURFACE].texts
+        hits = sum(exclude.matches(t) for t in sample)
+        out["exclude"] = {**exclude.describe(), "sample": len(sample), "sample_matches": hits,
+                          "pool_estimate": round(hits / len(sample) * n) if sample else 0}
     if method not in TIMED_METHODS or selector.encoder_name is None:
         out["estimate"] = None
         out["why_no_estimate"] = (f"'{method}' has no cost model yet (cosine and finetune do, with or without "
@@ -303,6 +308,10 @@ def format_plan(plan: dict) -> str:
     lines = [f"plan: {plan['method']}{' --cascade' if plan['cascade'] else ''} over {plan['n_pool']:,} pool lines "
              f"({plan['n_in_domain']:,} in-domain), the pool read {plan['reads_of_the_pool']} times"]
     lines += [f"  warning: {w}" for w in plan.get("warnings", [])]
+    ex = plan.get("exclude")
+    if ex:
+        lines.append(f"  --exclude: {ex['lines']:,} distinct lines; {ex['sample_matches']:,} of {ex['sample']:,} sampled "
+                     f"pool lines repeat one (about {ex['pool_estimate']:,} of the pool's), passed over by the selection")
     est = plan.get("estimate")
     if est is None:
         lines.append(f"  no time estimate: {plan['why_no_estimate']}")
