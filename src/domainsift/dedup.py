@@ -22,6 +22,7 @@ pool's source side is compared (the side the in-domain set is compared with).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import unicodedata
 
@@ -126,14 +127,13 @@ class Exclusion:
                 self._index.add(t)
         if not keys:
             raise DomainsiftError(f"--exclude {' '.join(map(str, files)) or '(lines)'}: no line to exclude")
-        self.files = [str(f) for f in files]
+        self.files = [f if "://" in str(f) else os.path.abspath(f) for f in map(str, files)]
         self.n_lines = len(keys)
         self.digest = hashlib.sha256(b"".join(sorted(keys))).hexdigest()[:16]
 
     @classmethod
     def of(cls, exclude, mode: str = "exact", threshold: float = NEAR_THRESHOLD) -> "Exclusion":
         """From a :class:`~domainsift.io.corpus.Corpus`, a file path, or a list of lines."""
-        import os
         if isinstance(exclude, (str, os.PathLike)):
             from .io.corpus import read_corpus
             exclude = read_corpus([exclude])
