@@ -50,6 +50,12 @@ def shingles(norm: str, k: int = SHINGLE) -> set[bytes]:
     return {norm[i:i + k].encode("utf-8") for i in range(len(norm) - k + 1)}
 
 
+def _key(text: str) -> tuple[str, bytes]:
+    """A line's normalised text and the hash that ``exact`` compares."""
+    norm = normalise(text)
+    return norm, hashlib.sha1(norm.encode("utf-8")).digest()
+
+
 class Deduplicator:
     """Remembers the lines kept so far; :meth:`is_duplicate` says whether a new line duplicates one
     of them, and keeps it when it does not."""
@@ -84,8 +90,7 @@ class Deduplicator:
 
     def matches(self, text: str, keep: bool = False) -> bool:
         """Whether ``text`` duplicates a line kept so far; with ``keep``, a line that does not is kept."""
-        norm = normalise(text)
-        key = hashlib.sha1(norm.encode("utf-8")).digest()
+        norm, key = _key(text)
         if key in self._exact:
             return True
         m = None
@@ -96,13 +101,6 @@ class Deduplicator:
         if keep:
             self._keep(key, m)
         return False
-
-    def add(self, text: str) -> None:
-        """Keep ``text``, a near duplicate of a kept line too (an excluded line is compared on its own)."""
-        norm = normalise(text)
-        key = hashlib.sha1(norm.encode("utf-8")).digest()
-        if key not in self._exact:
-            self._keep(key, self._sketch(norm) if self.mode == "near" else None)
 
     def is_duplicate(self, text: str) -> bool:
         """Whether ``text`` duplicates a line kept so far; it is kept when it does not."""
@@ -118,22 +116,22 @@ class Exclusion:
     normalise to nothing (punctuation alone) are not kept: they would match every such pool line."""
 
     def __init__(self, texts, mode: str = "exact", threshold: float = NEAR_THRESHOLD, files=()):
-        self._index = Deduplicator(mode, threshold)
-        keys = set()
-        for t in texts:
-            norm = normalise(t)
-            if norm:
-                keys.add(hashlib.sha1(norm.encode("utf-8")).digest())
-                self._index.add(t)
-        if not keys:
+        index = self._index = Deduplicator(mode, threshold)
+        for t in texts:  # every line kept, a near duplicate of another too: each is compared on its own
+            norm, key = _key(t)
+            if norm and key not in index._exact:
+                index._keep(key, index._sketch(norm) if mode == "near" else None)
+        if not index._exact:
             raise DomainsiftError(f"--exclude {' '.join(map(str, files)) or '(lines)'}: no line to exclude")
         self.files = [f if "://" in str(f) else os.path.abspath(f) for f in map(str, files)]
-        self.n_lines = len(keys)
-        self.digest = hashlib.sha256(b"".join(sorted(keys))).hexdigest()[:16]
+        self.n_lines = len(index._exact)
+        self.digest = hashlib.sha256(b"".join(sorted(index._exact))).hexdigest()[:16]
 
     @classmethod
     def of(cls, exclude, mode: str = "exact", threshold: float = NEAR_THRESHOLD) -> "Exclusion":
-        """From a :class:`~domainsift.io.corpus.Corpus`, a file path, or a list of lines."""
+        """From a :class:`~domainsift.io.corpus.Corpus`, a file path, or a list of lines (an Exclusion: itself)."""
+        if isinstance(exclude, Exclusion):
+            return exclude
         if isinstance(exclude, (str, os.PathLike)):
             from .io.corpus import read_corpus
             exclude = read_corpus([exclude])

@@ -227,7 +227,7 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     selector = get_selector(method, **params)
     if exclude is not None:
         from ..dedup import Exclusion
-        exclude = exclude if isinstance(exclude, Exclusion) else Exclusion.of(exclude)
+        exclude = Exclusion.of(exclude)
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
     from ..engine.run import CALIBRATION, SAMPLE_STREAMS, SURFACE, surface_sample
     scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]]),
