@@ -39,6 +39,16 @@ def test_a_barred_line_goes_to_no_target_and_every_quota_is_still_met():
     assert not (set(got["a"].tolist()) | set(got["b"].tolist())) & set(range(90, 100))
 
 
+def test_assign_can_say_the_order_it_granted_the_lines_in():
+    rng = np.random.default_rng(1)
+    scores = {"a": rng.random(300), "b": rng.random(300)}
+    got, granted = assign(scores, {"a": 40, "b": 25}, order=True)
+    assert {t: p.tolist() for t, p in got.items()} == {t: p.tolist() for t, p in assign(scores, {"a": 40, "b": 25}).items()}
+    assert sorted(granted.tolist()) == sorted(np.concatenate(list(got.values())).tolist())
+    for t in "ab":  # within a target, granted best first
+        assert [p for p in granted.tolist() if p in set(got[t].tolist())] == got[t].tolist()
+
+
 def test_quotas_and_mix_parsing():
     assert quotas({"a": 0.5, "b": 0.3, "c": 0.2}, 11) == {"a": 6, "b": 3, "c": 2}
     assert sum(quotas({"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, 100).values()) == 100
@@ -109,6 +119,49 @@ def test_excluded_lines_go_to_no_target_and_the_quotas_are_still_met(tmp_path, c
         sig = json.loads((out / "targets" / name / "signature.json").read_text())
         assert sig["selection"]["exclude"]["files"] == [str(test)]
     assert d["pool"][0].read_text().splitlines() == med  # the pool is untouched
+
+
+@pytest.mark.parametrize("mode", ["exact", "near"])
+def test_no_two_lines_of_a_mixture_duplicate_each_other(tmp_path, capsys, monkeypatch, mode):
+    """--dedup with --target: copies of med and law lines (case and a full stop changed: exact duplicates; a
+    letter added: near ones) sit in a fourth pool file. Without --dedup the mixture holds line and copy; with
+    it, no two of its lines, of one target or of two, are duplicates, and every quota is still met."""
+    from domainsift.dedup import normalise
+    d = _data(tmp_path)
+    originals = [x for f in ("med", "law") for x in (tmp_path / f"{f}.txt").read_text().splitlines()[:25]]
+    copies = [x.upper() + "." if mode == "exact" else x + " x" for x in originals]
+    extra = write_lines(tmp_path / "copies.txt", copies)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DOMAINSIFT_CACHE", str(tmp_path / "cache"))
+
+    def mix(out, *flags):
+        rc, err, so = run_cli(["select", "--method", "cosine", "--target", f"med={d['in_med']}", "--target",
+                               f"law={d['in_law']}", "--pool", *d["pool"], str(extra), "--top", "50", *flags,
+                               "--out", str(tmp_path / out)], capsys)
+        assert rc == 0, err
+        rows = [line.split("\t", 4) for line in (tmp_path / out / "selected.mix.tsv").read_text().splitlines()[1:]]
+        return json.loads((tmp_path / out / "mix.json").read_text()), [r[4] for r in rows], so
+
+    def pairs(texts):  # (original, copy) pairs both in the selection
+        return sum(o in texts and c in texts for o, c in zip(originals, copies))
+
+    _, plain, _ = mix("plain")
+    assert pairs(plain) > 0  # the test can fail: without --dedup the mixture holds copies
+    meta, texts, so = mix("dedup", "--dedup", mode)
+    assert {n: t["n_selected"] for n, t in meta["targets"].items()} == {"med": 25, "law": 25}
+    assert pairs(texts) == 0 and len(texts) == 50
+    if mode == "exact":
+        assert len({normalise(x) for x in texts}) == 50
+    removed = meta["dedup"]["duplicates_removed"]
+    assert removed >= pairs(plain) and f"{removed} duplicates of lines with a stronger claim" in so
+    word = "exact" if mode == "exact" else "near@0.8"
+    assert f"select_dedup:{word}" in meta["signature"]
+    for name in ("med", "law"):
+        sel = json.loads((tmp_path / "dedup" / "targets" / name / "selection.json").read_text())
+        sig = json.loads((tmp_path / "dedup" / "targets" / name / "signature.json").read_text())
+        assert sel["dedup"]["mode"] == mode and f"select_dedup:{word}" in sig["signature"]
+    assert sum(json.loads((tmp_path / "dedup" / "targets" / n / "selection.json").read_text())["dedup"]
+               ["duplicates_removed"] for n in ("med", "law")) == removed
 
 
 def test_auto_gives_each_target_its_estimated_share(tmp_path, capsys, monkeypatch):

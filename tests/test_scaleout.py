@@ -96,13 +96,15 @@ def test_two_nodes_give_the_local_bytes_and_the_driver_reads_no_pool_text(two_no
     assert "sha256_parts" in fp[str((pool / "a.txt").resolve())]  # cut into parts, hashed by the workers
 
 
-def _mix(pool: Path, out: str, engine: str, params: dict, cascade=None, method: str = "cosine", exclude=None) -> dict:
+def _mix(pool: Path, out: str, engine: str, params: dict, cascade=None, method: str = "cosine", exclude=None,
+         dedup=None) -> dict:
     from domainsift.jobs.mix import select_mix
     (pool / "in_law.txt").write_text("".join(f"{x}\n" for x in make_sentences("law", 8, 5)), encoding="utf-8")
     targets = {"med": read_corpus([pool / "in.txt"]), "law": read_corpus([pool / "in_law.txt"])}
     select_mix(method, targets, PoolSource.open([pool / "a.txt", pool / "b.txt.gz"]), pool / out,
                top=30, params={**params, "cache_dir": str(pool / f"cache-{out}")}, cascade=cascade,
-               execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700), exclude=exclude)
+               execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700), exclude=exclude,
+               dedup=dedup)
     d = pool / out
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and
             p.name in ("selected.mix.tsv", "selected.txt", "selected.ids.tsv", "scores.npy")}
@@ -112,14 +114,18 @@ def _mix(pool: Path, out: str, engine: str, params: dict, cascade=None, method: 
 def test_several_targets_on_two_nodes_give_the_local_bytes(two_nodes, tiny_models, pool, cascade, monkeypatch):
     import json
     params = {"embedder": tiny_models["bert"]}
-    test = make_sentences("med", 60, 1)[:10]  # lines the mixture gives to no target: found among those read
-    local = _mix(pool, "mix-local", "local", params, cascade, exclude=test)
+    med = make_sentences("med", 60, 1)
+    test = med[:10]  # lines the mixture gives to no target: found among those read
+    with gzip.open(pool / "b.txt.gz", "wt", encoding="utf-8") as fh:  # copies of med lines: duplicates to pass over
+        fh.write("".join(f"{x}\n" for x in make_sentences("it", 30, 4) + [m.upper() + "." for m in med[10:30]]))
+    local = _mix(pool, "mix-local", "local", params, cascade, exclude=test, dedup="exact")
     opens = _Opens(monkeypatch, pool)
-    ray_out = _mix(pool, "mix-ray", "ray", params, cascade, exclude=test)
+    ray_out = _mix(pool, "mix-ray", "ray", params, cascade, exclude=test, dedup="exact")
     assert opens.seen == []  # every target's scan, shards and selected lines: read by the workers
     assert ray_out == local and "selected.mix.tsv" in local and len(local) == 7
     for d in ("mix-local", "mix-ray"):
-        assert json.loads((pool / d / "mix.json").read_text())["exclude"]["lines_excluded"] > 0
+        meta = json.loads((pool / d / "mix.json").read_text())
+        assert meta["exclude"]["lines_excluded"] > 0 and meta["dedup"]["duplicates_removed"] > 0
 
 
 def test_finetune_targets_sharing_one_fit_on_two_nodes_give_the_local_bytes(two_nodes, tiny_models, pool,

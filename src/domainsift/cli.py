@@ -387,8 +387,8 @@ def _select_mix(args, t0: float, rule: dict) -> int:
     if args.in_domain:
         raise DomainsiftError("give the in-domain sets as --target NAME=FILE, not --in-domain")
     others = [f for f, v in (("--threshold", args.threshold), ("--positive", args.positive),
-                             ("--resample", args.resample), ("--dedup", args.dedup),
-                             ("--out-format", args.out_format), ("--plan", args.plan)) if v]
+                             ("--resample", args.resample), ("--out-format", args.out_format),
+                             ("--plan", args.plan)) if v]
     if others:
         raise DomainsiftError(f"--target takes --top N or --fraction F (or auto); not {', '.join(others)}")
     if not args.pool or not args.out:
@@ -400,7 +400,7 @@ def _select_mix(args, t0: float, rule: dict) -> int:
     targets = {name: read_corpus(files, **kw) for name, files in names.items()}
     pool = PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw)
     meta = select_mix(args.method, targets, pool, args.out, mix=mix, top=args.top, fraction=args.fraction,
-                      exclude=rule.get("exclude"), **opts)
+                      exclude=rule.get("exclude"), dedup=args.dedup, dedup_threshold=args.dedup_threshold, **opts)
     shared = ("" if "shared_fit" not in meta else " (the pool encoded once, a centroid per target)"
               if meta["method"] == "cosine" else " (one fit, a head per target)")
     print(f"mixed {len(targets)} targets over {meta['n_pool']} pool lines with {meta['method']}{shared} in "
@@ -408,6 +408,8 @@ def _select_mix(args, t0: float, rule: dict) -> int:
     for name, t in meta["targets"].items():
         share = f"  (estimated share {t['share']['share']:.1%})" if "share" in t else ""
         print(f"  {name}: {t['n_selected']} / {t['quota']} lines{share} -> {t['dir']}")
+    if "dedup" in meta:
+        print(f"  {meta['dedup']['duplicates_removed']} duplicates of lines with a stronger claim given to no target")
     if "exclude" in meta:
         print(f"  {meta['exclude']['lines_excluded']} lines of --exclude given to no target")
     return 0
@@ -588,7 +590,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dedup", choices=["exact", "near"],
                    help="keep the best-scored line of every group of duplicates (exact: the same text after "
                         "normalising case, punctuation and spaces; near: also MinHash Jaccard >= "
-                        "--dedup-threshold, extra 'dedup'); --top/--fraction still give N distinct lines")
+                        "--dedup-threshold, extra 'dedup'); --top/--fraction still give N distinct lines; with --target, "
+                        "no two lines of the mixture (of one target or of two) duplicate each other")
     s.add_argument("--exclude", nargs="+", metavar="FILE",
                    help="leave out every pool line that repeats a line of FILE (a test set kept out of what you "
                         "train on), compared as --dedup compares (exact unless --dedup near; a bitext: its source "

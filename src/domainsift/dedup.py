@@ -88,19 +88,30 @@ class Deduplicator:
             self._hashes[name] = m
         self._exact.add(key)
 
-    def matches(self, text: str, keep: bool = False) -> bool:
-        """Whether ``text`` duplicates a line kept so far; with ``keep``, a line that does not is kept."""
+    def prepare(self, text: str) -> tuple:
+        """What :meth:`seen` compares of ``text``: its hash and, for ``near``, its MinHash. The same for
+        every Deduplicator of this mode and threshold, so a caller that walks the same lines again (a
+        mixture assigned anew) prepares each once."""
         norm, key = _key(text)
+        return key, (self._sketch(norm) if self.mode == "near" else None)
+
+    def seen(self, prepared: tuple, keep: bool = False) -> bool:
+        """:meth:`matches` for a line :meth:`prepare` made ready."""
+        key, m = prepared
         if key in self._exact:
             return True
-        m = None
-        if self.mode == "near":
-            m = self._sketch(norm)
-            if any(m.jaccard(self._hashes[h]) >= self.threshold for h in self._lsh.query(m)):
-                return True
+        if m is not None and any(m.jaccard(self._hashes[h]) >= self.threshold for h in self._lsh.query(m)):
+            return True
         if keep:
             self._keep(key, m)
         return False
+
+    def matches(self, text: str, keep: bool = False) -> bool:
+        """Whether ``text`` duplicates a line kept so far; with ``keep``, a line that does not is kept."""
+        norm, key = _key(text)
+        if key in self._exact:  # an exact repeat needs no sketch
+            return True
+        return self.seen((key, self._sketch(norm) if self.mode == "near" else None), keep)
 
     def is_duplicate(self, text: str) -> bool:
         """Whether ``text`` duplicates a line kept so far; it is kept when it does not."""
@@ -108,6 +119,26 @@ class Deduplicator:
 
     def describe(self) -> dict:
         return {"mode": self.mode, **({"threshold": self.threshold} if self.mode == "near" else {})}
+
+
+def deduplicator(mode: str | None, threshold: float | None = None) -> Deduplicator | None:
+    """The :class:`Deduplicator` of ``--dedup MODE [--dedup-threshold J]`` (checked before any work), or
+    None without a mode."""
+    if mode is None:
+        if threshold is not None:
+            raise DomainsiftError("--dedup-threshold needs --dedup near")
+        return None
+    if threshold is not None and mode != "near":
+        raise DomainsiftError("--dedup-threshold needs --dedup near")
+    return Deduplicator(mode, NEAR_THRESHOLD if threshold is None else threshold)
+
+
+def exclusion(exclude, mode: str | None = None, threshold: float | None = None) -> "Exclusion | None":
+    """The :class:`Exclusion` of ``--exclude`` (read before any work), compared as ``--dedup`` compares
+    (exact without it), or None."""
+    if exclude is None:
+        return None
+    return Exclusion.of(exclude, mode or "exact", NEAR_THRESHOLD if threshold is None else threshold)
 
 
 class Exclusion:

@@ -16,7 +16,11 @@ is written into its own directory, as ``select`` writes one; ``DIR/selected.mix.
 selected line once with its ``domain``; ``DIR/mix.json`` says what ran. ``exclude`` (``select --exclude``,
 :class:`domainsift.dedup.Exclusion`): a line that repeats one of its lines goes to no target; the
 assignment is made again without the excluded lines it granted until it grants none, so each target still
-gets its quota.
+gets its quota. ``dedup`` (``select --dedup exact|near`` with ``--target``): no two lines of the mixture, of
+one target or of two, duplicate each other. The granted lines are walked in the order they were granted
+(strongest claim first); a line that duplicates one walked before it goes to no target, and the assignment
+is made again without it, so of each group of duplicates the line with the strongest claim stays and each
+target still gets its quota.
 """
 
 from __future__ import annotations
@@ -81,11 +85,12 @@ def quotas(weights: dict, total: int) -> dict:
     return q
 
 
-def assign(scores: dict, want: dict, barred: np.ndarray | None = None) -> dict:
+def assign(scores: dict, want: dict, barred: np.ndarray | None = None, order: bool = False):
     """Each pool position to at most one target: ``{name: positions, best first}`` with ``want[name]``
     each (fewer only when the pool runs out). A line's claim on a target is its rank percentile there;
     claims are granted strongest first (ties: the earlier target, then the earlier line). ``barred``: a
-    mask of positions granted to none (excluded lines)."""
+    mask of positions granted to none (excluded lines, duplicates). With ``order``, also every granted
+    position in the order granted (strongest claim first)."""
     names = list(scores)
     n = len(next(iter(scores.values())))
     depth = {t: min(n, 2 * want[t] + 100) for t in names}
@@ -97,19 +102,22 @@ def assign(scores: dict, want: dict, barred: np.ndarray | None = None) -> dict:
             idx = choose(scores[t], top=depth[t]) if depth[t] > 0 else np.zeros(0, dtype=np.int64)
             claims.append((1 - np.arange(len(idx)) / n, np.full(len(idx), k), idx))
         if not claims:
-            return {t: np.zeros(0, dtype=np.int64) for t in names}
+            none = {t: np.zeros(0, dtype=np.int64) for t in names}
+            return (none, np.zeros(0, dtype=np.int64)) if order else none
         strength, who, pos = (np.concatenate(c) for c in zip(*claims))
-        order = np.lexsort((pos, who, -strength))
         taken = np.zeros(n, dtype=bool) if barred is None else barred.copy()
-        got = {t: [] for t in names}
-        for k, p in zip(who[order].tolist(), pos[order].tolist()):
+        got, granted = {t: [] for t in names}, []
+        rank = np.lexsort((pos, who, -strength))
+        for k, p in zip(who[rank].tolist(), pos[rank].tolist()):
             t = names[k]
             if not taken[p] and len(got[t]) < want[t]:
                 taken[p] = True
                 got[t].append(p)
+                granted.append(p)
         short = [t for t in names if len(got[t]) < want[t] and depth[t] < n]
         if not short:
-            return {t: np.asarray(got[t], dtype=np.int64) for t in names}
+            got = {t: np.asarray(got[t], dtype=np.int64) for t in names}
+            return (got, np.asarray(granted, dtype=np.int64)) if order else got
         for t in short:
             depth[t] = min(n, 2 * depth[t])
 
@@ -117,11 +125,14 @@ def assign(scores: dict, want: dict, barred: np.ndarray | None = None) -> dict:
 def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix: dict | None = None,
                top: int | str | None = None, fraction: float | str | None = None, params: dict | None = None,
                seed: int = 0, reader: dict | None = None, execution=None, cascade=None,
-               overwrite: bool = False, exclude=None) -> dict:
+               overwrite: bool = False, exclude=None, dedup: str | None = None,
+               dedup_threshold: float | None = None) -> dict:
     """Score ``pool`` against every target (``{name: Corpus}``) and select a mixture; see the module
     docstring. ``mix``: ``{name: weight}`` (default equal); exactly one of ``top`` / ``fraction`` (a
-    number, or ``"auto"``: each target its estimated share); ``exclude``: a Corpus, a file or a list of
-    lines no target gets (exact after normalising, as ``--dedup exact``). Returns ``mix.json``'s contents."""
+    number, or ``"auto"``: each target its estimated share); ``dedup`` (``exact`` or ``near``, as
+    ``select --dedup``): no two lines of the mixture duplicate each other, of each group the line with the
+    strongest claim kept; ``exclude``: a Corpus, a file or a list of lines no target gets (compared as
+    ``dedup`` compares, exact without it). Returns ``mix.json``'s contents."""
     from .._internal.signature import make_signature, signature_string
     from .score import score
     if len(targets) < 2:
@@ -132,10 +143,9 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     if auto and mix is not None:
         raise DomainsiftError("--mix weighs a total; with 'auto' each target takes its own estimated share")
     weights = None if auto else (mix or {n: 1 / len(targets) for n in targets})
-    exclusion = None
-    if exclude is not None:  # read before any work
-        from ..dedup import Exclusion
-        exclusion = Exclusion.of(exclude)
+    from ..dedup import Deduplicator, deduplicator, exclusion
+    index = deduplicator(dedup, dedup_threshold)  # checked, and the exclusion read, before any work
+    left_out = exclusion(exclude, dedup, dedup_threshold)
     out = Path(out_dir)
     from contextlib import ExitStack
     with rundir.claim(out, "mix", overwrite=overwrite), ExitStack() as stack:  # Ray stays up for the reads
@@ -149,7 +159,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
             jobs[name] = score(method, corpus, scanned, out / rundir.MIX_TARGETS / name, p, seed, reader,
                                execution, cascade, overwrite,
                                check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
-                               stack=stack, estimate_share=auto, exclude=exclusion)
+                               stack=stack, estimate_share=auto, exclude=left_out)
         runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
         first = next(iter(runs.values()))
         for name, run in runs.items():
@@ -165,23 +175,46 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
             want = quotas(weights, total)
         # the selected lines: read by the Ray workers (the driver reads no pool line), else from the files
         fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
-        fetched, texts = ({} if fetch is not None else None), {}
-        barred = np.zeros(n, dtype=bool)
+        fetched, texts, sides = ({} if fetch is not None else None), {}, {}
+        barred = np.zeros(n, dtype=bool)  # granted to no target: excluded lines and duplicates
+        passed = {"exclude": dict.fromkeys(runs, 0), "dedup": dict.fromkeys(runs, 0)}  # by the target they left
+        ready, excluded = {}, {}  # per position: what the dedup compares, whether the exclusion matches
         while True:
-            got = assign({name: run.scores for name, run in runs.items()}, want, barred if barred.any() else None)
-            every = np.unique(np.concatenate(list(got.values()))) if n else np.zeros(0, dtype=np.int64)
-            new = np.asarray([i for i in every.tolist() if first.id_at(i) not in texts], dtype=np.int64)
+            got, granted = assign({name: run.scores for name, run in runs.items()}, want,
+                                  barred if barred.any() else None, order=True)
+            new = np.asarray([i for i in granted.tolist() if first.id_at(i) not in texts], dtype=np.int64)
             if fetch is not None and len(new):
                 more = fetch(new)
                 fetched.update(more)
                 texts.update({i: v[0] for i, v in more.items()})
+                sides.update({i: v[1] for i, v in more.items()})
             elif len(new):
-                texts.update({i: t for i, (t, _) in rundir.records(first, {first.id_at(i): None for i in new.tolist()},
-                                                                    verify=False).items()})
-            hit = [i for i in new.tolist() if exclusion is not None and exclusion.matches(texts[first.id_at(i)])]
+                read = rundir.records(first, {first.id_at(i): None for i in new.tolist()}, verify=False)
+                texts.update({i: t for i, (t, _) in read.items()})
+                sides.update({i: g for i, (_, g) in read.items()})
+            # the granted lines walked strongest claim first: an excluded line, or one that duplicates a line
+            # kept before it, goes to no target, and the assignment is made again without it
+            owner = {p: name for name, ps in got.items() for p in ps.tolist()}
+            seen = None if index is None else Deduplicator(index.mode, index.threshold)
+            hit = []
+            for i in granted.tolist():
+                key = first.id_at(i)
+                if left_out is not None:
+                    if i not in excluded:
+                        excluded[i] = left_out.matches(texts[key])
+                    if excluded[i]:
+                        hit.append((i, "exclude"))
+                        continue
+                if seen is not None:
+                    if i not in ready:
+                        ready[i] = seen.prepare(texts[key] if sides[key] is None else f"{texts[key]}\t{sides[key]}")
+                    if seen.seen(ready[i], keep=True):
+                        hit.append((i, "dedup"))
             if not hit:
                 break
-            barred[hit] = True
+            for i, why in hit:
+                barred[i] = True
+                passed[why][owner[i]] += 1
         if fetched is not None and not fetched:
             fetched = None
         chosen = []
@@ -189,8 +222,11 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
             rule = {"mix": name, **({"top": top} if top is not None else {"fraction": fraction}),
                     "n_quota": want[name]}
             kept = ({i: (v[2], v[3]) for i, v in fetched.items()} if fetched is not None else jobs[name].kept)
-            rundir.write_selection(run.dir, run, got[name], rule, kept=kept,
-                                   extra={"exclude": exclusion.describe()} if exclusion is not None else None)
+            extra = {**({"dedup": {**index.describe(), "duplicates_removed": passed["dedup"][name]}}
+                        if index is not None else {}),
+                     **({"exclude": {**left_out.describe(), "lines_excluded": passed["exclude"][name]}}
+                        if left_out is not None else {})}
+            rundir.write_selection(run.dir, run, got[name], rule, kept=kept, extra=extra or None)
             for i in got[name].tolist():
                 f, ln = run.id_at(i)
                 chosen.append((name, f, ln, float(run.scores[i])))
@@ -208,10 +244,14 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
                                                top if top is not None else fraction,
                                                "mix": ",".join(f"{k}={v:g}" for k, v in (weights or {}).items())
                                                or "auto",
-                                               **({"select_exclude": rundir.exclude_word(exclusion.describe())}
-                                                  if exclusion is not None else {})})}
-        if exclusion is not None:
-            meta["exclude"] = {**exclusion.describe(), "lines_excluded": int(barred.sum())}
+                                               **({"select_dedup": rundir.dedup_word(index.describe())}
+                                                  if index is not None else {}),
+                                               **({"select_exclude": rundir.exclude_word(left_out.describe())}
+                                                  if left_out is not None else {})})}
+        if index is not None:
+            meta["dedup"] = {**index.describe(), "duplicates_removed": sum(passed["dedup"].values())}
+        if left_out is not None:
+            meta["exclude"] = {**left_out.describe(), "lines_excluded": sum(passed["exclude"].values())}
         if shared is not None:
             meta["shared_fit"] = str(next(iter(shared.values())).identity)
             next(iter(shared.values())).release()  # this process no longer holds the shared model

@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from .. import rundir
 from .._internal.errors import DomainsiftError
 from .._internal.safety import refuse_overwriting_inputs
+from ..dedup import deduplicator, exclusion
 from ..select.base import check_n_against_pool, choose, importance_sample
 
 
@@ -38,9 +39,8 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
     directory that holds another finished run (another score run's scores) is refused unless
     ``overwrite``."""
     rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
-    deduplicator = _deduplicator(dedup, dedup_threshold)
-    return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator,
-                   exclude=_exclusion(exclude, dedup, dedup_threshold))
+    return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator(dedup, dedup_threshold),
+                   exclude=exclusion(exclude, dedup, dedup_threshold))
 
 
 AUTO = "auto"
@@ -80,27 +80,6 @@ def _resolve_auto(rule: dict, share: dict, n_pool: int) -> tuple[dict, int]:
     which = "top" if rule.get("top") == AUTO else "fraction"
     return {**rule, which: AUTO, "share": round(est.share, 6),
             "share_interval": [round(est.low, 6), round(est.high, 6)], "n_auto": n}, n
-
-
-def _deduplicator(mode: str | None, threshold: float | None):
-    """The :class:`~domainsift.dedup.Deduplicator` of ``--dedup`` (checked before any work), or None."""
-    if mode is None:
-        if threshold is not None:
-            raise DomainsiftError("--dedup-threshold needs --dedup near")
-        return None
-    from ..dedup import NEAR_THRESHOLD, Deduplicator
-    if threshold is not None and mode != "near":
-        raise DomainsiftError("--dedup-threshold needs --dedup near")
-    return Deduplicator(mode, NEAR_THRESHOLD if threshold is None else threshold)
-
-
-def _exclusion(exclude, mode: str | None, threshold: float | None):
-    """The :class:`~domainsift.dedup.Exclusion` of ``--exclude`` (read before any work), compared as
-    ``--dedup`` compares (exact without it), or None."""
-    if exclude is None:
-        return None
-    from ..dedup import NEAR_THRESHOLD, Exclusion
-    return Exclusion.of(exclude, mode or "exact", NEAR_THRESHOLD if threshold is None else threshold)
 
 
 def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None) -> tuple:
@@ -201,8 +180,8 @@ def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None 
     Returns the score signature and the selection."""
     from .score import score
     rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
-    deduplicator = _deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
-    exclusion = _exclusion(exclude, dedup, dedup_threshold)
+    index = deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
+    left_out = exclusion(exclude, dedup, dedup_threshold)
     if positive:
         from ..select import selector_class
         if not selector_class(method).probabilistic:
@@ -219,6 +198,6 @@ def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None 
         job = score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
                     check_pool=None if auto else
                     lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
-                    selection_share=share_of, stack=stack, estimate_share=auto, exclude=exclusion)
+                    selection_share=share_of, stack=stack, estimate_share=auto, exclude=left_out)
         return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
-                                      deduplicator, job.fetch, job.share, exclusion)
+                                      index, job.fetch, job.share, left_out)

@@ -72,14 +72,14 @@ def _write_converted(out: Path, run: ScoreRun, idx: np.ndarray, out_format: str)
     return len(order), outputs
 
 
-def _dedup_word(d: dict) -> str:
+def dedup_word(d: dict) -> str:
     """``--dedup`` as one word of the signature line: ``exact`` or ``near@0.8``."""
     return d["mode"] if "threshold" not in d else f"{d['mode']}@{d['threshold']:g}"
 
 
 def exclude_word(d: dict) -> str:
     """``--exclude`` as one word of the signature line: how its lines were compared and their digest."""
-    return f"{_dedup_word(d)}:{d['lines']}@{d['sha256']}"
+    return f"{dedup_word(d)}:{d['lines']}@{d['sha256']}"
 
 
 def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, rule: dict,
@@ -137,7 +137,7 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
                            if extra and "dedup" in extra else {}),
                         **({"exclude": {k: v for k, v in extra["exclude"].items() if k != "lines_excluded"}}
                            if extra and "exclude" in extra else {})}
-    words = {**({"select_dedup": _dedup_word(sig["selection"]["dedup"])} if "dedup" in sig["selection"] else {}),
+    words = {**({"select_dedup": dedup_word(sig["selection"]["dedup"])} if "dedup" in sig["selection"] else {}),
              **({"select_exclude": exclude_word(sig["selection"]["exclude"])} if "exclude" in sig["selection"]
                 else {})}
     sig["signature"] = signature_string({**run.signature, **{f"select_{k}": v for k, v in rule.items()}, **words})
