@@ -182,7 +182,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
         while True:
             got, granted = assign({name: run.scores for name, run in runs.items()}, want,
                                   barred if barred.any() else None, order=True)
-            new = np.asarray([i for i in granted.tolist() if first.id_at(i) not in texts], dtype=np.int64)
+            new = np.asarray(sorted(i for i in granted.tolist() if first.id_at(i) not in texts), dtype=np.int64)
             if fetch is not None and len(new):
                 more = fetch(new)
                 fetched.update(more)
