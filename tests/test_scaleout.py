@@ -117,7 +117,7 @@ def test_several_targets_on_two_nodes_give_the_local_bytes(two_nodes, tiny_model
     med = make_sentences("med", 60, 1)
     test = med[:10]  # lines the mixture gives to no target: found among those read
     with gzip.open(pool / "b.txt.gz", "wt", encoding="utf-8") as fh:  # copies of med lines: duplicates to pass over
-        fh.write("".join(f"{x}\n" for x in make_sentences("it", 30, 4) + [m.upper() + "." for m in med[10:30]]))
+        fh.write("".join(f"{x}\n" for x in make_sentences("it", 30, 4) + med[10:40]))
     local = _mix(pool, "mix-local", "local", params, cascade, exclude=test, dedup="exact")
     opens = _Opens(monkeypatch, pool)
     ray_out = _mix(pool, "mix-ray", "ray", params, cascade, exclude=test, dedup="exact")
