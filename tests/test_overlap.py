@@ -105,3 +105,12 @@ def test_a_run_that_excludes_the_in_domain_set_selects_none_of_it_and_says_nothi
     assert "pool file" not in out
     # the plan counts the sample's lines that repeat one (the pool is 360 lines: the sample is all of it)
     assert "--exclude: 60 distinct lines; 60 of 360 sampled pool lines repeat one (about 60 of the pool's)" in out
+    # near copies of the in-domain lines, excluded: the plan compares as the run will, exactly or with --dedup near
+    near = write_lines(tmp_path / "near.txt", [f"{x} x" for x in sentences(60, 0)])
+    for flags, hits in (([], 0), (["--dedup", "near"], 60)):
+        rc, err, out = run_cli(["select", "--plan", "--method", "cosine", "--model", "tfidf", "--cache", "",
+                                "--in-domain", ind, "--pool", other, ind, "--top", "60", "--exclude", near, *flags],
+                               capsys)
+        assert rc == 0, err
+        assert f"{hits} of 360 sampled pool lines repeat one" in out
+        assert ("near duplicates too: Jaccard >= 0.8" in out) == bool(flags)

@@ -296,7 +296,8 @@ def _plan(args, rule: dict | None = None) -> int:
     in_domain, pool = read_inputs(args)
     rule = rule or {}
     print(format_plan(plan_run(args.method, in_domain, pool, opts["params"], opts["seed"], opts["cascade"],
-                               top=rule.get("top"), fraction=rule.get("fraction"), exclude=rule.get("exclude"))))
+                               top=rule.get("top"), fraction=rule.get("fraction"), exclude=rule.get("exclude"),
+                               dedup=rule.get("dedup"), dedup_threshold=rule.get("dedup_threshold"))))
     return 0
 
 

@@ -218,16 +218,17 @@ def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_fi
 
 
 def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=None, top: int | None = None,
-             fraction: float | None = None, exclude=None) -> dict:
+             fraction: float | None = None, exclude=None, dedup: str | None = None,
+             dedup_threshold: float | None = None) -> dict:
     """Count the pool (one read), calibrate on a seeded sample, and say what the run will do and cost.
     ``exclude``: the selection's ``--exclude`` (an :class:`~domainsift.dedup.Exclusion`, or what
-    :meth:`~domainsift.dedup.Exclusion.of` reads)."""
+    :meth:`~domainsift.dedup.Exclusion.of` reads), compared as ``dedup`` (``--dedup``) compares."""
     from ..io.source import MemorySource, PoolSource
     from ..select import get_selector
     selector = get_selector(method, **params)
-    if exclude is not None:
-        from ..dedup import Exclusion
-        exclude = Exclusion.of(exclude)
+    from ..dedup import deduplicator, exclusion
+    deduplicator(dedup, dedup_threshold)  # a bad --dedup stops the plan as it would stop the run
+    exclude = exclusion(exclude, dedup, dedup_threshold)
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
     from ..engine.run import CALIBRATION, SAMPLE_STREAMS, SURFACE, surface_sample
     scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]]),
@@ -310,7 +311,8 @@ def format_plan(plan: dict) -> str:
     lines += [f"  warning: {w}" for w in plan.get("warnings", [])]
     ex = plan.get("exclude")
     if ex:
-        lines.append(f"  --exclude: {ex['lines']:,} distinct lines; {ex['sample_matches']:,} of {ex['sample']:,} sampled "
+        near = f" (near duplicates too: Jaccard >= {ex['threshold']:g})" if ex["mode"] == "near" else ""
+        lines.append(f"  --exclude{near}: {ex['lines']:,} distinct lines; {ex['sample_matches']:,} of {ex['sample']:,} sampled "
                      f"pool lines repeat one (about {ex['pool_estimate']:,} of the pool's), passed over by the selection")
     est = plan.get("estimate")
     if est is None:
