@@ -132,7 +132,7 @@ def test_exclude_leaves_a_test_sets_lines_out_and_top_still_gives_n(pool, capsys
         assert (pool["tmp"] / "again" / name).read_bytes() == (pool["tmp"] / "ex" / name).read_bytes()
 
 
-def test_exclude_compares_a_bitexts_source_side(tmp_path, monkeypatch, capsys):
+def test_exclude_leaves_out_a_pair_by_either_side(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     src = make_sentences("med", 12, 1) + make_sentences("law", 12, 2)
     write_lines(tmp_path / "pool.de", src)
@@ -147,6 +147,17 @@ def test_exclude_compares_a_bitexts_source_side(tmp_path, monkeypatch, capsys):
     assert len(chosen) == 10 and not set(chosen) & set(src[:3])
     targets = (tmp_path / "r" / "selected.en").read_text().splitlines()
     assert targets == [f"target {src.index(t)}" for t in chosen]
+    # the test set's other side: a pair whose target repeats a test reference is left out too
+    assert {"target 5", "target 7"} <= set(targets)  # two med pairs the selection takes
+    write_lines(tmp_path / "test.en", ["Target 5", "target 7."])  # compared after normalising
+    rc, err, _ = run_cli(["select", "--from-scores", "r", "--top", "10", "--exclude", "test.de", "test.en",
+                          "--out", "r2"], capsys)
+    assert rc == 0, err
+    chosen = (tmp_path / "r2" / "selected.de").read_text().splitlines()
+    targets = (tmp_path / "r2" / "selected.en").read_text().splitlines()
+    assert len(chosen) == 10 and not set(chosen) & set(src[:3]) and not {"target 5", "target 7"} & set(targets)
+    sel = json.loads((tmp_path / "r2" / "selection.json").read_text())
+    assert sel["exclude"]["lines"] == 5 and sel["exclude"]["lines_excluded"] == 5
 
 
 def test_run_select_excludes_a_list_of_lines_or_a_file(pool, capsys):

@@ -595,8 +595,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "no two lines of the mixture (of one target or of two) duplicate each other")
     s.add_argument("--exclude", nargs="+", metavar="FILE",
                    help="leave out every pool line that repeats a line of FILE (a test set kept out of what you "
-                        "train on), compared as --dedup compares (exact unless --dedup near; a bitext: its source "
-                        "side); --top/--fraction still give N lines; with --target, no target gets such a line")
+                        "train on), compared as --dedup compares (exact unless --dedup near; a bitext's pair: by "
+                        "either side, so give a test set's two files); --top/--fraction still give N lines; with --target, no target gets such a line")
     s.add_argument("--resample", type=positive_int, metavar="N",
                    help="instead of the N best: N lines drawn without replacement with probability proportional "
                         "to exp(w / --temperature), w the score (a probability's logit), as DSIR resamples; seeded")

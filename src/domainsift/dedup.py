@@ -15,8 +15,10 @@ For a sentence pair (``--pool-target``), both sides together are the text.
 
 ``select --exclude FILE`` (:class:`Exclusion`) leaves out of the selection every pool line that repeats a
 line of FILE, compared the same way (exact unless ``--dedup near``): a test set kept out of the data
-selected for training. The walk goes past them as it goes past duplicates. For a sentence pair the
-pool's source side is compared (the side the in-domain set is compared with).
+selected for training. The walk goes past them as it goes past duplicates. A sentence pair is left out
+when either side repeats a line of FILE: give a bitext test set's two files, since a reference seen in
+training leaks as its source does (FILE's lines are compared with both sides; lines of two languages
+rarely match by chance, and a pair whose side equals a test line is a repeat of it whichever side it is).
 """
 
 from __future__ import annotations
@@ -170,8 +172,10 @@ class Exclusion:
             return cls(exclude.texts, mode, threshold, exclude.files)
         return cls(list(exclude), mode, threshold)
 
-    def matches(self, text: str) -> bool:
-        return self._index.matches(text)
+    def matches(self, text: str, target: str | None = None) -> bool:
+        """Whether a pool line (``text``), or a sentence pair (``text`` and its ``target``) by either side,
+        repeats an excluded line."""
+        return self._index.matches(text) or (target is not None and self._index.matches(target))
 
     def describe(self) -> dict:
         """What the selection left out, for its signature: the comparison, how many distinct lines and

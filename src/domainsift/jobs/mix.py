@@ -201,7 +201,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
                 key = first.id_at(i)
                 if left_out is not None:
                     if i not in excluded:
-                        excluded[i] = left_out.matches(texts[key])
+                        excluded[i] = left_out.matches(texts[key], sides[key])
                     if excluded[i]:
                         hit.append((i, "exclude"))
                         continue

@@ -247,8 +247,9 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     out = {"method": method, "n_pool": n, "n_in_domain": len(in_domain), "selection": selection,
            "cascade": cascade is not None, "reads_of_the_pool": passes, "warnings": warnings}
     if exclude is not None:  # how many pool lines the selection will pass over, from the same sample
-        sample = scan.samples[SURFACE].texts
-        hits = sum(exclude.matches(t) for t in sample)
+        drawn = scan.samples[SURFACE]
+        sample = drawn.texts
+        hits = sum(exclude.matches(t, g) for t, g in zip(sample, drawn.targets or [None] * len(sample)))
         out["exclude"] = {**exclude.describe(), "sample": len(sample), "sample_matches": hits,
                           "pool_estimate": round(hits / len(sample) * n) if sample else 0}
     if method not in TIMED_METHODS or selector.encoder_name is None:

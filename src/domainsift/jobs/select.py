@@ -84,7 +84,7 @@ def _resolve_auto(rule: dict, share: dict, n_pool: int) -> tuple[dict, int]:
 
 def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None) -> tuple:
     """The selection ``idx`` (best first) without duplicates, the best-scored of each group kept, and
-    without the lines ``exclude`` matches (their source side); under ``top`` / ``fraction`` the walk goes
+    without the lines ``exclude`` matches (a pair: by either side); under ``top`` / ``fraction`` the walk goes
     past the N-th line until N lines are found (or the pool ends). Returns the indices, how many
     duplicates and how many excluded lines were passed over."""
     import numpy as np
@@ -101,7 +101,7 @@ def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None) -> tuple:
                else {i: v[:2] for i, v in fetch(fresh).items()})
         for i in fresh:
             text, target = got[run.id_at(i)]
-            if exclude is not None and exclude.matches(text):
+            if exclude is not None and exclude.matches(text, target):
                 excluded += 1
             elif dedup is not None and dedup.is_duplicate(text if target is None else f"{text}\t{target}"):
                 skipped += 1
