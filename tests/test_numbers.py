@@ -146,6 +146,18 @@ def test_signature_holds_what_determines_the_result_and_nothing_else(domain_file
     assert not any("seconds" in k or k == "created" for k in sig)
 
 
+def test_a_baseline_embedders_signature_names_no_encoder_setting(tmp_path):
+    """What ran: cosine over tf-idf vectors reads no token length and runs no ONNX backend, so its signature
+    names neither (a transformers encoder's names both)."""
+    ind = _write(tmp_path / "in.txt", make_sentences("med", 4, 1))
+    pool = _write(tmp_path / "pool.txt", make_sentences("law", 30, 1))
+    assert main(["-q", "score", "--method", "cosine", "--model", "tfidf", "--cache", "", "--in-domain", str(ind),
+                 "--pool", str(pool), "--out", str(tmp_path / "r")]) == 0
+    sig = json.loads((tmp_path / "r" / "signature.json").read_text())
+    assert sig["model"].startswith("tfidf") and "backend" not in sig and "max_length" not in sig
+    assert "backend:" not in sig["signature"] and "max_length:" not in sig["signature"]
+
+
 def test_score_signature_has_no_timing_and_the_run_json_has(tmp_path):
     ind = _write(tmp_path / "in.txt", make_sentences("med", 4, 1))
     pool = _write(tmp_path / "pool.txt", make_sentences("law", 8, 1))

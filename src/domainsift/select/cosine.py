@@ -176,6 +176,9 @@ class CosineSelector(BaseSelector):
         if isinstance(self.embedder, str) and abilities(self.embedder).kind != "baseline":
             from .base import encoder_numerics
             p.update(encoder_numerics(self.embedder, self.backend, self.device, self.max_length))
+        elif isinstance(self.embedder, str):  # tf-idf, word2vec, LDA, random: no token length, no backend ran
+            p.pop("max_length", None)
+            p.pop("backend", None)
         return p
 
 
