@@ -90,12 +90,14 @@ class Deduplicator:
             self._hashes[name] = m
         self._exact.add(key)
 
+    def _ready(self, norm: str, key: bytes) -> tuple:
+        return key, (self._sketch(norm) if self.mode == "near" else None)
+
     def prepare(self, text: str) -> tuple:
         """What :meth:`seen` compares of ``text``: its hash and, for ``near``, its MinHash. The same for
         every Deduplicator of this mode and threshold, so a caller that walks the same lines again (a
         mixture assigned anew) prepares each once."""
-        norm, key = _key(text)
-        return key, (self._sketch(norm) if self.mode == "near" else None)
+        return self._ready(*_key(text))
 
     def seen(self, prepared: tuple, keep: bool = False) -> bool:
         """:meth:`matches` for a line :meth:`prepare` made ready."""
@@ -113,7 +115,7 @@ class Deduplicator:
         norm, key = _key(text)
         if key in self._exact:  # an exact repeat needs no sketch
             return True
-        return self.seen((key, self._sketch(norm) if self.mode == "near" else None), keep)
+        return self.seen(self._ready(norm, key), keep)
 
     def is_duplicate(self, text: str) -> bool:
         """Whether ``text`` duplicates a line kept so far; it is kept when it does not."""
@@ -153,7 +155,7 @@ class Exclusion:
         for t in texts:  # every line kept, a near duplicate of another too: each is compared on its own
             norm, key = _key(t)
             if norm and key not in index._exact:
-                index._keep(key, index._sketch(norm) if mode == "near" else None)
+                index._keep(*index._ready(norm, key))
         if not index._exact:
             raise DomainsiftError(f"--exclude {' '.join(map(str, files)) or '(lines)'}: no line to exclude")
         self.files = [f if "://" in str(f) else os.path.abspath(f) for f in map(str, files)]
