@@ -212,3 +212,43 @@ def build_tiny_model(family: str, out_dir: Path, seed: int = 0, for_classificati
 def tiny_models(tmp_path_factory):
     base = tmp_path_factory.mktemp("tiny_models")
     return {fam: build_tiny_model(fam, base / fam) for fam in FAMILIES}
+
+
+def backwards(s: str) -> str:
+    """Language B of the bilingual fixture: every word of language A written backwards."""
+    return " ".join(w[::-1] for w in s.split())
+
+
+@pytest.fixture(scope="session")
+def bilingual(tmp_path_factory):
+    """Language A and B (every word backwards) over the three domains: a tiny random BERT whose vocabulary
+    holds both, an A-language in-domain set (med), a B-language pool (med, law, it: 30 lines each) and a
+    450-pair bitext."""
+    import torch
+    import transformers as tf
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    t = tmp_path_factory.mktemp("xl")
+    words = [w for ws in WORDS.values() for w in ws]
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator([" ".join(words + [w[::-1] for w in words])],
+                            trainers.WordLevelTrainer(special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
+    fast = tf.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                      sep_token="[SEP]", mask_token="[MASK]")
+    torch.manual_seed(0)
+    model = tf.AutoModel.from_config(tf.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                                   intermediate_size=64, max_position_embeddings=64, pad_token_id=0,
+                                                   vocab_size=tok.get_vocab_size()))
+    model.save_pretrained(t / "model")
+    fast.save_pretrained(t / "model")
+
+    def write(name, lines):
+        (t / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return t / name
+
+    bi = sum((make_sentences(d, 150, 10 + i) for i, d in enumerate(WORDS)), [])
+    pool = [backwards(s) for s in make_sentences("med", 30, 2) + make_sentences("law", 30, 3)
+            + make_sentences("it", 30, 4)]
+    return {"model": str(t / "model"), "in": write("in.a", make_sentences("med", 40, 1)),
+            "pool": write("pool.b", pool), "bi_a": write("bi.a", bi), "bi_b": write("bi.b", [backwards(s) for s in bi]),
+            "dir": t}

@@ -9,46 +9,10 @@ import json
 import numpy as np
 import pytest
 
-from conftest import WORDS, make_sentences
+from conftest import backwards, make_sentences
 from domainsift.cli import main
 from domainsift._internal.errors import DomainsiftError
 from domainsift.select import get_selector
-
-
-def backwards(s: str) -> str:
-    return " ".join(w[::-1] for w in s.split())
-
-
-@pytest.fixture(scope="module")
-def bilingual(tmp_path_factory):
-    import torch
-    import transformers as tf
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    t = tmp_path_factory.mktemp("xl")
-    words = [w for ws in WORDS.values() for w in ws]
-    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator([" ".join(words + [w[::-1] for w in words])],
-                            trainers.WordLevelTrainer(special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
-    fast = tf.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                                      sep_token="[SEP]", mask_token="[MASK]")
-    torch.manual_seed(0)
-    model = tf.AutoModel.from_config(tf.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                                   intermediate_size=64, max_position_embeddings=64, pad_token_id=0,
-                                                   vocab_size=tok.get_vocab_size()))
-    model.save_pretrained(t / "model")
-    fast.save_pretrained(t / "model")
-
-    def write(name, lines):
-        (t / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return t / name
-
-    bi = sum((make_sentences(d, 150, 10 + i) for i, d in enumerate(WORDS)), [])
-    pool = [backwards(s) for s in make_sentences("med", 30, 2) + make_sentences("law", 30, 3)
-            + make_sentences("it", 30, 4)]
-    return {"model": str(t / "model"), "in": write("in.a", make_sentences("med", 40, 1)),
-            "pool": write("pool.b", pool), "bi_a": write("bi.a", bi), "bi_b": write("bi.b", [backwards(s) for s in bi]),
-            "dir": t}
 
 
 def _precision(bilingual, **kw):

@@ -146,7 +146,9 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     source = open_pool(source, execution, stack)  # from here on, under Ray, the workers read the pool's files
     # pass 1: count, fingerprint, sample (or the pass a caller made for several runs)
     if scanned and all(scanned.asked.get(k) == v for k, v in need.items()):
-        scan = scanned.scan
+        # the pass is shared read-only: every target's fit sees the same samples (the engine drops the fit
+        # sample from its own copy once fitted, never from the other targets')
+        scan = dataclasses.replace(scanned.scan, samples=dict(scanned.scan.samples))
     else:
         scan = source.scan(need)
     if scan.n == 0:
