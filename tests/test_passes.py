@@ -96,3 +96,23 @@ def test_the_selection_from_kept_bytes_is_the_selection_read_back(files, tiny_mo
     assert Path("run/selected.txt").read_bytes() == Path("again/selected.txt").read_bytes()
     assert b"\r\n" in Path("run/selected.txt").read_bytes()
     assert gzip  # the pool holds a .gz file: its lines are kept decompressed, as the files are written
+
+
+@pytest.mark.parametrize("model,cascade", [("tfidf", False), ("bert", False), ("bert", True)],
+                         ids=["tfidf", "shared-fit", "shared-fit-cascade"])
+def test_a_three_target_mixture_reads_each_pool_file_at_most_three_times(model, cascade, files, counted, tiny_models,
+                                                                         capsys, tmp_path):
+    """Targets are a dimension of one run: the pool is counted, scored (every target at once) and its
+    selected lines read, whatever the number of targets, with and without --cascade."""
+    opens, hashes = counted
+    targets = []
+    for i, d in enumerate(("med", "law", "it")):
+        targets += ["--target", f"{d}={write_lines(tmp_path / f'in_{d}.txt', make_sentences(d, 10, 50 + i))}"]
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--model", tiny_models.get(model, model), "--cache", "",
+                          *(["--cascade"] if cascade else []), *targets, "--pool", *files["pool"], "--top", "24",
+                          "--out", "mix"], capsys)
+    assert rc == 0, err
+    reads = _reads(opens, files)
+    assert max(reads.values()) <= 3, reads
+    assert hashes["result"] == len(files["pool"]), hashes
+    assert (Path("mix") / "selected.mix.tsv").read_text().count("\n") == 25

@@ -41,7 +41,10 @@ def make_data(d: Path) -> dict:
     for lang in ("en", "de"):
         lines = (DATA / f"EMEA.test.{lang}").read_text(encoding="utf-8").splitlines()[:N_IN]
         (d / f"in.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return {"pool": pool, "in": str(d / "in.en"), "in_de": str(d / "in.de"), "gold": pool[0]}
+    lines = (DATA / "KDE4.test.en").read_text(encoding="utf-8").splitlines()[:N_IN]  # a mixture's second target
+    (d / "in_kde.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return {"pool": pool, "in": str(d / "in.en"), "in_de": str(d / "in.de"), "in_kde": str(d / "in_kde.en"),
+            "gold": pool[0]}
 
 
 def commands(data: dict) -> list[list[str]]:
@@ -58,6 +61,13 @@ def commands(data: dict) -> list[list[str]]:
         ["combine", "cosine", "ml", "--out", "combined", "--top", "100"],
         ["evaluate", "combined", "--gold", data["gold"]],
         ["embed", data["in"], "--out", "embed"],
+        ["select", "--method", "cosine", "--target", f"emea={data['in']}", "--target", f"kde={data['in_kde']}",
+         "--pool", *data["pool"], "--seed", "0", "--top", "100", "--out", "mix-cosine"],
+        ["select", "--method", "finetune", "--epochs", "1", "--target", f"emea={data['in']}", "--target",
+         f"kde={data['in_kde']}", "--pool", *data["pool"], "--seed", "0", "--top", "100", "--out", "mix-finetune"],
+        ["select", "--method", "finetune", "--epochs", "1", "--cascade", "--target", f"emea={data['in']}",
+         "--target", f"kde={data['in_kde']}", "--pool", *data["pool"], "--seed", "0", "--top", "60",
+         "--out", "mix-finetune-cascade"],
         ["cluster", *data["pool"], "--k", "3", "--seeds", "2", "--no-plots", "--out", "cluster"],
     ]
 

@@ -33,7 +33,7 @@ from .._internal.atomic import save_json
 from .._internal.errors import DomainsiftError
 from .config import Cascade, Execution
 from . import shards
-from .executor import score_shards
+from .executor import score_shards, score_targets
 from .shards import assemble, finished_shards, shard_paths
 
 log = logging.getLogger(__name__)
@@ -157,42 +157,62 @@ def merge(state: Path, n_shards: int, shard_size: int, cand: np.ndarray, teacher
         shards.write_shard(final, k, out, ids[:, 0], ids[:, 1])
 
 
-def run_cascade(teacher, student, in_domain, source, state: Path, student_sample, execution: Execution,
-                cascade: Cascade) -> dict:
-    """Steps 2 to 6 of the module docstring (the teacher is fitted); returns what ``run.json`` and the
-    signature record, and the candidates' bytes by ``(file, line)``. ``student_sample()`` gives the pool
-    sample the student learns from (called only when the student is not saved yet)."""
+def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) -> list:
+    """Steps 2 to 6 of the module docstring for one target or several (:class:`~domainsift.engine.run.Target`,
+    each teacher fitted, each with its student and the pool sample it learns from): every student fitted (or loaded), then one pass over the pool for
+    all the students, then every target's candidates read in one pass (their union), each teacher
+    scoring its own. Returns per target what ``run.json`` and the signature record, and the candidates'
+    bytes by ``(file, line)`` and records (every target's candidates: a local pool's, else None)."""
     from .._internal.machine import release_memory
     from ..io.source import MemorySource
-    seconds, t = {}, time.time()
-    student_dir = state / "student-model"
-    loaded = False
-    if student_dir.exists():
-        try:
-            student.load_state(student_dir)
-            loaded = True
-        except DomainsiftError as exc:
-            log.warning("the saved student in %s cannot be loaded (%s); fitting it again", student_dir, exc)
-    if not loaded:
-        student.fit(in_domain, student_sample(), teacher=teacher)
-        student.save_state(student_dir)
-    release_memory()
-    seconds["student_fit_seconds"], t = round(time.time() - t, 1), time.time()
+    from .run import STUDENT_SAMPLE
+    seconds, t = [{} for _ in targets], time.time()
+    for tg, sec in zip(targets, seconds):
+        t = time.time()
+        student_dir = tg.state / "student-model"
+        loaded = False
+        if student_dir.exists():
+            try:
+                tg.student.load_state(student_dir)
+                loaded = True
+            except DomainsiftError as exc:
+                log.warning("the saved student in %s cannot be loaded (%s); fitting it again", student_dir, exc)
+        if not loaded:
+            tg.student.fit(tg.in_domain, tg.samples.get(STUDENT_SAMPLE), teacher=tg.selector)
+            tg.student.save_state(student_dir)
+        release_memory()
+        sec["student_fit_seconds"] = round(time.time() - t, 1)
+    t = time.time()
     n = len(source)
-    n_shards = score_shards(student, source, state / "student", execution, model_dir=student_dir)
-    seconds["student_score_seconds"], t = round(time.time() - t, 1), time.time()
-    how = plan(student, n, cascade.share, cascade.candidates)
-    cand = top_candidates(state, n_shards, how["candidates"])
-    teacher_state = state / f"teacher-{len(cand)}"
-    if getattr(source, "remote", False):  # the workers read their own candidates
-        kept = None
-        score_shards(teacher, source, teacher_state, execution, model_dir=state / "model", positions=cand)
-    else:
-        records, kept = source.take(cand, raw=True)
-        score_shards(teacher, MemorySource(records), teacher_state, execution, model_dir=state / "model")
-    seconds["teacher_score_seconds"] = round(time.time() - t, 1)  # with the candidates' reading
-    t_scores, _ = assemble(teacher_state, max(1, -(-len(cand) // execution.shard_size)))
-    teacher_scores = np.concatenate([np.load(p) for p in t_scores]) if len(cand) else np.zeros(0)
-    merge(state, n_shards, execution.shard_size, cand, teacher_scores)
-    save_json(state / "plan.json", how)
-    return {"student": student, "plan": how, "n_shards": n_shards, "seconds": seconds, "kept": kept}
+    n_shards = score_targets([tg.student for tg in targets], source, [tg.state / "student" for tg in targets],
+                             execution, [tg.state / "student-model" for tg in targets])
+    passed = round(time.time() - t, 1)  # every student's, in one pass
+    hows, cands = [], []
+    for tg, sec in zip(targets, seconds):
+        sec["student_score_seconds"] = passed
+        how = plan(tg.student, n, cascade.share, cascade.candidates)
+        hows.append(how)
+        cands.append(top_candidates(tg.state, n_shards, how["candidates"]))
+    t = time.time()
+    remote = getattr(source, "remote", False)
+    kept, records = None, None
+    if not remote:  # every target's candidates in one read (their union), their bytes kept
+        union = cands[0] if len(cands) == 1 else np.unique(np.concatenate(cands))
+        records, kept = source.take(union, raw=True)
+    out = []
+    for tg, sec, how, cand in zip(targets, seconds, hows, cands):
+        teacher_state = tg.state / f"teacher-{len(cand)}"
+        if remote:  # the workers read their own candidates
+            score_shards(tg.selector, source, teacher_state, execution, model_dir=tg.state / "model", positions=cand)
+        else:
+            mine = records if len(cand) == len(union) else records[np.searchsorted(union, cand).tolist()]
+            score_shards(tg.selector, MemorySource(mine), teacher_state, execution, model_dir=tg.state / "model")
+        sec["teacher_score_seconds"] = round(time.time() - t, 1)  # with the candidates' reading
+        t = time.time()
+        t_scores, _ = assemble(teacher_state, max(1, -(-len(cand) // execution.shard_size)))
+        teacher_scores = np.concatenate([np.load(p) for p in t_scores]) if len(cand) else np.zeros(0)
+        merge(tg.state, n_shards, execution.shard_size, cand, teacher_scores)
+        save_json(tg.state / "plan.json", how)
+        out.append({"student": tg.student, "plan": how, "n_shards": n_shards, "seconds": sec, "kept": kept,
+                    "records": records})
+    return out

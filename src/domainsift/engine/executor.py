@@ -17,30 +17,48 @@ def score_shards(selector, source, state: Path, execution: Execution, model_dir:
     """Score every shard of ``source`` that has no completion marker in ``state``; return the
     number of shards. ``positions``: score only these pool positions (sorted; the Ray engine's
     workers read them from a pool of files themselves)."""
+    return score_targets([selector], source, [state], execution, [model_dir], positions)
+
+
+def score_targets(selectors: list, source, states: list, execution: Execution, model_dirs: list | None = None,
+                  positions=None) -> int:
+    """:func:`score_shards` for several fitted selectors at once (a mixture's targets), each into its own
+    state folder: the local engine reads each shard once and every selector that lacks it scores it
+    (so the pool is read once for any number of targets); the Ray engine scores them one after another
+    (its workers read the shards of each)."""
     execution.check()
-    state.mkdir(parents=True, exist_ok=True)
+    model_dirs = list(model_dirs or [None] * len(selectors))
+    for state in states:
+        state.mkdir(parents=True, exist_ok=True)
     n = len(source) if positions is None else len(positions)
     shard_size = execution.shard_size
     n_shards = max(1, -(-n // shard_size))
-    done = finished_shards(state)
-    todo = n_shards - len(done & set(range(n_shards)))
+    if execution.engine != "local" and len(selectors) > 1:
+        for selector, state, model_dir in zip(selectors, states, model_dirs):
+            score_targets([selector], source, [state], execution, [model_dir], positions)
+        return n_shards
+    each = [finished_shards(state) & set(range(n_shards)) for state in states]
+    done = set.intersection(*each)  # a shard is read again only while some target lacks it
+    todo = n_shards - len(done)
     if todo == 0:
         return n_shards
     if done:
         log.info("resuming: %d of %d shards already scored", n_shards - todo, n_shards)
     from tqdm.auto import tqdm
-    bar = tqdm(total=n, initial=min(n, len(done) * shard_size), desc=f"score {selector.name}", unit="line",
+    name = selectors[0].name + (f" x {len(selectors)} targets" if len(selectors) > 1 else "")
+    bar = tqdm(total=n, initial=min(n, len(done) * shard_size), desc=f"score {name}", unit="line",
                disable=not execution.progress, smoothing=0.1, dynamic_ncols=True)
     try:
         if execution.engine == "local":
             if positions is not None:
                 raise ValueError("the local engine scores positions of a pool taken into memory")
-            score_local(selector, source, state, shard_size, done, bar, execution.on_shard,
+            score_local(selectors, source, states, shard_size, each, bar, execution.on_shard,
                         processes=min(execution.local_processes(), todo))
         else:
             from .ray import score_on_ray
-            score_on_ray(selector, source, state, shard_size, done, bar, execution.workers, execution.address,
-                         model_dir, execution.on_shard, positions=positions, n_shards=n_shards)
+            score_on_ray(selectors[0], source, states[0], shard_size, done, bar, execution.workers,
+                         execution.address, model_dirs[0], execution.on_shard, positions=positions,
+                         n_shards=n_shards)
     finally:
         bar.close()
     return n_shards

@@ -35,7 +35,7 @@ from typing import Callable
 from .._internal.machine import release_memory
 from ..io.corpus import Corpus
 from .config import Cascade, Execution
-from .executor import score_shards
+from .executor import score_targets
 from .shards import assemble
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ def kept(state: Path) -> str:
 class Scored:
     """What a scoring job produced: per-shard score and id files, the number of shards, the seconds of
     each stage, what the fit adds to the signature, the cascade's plan and student, and the bytes of
-    the lines read after scoring (a cascade's candidates) by ``(file, line)``."""
+    the lines read after scoring (a cascade's candidates) by ``(file, line)``, and their records."""
 
     scores: list
     ids: list
@@ -125,6 +125,7 @@ class Scored:
     plan: dict | None = None
     student: object = None
     kept: dict | None = None
+    records: Corpus | None = None  # the lines read after scoring (a cascade's candidates), their texts
 
 
 def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample: int | None, seed: int,
@@ -157,28 +158,56 @@ def surface_sample(seed: int) -> tuple:
     return SURFACE_LINES, [seed, SAMPLE_STREAMS[SURFACE]]
 
 
+@dataclass
+class Target:
+    """One target's scoring job inside a run: its fitted-to-be ``selector``, its in-domain set, the
+    counting pass's samples it fits on (its own dict: the fit sample is dropped from it once fitted), the
+    state folder its fit, shards and cascade are kept in (resumable), and the cascade's student."""
+
+    selector: object
+    in_domain: Corpus
+    samples: dict
+    state: Path
+    student: object = None
+
+
 def execute(selector, in_domain: Corpus, source, samples: dict, state: Path, execution: Execution,
             params: dict, cascade: Cascade | None = None, student=None) -> Scored:
     """Fit ``selector`` and score ``source`` into ``state`` (resumable); under ``cascade``, the student
     (built by :func:`domainsift.engine.cascade.build_student`) scores every line and ``selector`` the
     candidates. ``samples``: what the counting pass drew (:func:`samples_needed`); a pool no larger
     than a sample is that sample whole."""
-    t = time.time()
-    note = {}
-    if FIT in samples and len(samples[FIT]) < len(source):
-        note = {"fit_sample": execution.fit_sample}
-    fit(selector, in_domain, lambda: samples.get(FIT), state / "model")
-    samples.pop(FIT, None)  # fitted: its sample (200,000 lines by default) is not held through the scoring
-    seconds = {"fit_seconds": round(time.time() - t, 1)}  # this process's share, when a run resumed
+    return execute_targets([Target(selector, in_domain, samples, state, student)], source, execution, cascade)[0]
+
+
+def execute_targets(targets: list, source, execution: Execution, cascade: Cascade | None = None) -> list:
+    """:func:`execute` for several targets (:class:`Target`) in one run: each fitted (or its saved fit
+    loaded), then one scoring pass over the pool for all of them (the local engine reads each shard
+    once); under ``cascade`` every student in one pass, and every target's candidates read in one more.
+    Each target's scores are those of a run of its own (a line's score depends on its target alone).
+    Returns a :class:`Scored` per target, in order."""
+    notes, fit_seconds = [], []
+    for tg in targets:
+        t = time.time()
+        note = {}
+        if FIT in tg.samples and len(tg.samples[FIT]) < len(source):
+            note = {"fit_sample": execution.fit_sample}
+        fit(tg.selector, tg.in_domain, lambda tg=tg: tg.samples.get(FIT), tg.state / "model")
+        tg.samples.pop(FIT, None)  # fitted: its sample (200,000 lines by default) is not held through the scoring
+        notes.append(note)
+        fit_seconds.append(round(time.time() - t, 1))  # this process's share, when a run resumed
     if cascade is None:
         t = time.time()
-        n_shards = score_shards(selector, source, state, execution, model_dir=state / "model")
-        seconds["pass_seconds"] = round(time.time() - t, 1)  # the shards' scoring (reading the pool included)
-        scores, ids = assemble(state, n_shards)
-        return Scored(scores, ids, n_shards, seconds, note)
-    from .cascade import run_cascade
-    res = run_cascade(selector, student, in_domain, source, state, lambda: samples.get(STUDENT_SAMPLE),
-                      execution, cascade)
-    scores, ids = assemble(state / "final", res["n_shards"])
-    return Scored(scores, ids, res["n_shards"], {**seconds, **res["seconds"]}, note, res["plan"], res["student"],
-                  res["kept"])
+        n_shards = score_targets([tg.selector for tg in targets], source, [tg.state for tg in targets], execution,
+                                 [tg.state / "model" for tg in targets])
+        passed = round(time.time() - t, 1)  # the shards' scoring (reading the pool included), every target's
+        return [Scored(*assemble(tg.state, n_shards), n_shards, {"fit_seconds": f, "pass_seconds": passed}, note)
+                for tg, f, note in zip(targets, fit_seconds, notes)]
+    from .cascade import run_cascades
+    done = run_cascades(targets, source, execution, cascade)
+    out = []
+    for tg, res, f, note in zip(targets, done, fit_seconds, notes):
+        scores, ids = assemble(tg.state / "final", res["n_shards"])
+        out.append(Scored(scores, ids, res["n_shards"], {"fit_seconds": f, **res["seconds"]}, note, res["plan"],
+                          res["student"], res["kept"], res["records"]))
+    return out

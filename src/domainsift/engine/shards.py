@@ -96,15 +96,20 @@ def score_one(selector, records, start: int) -> np.ndarray:
     return out
 
 
-def score_local(selector, source, state: Path, shard_size: int, done: set, bar,
+def score_local(selectors: list, source, states: list, shard_size: int, done: list, bar,
                 on_shard: Callable[[int], None] | None = None, processes: int = 1) -> None:
-    """The local engine: the shards without a marker, one after another in this process; a selector
-    whose scoring is Python code on one core (``python_bound``: the student) in ``processes`` forked
-    processes, this one reading the pool and writing the shards (:func:`_score_forked`)."""
-    if processes > 1 and selector.python_bound and _can_fork():
-        return _score_forked(selector, source, state, shard_size, done, bar, on_shard, processes)
-    for shard, records, fidx, lines in source.shards(shard_size, done):
-        write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
+    """The local engine: the shards without a marker, one after another in this process, each read once
+    and scored by every selector (one a target) whose state folder lacks it (``done``: each state's
+    finished shards); a selector whose scoring is Python code on one core (``python_bound``: the
+    student) in ``processes`` forked processes, this one reading the pool and writing the shards
+    (:func:`_score_forked`)."""
+    every = set.intersection(*done)
+    if processes > 1 and all(s.python_bound for s in selectors) and _can_fork():
+        return _score_forked(selectors, source, states, shard_size, done, every, bar, on_shard, processes)
+    for shard, records, fidx, lines in source.shards(shard_size, every):
+        for selector, state, have in zip(selectors, states, done):
+            if shard not in have:
+                write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
         bar.update(len(records))
         if on_shard:
             on_shard(shard)
@@ -116,7 +121,7 @@ def _can_fork() -> bool:
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
-_FORKED = None  # the selector a forked scoring process inherited
+_FORKED = None  # the selectors a forked scoring process inherited
 
 
 def _child_start(parent: int) -> None:
@@ -133,12 +138,13 @@ def _child_start(parent: int) -> None:
         os._exit(1)
 
 
-def _score_in_child(records, start: int) -> np.ndarray:
-    return score_one(_FORKED, records, start)
+def _score_in_child(records, start: int, which: list) -> list:
+    return [score_one(_FORKED[k], records, start) for k in which]
 
 
-def _score_forked(selector, source, state: Path, shard_size: int, done: set, bar, on_shard, processes: int) -> None:
-    """:func:`score_local` over ``processes`` forked processes: each inherits the fitted selector (nothing
+def _score_forked(selectors: list, source, states: list, shard_size: int, done: list, every: set, bar, on_shard,
+                  processes: int) -> None:
+    """:func:`score_local` over ``processes`` forked processes: each inherits the fitted selectors (nothing
     is pickled but the shards' records and scores), scores whole shards, and this process writes each
     shard's files and marker as its scores come back. A line's score depends on its text alone, so the
     bytes are those of one process. At most two shards per process are in flight (memory stays bounded)."""
@@ -146,8 +152,9 @@ def _score_forked(selector, source, state: Path, shard_size: int, done: set, bar
     import multiprocessing
     import os
     global _FORKED
-    selector.prepare_fork()  # what a child would otherwise compute after the fork, computed once here
-    _FORKED = selector
+    for selector in selectors:
+        selector.prepare_fork()  # what a child would otherwise compute after the fork, computed once here
+    _FORKED = selectors
     env = os.environ.get("TOKENIZERS_PARALLELISM")
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one core a process; and no warning about the fork
     try:
@@ -157,14 +164,17 @@ def _score_forked(selector, source, state: Path, shard_size: int, done: set, bar
 
             def finish(futures) -> None:
                 for fut in futures:
-                    shard, fidx, lines = pending.pop(fut)
-                    write_shard(state, shard, fut.result(), fidx, lines)
+                    shard, fidx, lines, which = pending.pop(fut)
+                    for k, got in zip(which, fut.result()):
+                        write_shard(states[k], shard, got, fidx, lines)
                     bar.update(len(lines))
                     if on_shard:
                         on_shard(shard)
 
-            for shard, records, fidx, lines in source.shards(shard_size, done):
-                pending[pool.submit(_score_in_child, records, shard * shard_size)] = (shard, fidx, lines)
+            for shard, records, fidx, lines in source.shards(shard_size, every):
+                which = [k for k, have in enumerate(done) if shard not in have]
+                pending[pool.submit(_score_in_child, records, shard * shard_size, which)] = (shard, fidx, lines,
+                                                                                              which)
                 if len(pending) >= 2 * processes:
                     finish(cf.wait(pending, return_when=cf.FIRST_COMPLETED).done)
             while pending:

@@ -236,10 +236,11 @@ class PoolSource:
         return strip_line_id(text) if self.strip_id else text
 
     # ------------------------------------------------------------------ the stream
-    def file_records(self, k: int) -> Iterator[tuple[int, str, str | None]]:
-        """``(line, text, other side or None)`` for the records of file ``k`` alone."""
-        for line, text, target, _, _ in self._file_items(k):
-            yield line, text, target
+    def file_records(self, k: int, raw: bool = False) -> Iterator[tuple]:
+        """``(line, text, other side or None)`` for the records of file ``k`` alone; with ``raw`` also the
+        line's bytes and the other side's (None for a columnar row)."""
+        for line, text, target, data, other in self._file_items(k, raw=raw):
+            yield (line, text, target, data, other) if raw else (line, text, target)
 
     def _file_items(self, k: int, taps: dict | None = None, raw: bool = False):
         """``(line, text, other side or None, raw, other side's raw)`` for the records of file ``k``:

@@ -134,7 +134,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     strongest claim kept; ``exclude``: a Corpus, a file or a list of lines no target gets (compared as
     ``dedup`` compares, exact without it). Returns ``mix.json``'s contents."""
     from .._internal.signature import make_signature, signature_string
-    from .score import score
+    from .score import prepare, score_prepared
     if len(targets) < 2:
         raise DomainsiftError("several targets need at least two --target NAME=FILE")
     if (top is None) == (fraction is None):
@@ -149,17 +149,17 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     out = Path(out_dir)
     from contextlib import ExitStack
     with rundir.claim(out, "mix", overwrite=overwrite), ExitStack() as stack:  # Ray stays up for the reads
-        jobs = {}
         scanned, execution = _read_once(method, pool, params, seed, execution, cascade, auto, stack)
         if not auto:  # before any fit
             check_n_against_pool(scanned.scan.n, top, fraction)
         shared, shared_params = _shared_fit(method, targets, scanned, out, params, seed, execution)
-        for name, corpus in targets.items():
-            p = params if shared is None else {**shared_params, "shared": shared[name]}
-            jobs[name] = score(method, corpus, scanned, out / rundir.MIX_TARGETS / name, p, seed, reader,
-                               execution, cascade, overwrite,
-                               check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
-                               stack=stack, estimate_share=auto, exclude=left_out)
+        prepared = [prepare(method, corpus, scanned, out / rundir.MIX_TARGETS / name,
+                            params if shared is None else {**shared_params, "shared": shared[name]}, seed, reader,
+                            execution, cascade,
+                            check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
+                            stack=stack, estimate_share=auto, exclude=left_out)
+                    for name, corpus in targets.items()]
+        jobs = dict(zip(targets, score_prepared(prepared, overwrite)))  # one pass over the pool for every target
         runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
         first = next(iter(runs.values()))
         for name, run in runs.items():
@@ -175,7 +175,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
             want = quotas(weights, total)
         # the selected lines: read by the Ray workers (the driver reads no pool line), else from the files
         fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
-        fetched, texts, sides = ({} if fetch is not None else None), {}, {}
+        fetched, texts, sides, raws = ({} if fetch is not None else None), {}, {}, {}
         barred = np.zeros(n, dtype=bool)  # granted to no target: excluded lines and duplicates
         passed = {"exclude": dict.fromkeys(runs, 0), "dedup": dict.fromkeys(runs, 0)}  # by the target they left
         ready, excluded = {}, {}  # per position: what the dedup compares, whether the exclusion matches
@@ -188,10 +188,22 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
                 fetched.update(more)
                 texts.update({i: v[0] for i, v in more.items()})
                 sides.update({i: v[1] for i, v in more.items()})
-            elif len(new):
-                read = rundir.records(first, {first.id_at(i): None for i in new.tolist()}, verify=False)
-                texts.update({i: t for i, (t, _) in read.items()})
-                sides.update({i: g for i, (_, g) in read.items()})
+            elif len(new):  # their bytes kept too: each target's selection is written without another read
+                for job in jobs.values():  # a cascade's candidates were read once already, bytes and texts
+                    if job.read is not None and job.kept is not None:
+                        have = [i for i in new.tolist() if first.id_at(i) in job.read
+                                and (job.kept.get(first.id_at(i)) or (None,))[0] is not None]
+                        for i in have:
+                            key = first.id_at(i)
+                            texts[key], sides[key] = job.read[key]
+                            raws[key] = job.kept[key]
+                        new = np.asarray([i for i in new.tolist() if first.id_at(i) not in texts], dtype=np.int64)
+                        break
+            if fetch is None and len(new):
+                read = rundir.records(first, {first.id_at(i): None for i in new.tolist()}, verify=False, raw=True)
+                texts.update({i: v[0] for i, v in read.items()})
+                sides.update({i: v[1] for i, v in read.items()})
+                raws.update({i: (v[2], v[3]) for i, v in read.items()})
             # the granted lines walked strongest claim first: an excluded line, or one that duplicates a line
             # kept before it, goes to no target, and the assignment is made again without it
             owner = {p: name for name, ps in got.items() for p in ps.tolist()}
@@ -221,7 +233,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
         for name, run in runs.items():
             rule = {"mix": name, **({"top": top} if top is not None else {"fraction": fraction}),
                     "n_quota": want[name]}
-            kept = ({i: (v[2], v[3]) for i, v in fetched.items()} if fetched is not None else jobs[name].kept)
+            kept = ({i: (v[2], v[3]) for i, v in fetched.items()} if fetched is not None else raws)
             extra = {**({"dedup": {**index.describe(), "duplicates_removed": passed["dedup"][name]}}
                         if index is not None else {}),
                      **({"exclude": {**left_out.describe(), "lines_excluded": passed["exclude"][name]}}

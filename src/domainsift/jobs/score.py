@@ -22,7 +22,7 @@ from .. import rundir
 from .._internal.errors import DomainsiftError, Interrupted
 from .._internal.safety import check_distinct_inputs, refuse_overwriting_inputs
 from .._internal.signature import make_signature
-from ..engine.run import Cascade, Execution, execute, fingerprint, samples_needed
+from ..engine.run import Cascade, Execution, fingerprint, samples_needed
 from ..io.corpus import Corpus, file_digest
 from ..select import get_selector
 
@@ -39,6 +39,9 @@ class ScoreJob:
     kept: dict | None
     fetch: Callable | None = None  # Ray: the records at pool positions, read by the workers
     share: dict | None = None      # the pool's estimated in-domain share, when the run estimated it
+    #: the texts of the lines read after scoring (a cascade's candidates), ``{(file, line): (text, other
+    #: side or None)}`` by the resolved file name, so that a mixture reads none of them again
+    read: dict | None = None
 
 
 @dataclass
@@ -120,6 +123,40 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
         with ExitStack() as own:
             return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
                          check_pool, selection_share, own, estimate_share, exclude)
+    job = prepare(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, check_pool,
+                  selection_share, stack, estimate_share, exclude)
+    return score_prepared([job], overwrite)[0]
+
+
+@dataclass
+class Prepared:
+    """A score run checked, counted and planned, before its fit: what :func:`score_prepared` runs and
+    writes (one target of a run, or several that share the pool's pass)."""
+
+    method: str
+    selector: object
+    student: object
+    in_domain: Corpus
+    params: dict
+    source: object
+    scan: object
+    execution: Execution
+    cascade: Cascade | None
+    out_dir: Path
+    manifest: dict
+    identity: str
+    warnings: list
+    estimate: dict | None
+    t0: float
+
+
+def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
+            reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
+            check_pool=None, selection_share=None, stack: ExitStack | None = None,
+            estimate_share: bool = False, exclude=None) -> Prepared:
+    """Everything a score run does before its fit (see :func:`score`): the method's parameters, the
+    engine, the cascade and the inputs checked, the pool counted, fingerprinted and sampled (or the pass
+    a caller made for several runs, a :class:`ScannedPool`), the warnings, the share, the run's identity."""
     from ..io.source import MemorySource, PoolSource
     t0 = time.time()
     execution = execution or Execution()
@@ -178,32 +215,59 @@ def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = N
     identity = fingerprint(method, params, in_domain, manifest,
                            {"shard_size": execution.shard_size, "fit_sample": execution.fit_sample, **how},
                            selector.signature_params())
-    with rundir.claim(out_dir, "score", overwrite=overwrite, identity=identity):
-        out = Path(out_dir)
-        state = out / rundir.RESUME / identity
+    return Prepared(method, selector, student, in_domain, params, source, scan, execution, cascade, Path(out_dir),
+                    manifest, identity, warnings, estimate, t0)
+
+
+def score_prepared(jobs: list, overwrite: bool = False) -> list:
+    """Fit and score prepared runs (:func:`prepare`) that share one pool, source and execution, and write
+    each run's directory: every target fitted, then the pool scored once for all of them
+    (:func:`~domainsift.engine.run.execute_targets`). Each directory is locked while the runs write."""
+    from ..engine.run import Target, execute_targets
+    first = jobs[0]
+    with ExitStack() as claims:
+        targets = []
+        for job in jobs:
+            claims.enter_context(rundir.claim(job.out_dir, "score", overwrite=overwrite, identity=job.identity))
+            targets.append(Target(job.selector, job.in_domain, job.scan.samples,
+                                  job.out_dir / rundir.RESUME / job.identity, job.student))
         try:
-            done = execute(selector, in_domain, source, scan.samples, state, execution, params, cascade, student)
+            done = execute_targets(targets, first.source, first.execution, first.cascade)
         except KeyboardInterrupt:
             from ..engine.run import kept
-            raise Interrupted(kept(state)) from None
-        sig = _signature(method, selector, params, in_domain, manifest, done)
-        run = {"identity": identity, **({"cascade": done.plan} if done.plan else {}),
-               **({"warnings": warnings} if warnings else {}), **({"share": estimate} if estimate else {})}
-        def artifacts(out: Path) -> None:
-            selector.write_artifacts(out)  # e.g. the cross-lingual alignment picture
-            if done.student is not None:
-                done.student.write_artifacts(out)  # the cascade's student, reusable with --student-from
+            raise Interrupted("; ".join(kept(tg.state) for tg in targets)) from None
+        return [_finish(job, d) for job, d in zip(jobs, done)]
 
-        rundir.write_scores(out, done.scores, done.ids, manifest, sig,
-                            timings={"score_seconds": round(time.time() - t0, 1), "engine": execution.engine,
-                                     "shards": done.n_shards, **done.seconds}, run=run, artifacts=artifacts,
-                            share=estimate)
-        shutil.rmtree(out / rundir.RESUME, ignore_errors=True)
-    stats = {rundir.resolve(f): st for f, st in scan.stats.items()}
+
+def _finish(job: Prepared, done) -> ScoreJob:
+    """Write a scored run's directory and say what ran (:class:`ScoreJob`)."""
+    selector, out = job.selector, job.out_dir
+    sig = _signature(job.method, selector, job.params, job.in_domain, job.manifest, done)
+    run = {"identity": job.identity, **({"cascade": done.plan} if done.plan else {}),
+           **({"warnings": job.warnings} if job.warnings else {}), **({"share": job.estimate} if job.estimate else {})}
+
+    def artifacts(out: Path) -> None:
+        selector.write_artifacts(out)  # e.g. the cross-lingual alignment picture
+        if done.student is not None:
+            done.student.write_artifacts(out)  # the cascade's student, reusable with --student-from
+
+    rundir.write_scores(out, done.scores, done.ids, job.manifest, sig,
+                        timings={"score_seconds": round(time.time() - job.t0, 1), "engine": job.execution.engine,
+                                 "shards": done.n_shards, **done.seconds}, run=run, artifacts=artifacts,
+                        share=job.estimate)
+    shutil.rmtree(out / rundir.RESUME, ignore_errors=True)
+    stats = {rundir.resolve(f): st for f, st in job.scan.stats.items()}
     kept = done.kept
     if kept is not None:  # keyed by the resolved file names (the same bytes under other names)
         kept = kept.renamed({f: rundir.resolve(f) for f in kept.files})
-    return ScoreJob(sig, out, stats, kept, _fetcher(source) if getattr(source, "remote", False) else None, estimate)
+    source = job.source
+    read = None
+    if done.records is not None:
+        r = done.records
+        names = {f: rundir.resolve(f) for f in dict.fromkeys(f for f, _ in r.ids)}
+        read = {(names[f], ln): (t, g) for (f, ln), t, g in zip(r.ids, r.texts, r.targets or [None] * len(r))}
+    return ScoreJob(sig, out, stats, kept, _fetcher(source) if getattr(source, "remote", False) else None,
+                    job.estimate, read)
 
 
 def _estimate_share(selector, in_domain, scan, seed: int, progress: bool, memo: dict | None = None) -> dict:

@@ -92,10 +92,11 @@ def pool_source(pool: dict):
 
 
 def records(run, wanted, where: str | os.PathLike | None = None,
-            verify: bool = True) -> dict:
+            verify: bool = True, raw: bool = False) -> dict:
     """``{(file, line): (text, other side or None)}`` for the ``wanted`` ids of a run's pool, read
     as the run read them; with ``verify`` (the default) the pool files must hold the bytes that were
-    scored, or it is a one-line error. Only the files that hold a wanted id are read."""
+    scored, or it is a one-line error. Only the files that hold a wanted id are read. With ``raw``, each
+    value also holds the line's bytes and the other side's (None for a columnar row)."""
     pool = run.pool if not isinstance(run, dict) else run
     where = run.dir if not isinstance(run, dict) else where
     if verify:
@@ -107,9 +108,9 @@ def records(run, wanted, where: str | os.PathLike | None = None,
     for k, f in enumerate(src.files):
         if f not in need:
             continue
-        for line, text, target in src.file_records(k):
+        for line, *record in src.file_records(k, raw=raw):
             if (f, line) in wanted:
-                out[(f, line)] = (text, target)
+                out[(f, line)] = tuple(record)
     return out
 
 
