@@ -36,6 +36,7 @@ def repeats(texts: list[str], mode: str) -> int:
 def main() -> None:
     import domainsift as ds
     from domainsift.jobs.evaluate import evaluate_run
+    from domainsift import rundir
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -55,8 +56,7 @@ def main() -> None:
     rows = []
     for dedup in VARIANTS:
         meta, seconds, out = mix(dedup or "plain", dedup)
-        texts = [line.split("\t", 4)[4] for line in
-                 (out / "selected.mix.tsv").read_text(encoding="utf-8").splitlines()[1:]]
+        texts = [row["text"] for row in rundir.read_mix(out)]
         precision = {d: round(evaluate_run(out / "targets" / d, [data_file(d, "train")])["precision"], 4)
                      for d in CLASSIC}
         row = {"dedup": dedup or "none", "seed": args.seed, "n_selected": len(texts),

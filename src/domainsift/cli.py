@@ -301,6 +301,15 @@ def _plan(args, rule: dict | None = None) -> int:
     return 0
 
 
+def _plan_from_scores(args, rule: dict) -> int:
+    """``select --from-scores DIR --plan``: what the re-selection would choose and where it would write;
+    nothing is written."""
+    from .jobs.select import plan_select
+    print(plan_select(args.from_scores, args.out, keep_exclude=not args.no_exclude,
+                      **{k: v for k, v in rule.items() if k != "out_format"}))
+    return 0
+
+
 def _nothing_to_do(args, command: str) -> None:
     """A bare ``score`` or ``select`` (no method, inputs or saved scores): what a run needs, in one line."""
     given = (args.method, args.in_domain, args.pool, args.out, getattr(args, "from_scores", None),
@@ -342,6 +351,9 @@ def _print_selection(sel, t0) -> None:
         lo, hi = rule["share_interval"]
         print(f"auto: the pool's estimated in-domain share {rule['share']:.1%} "
               f"(95% sampling interval {lo:.1%}-{hi:.1%}) -> {rule['n_auto']} lines")
+    if left_out and left_out.get("kept_from"):
+        print(f"kept the --exclude of {', '.join(left_out['kept_from'])} ({' '.join(left_out.get('files', []))}); "
+              "--no-exclude drops it")
     print(f"selected {sel['n_selected']} / {sel['n_pool']} lines in {time.time() - t0:.1f} s"
           + (f" ({dup['duplicates_removed']} duplicates passed over)" if dup else "")
           + (f" ({left_out['lines_excluded']} lines of --exclude passed over)" if left_out else "") + " -> "
@@ -360,11 +372,16 @@ def cmd_select(args) -> int:
     if args.exclude:  # read (and a bad file stopped) before any work
         from .io.corpus import read_corpus
         rule["exclude"] = read_corpus(args.exclude, **reader_kwargs(args))
+    if args.no_exclude and (args.exclude or not args.from_scores):
+        raise DomainsiftError("--no-exclude goes with --from-scores DIR alone: it drops the exclusion DIR's "
+                              "selection was made with")
     if args.from_scores:
         if args.target:
             raise DomainsiftError("--target scores the pool again; it does not go with --from-scores")
+        if args.plan:
+            return _plan_from_scores(args, rule)
         _print_selection(run_select(args.from_scores, args.out or args.from_scores, overwrite=args.overwrite,
-                                    **rule), t0)
+                                    keep_exclude=not args.no_exclude, **rule), t0)
         return 0
     if args.target:
         return _select_mix(args, t0, rule)
@@ -421,8 +438,15 @@ def cmd_combine(args) -> int:
     if _rules(args, positive=False) > 1:
         raise DomainsiftError("give at most one of --top, --fraction, --threshold")
     t0 = time.time()
+    if args.exclude and args.no_exclude:
+        raise DomainsiftError("give --exclude FILE or --no-exclude, not both")
+    exclude = None
+    if args.exclude:
+        from .io.corpus import read_corpus
+        exclude = read_corpus(args.exclude)
     sig, sel = combine(args.score_dirs, args.out, weights=args.weights, how=args.how, overwrite=args.overwrite,
-                       top=args.top, fraction=args.fraction, threshold=args.threshold)
+                       top=args.top, fraction=args.fraction, threshold=args.threshold, exclude=exclude,
+                       keep_exclude=not args.no_exclude)
     print(f"combined {len(args.score_dirs)} runs ({sig['combined']}, {args.how}) over {sig['n_pool']} pool lines "
           f"-> {args.out}")
     print(f"signature: {sig['signature']}")
@@ -596,7 +620,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--exclude", nargs="+", metavar="FILE",
                    help="leave out every pool line that repeats a line of FILE (a test set kept out of what you "
                         "train on), compared as --dedup compares (exact unless --dedup near; a bitext's pair: by "
-                        "either side, so give a test set's two files); --top/--fraction still give N lines; with --target, no target gets such a line")
+                        "either side, so give a test set's two files); --top/--fraction still give N lines; with --target, no target gets such a line; "
+                        "with --from-scores DIR, the exclusion DIR's selection was made with is kept unless given anew")
+    s.add_argument("--no-exclude", action="store_true",
+                   help="with --from-scores: drop the --exclude that DIR's selection was made with")
     s.add_argument("--resample", type=positive_int, metavar="N",
                    help="instead of the N best: N lines drawn without replacement with probability proportional "
                         "to exp(w / --temperature), w the score (a probability's logit), as DSIR resamples; seeded")
@@ -619,6 +646,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--overwrite", action="store_true",
                    help="replace a finished run in --out (another kind, or a score run of other inputs or "
                         "parameters), or write into a folder of other files (by default such an --out is refused)")
+    s.add_argument("--exclude", nargs="+", metavar="FILE",
+                   help="as select --exclude: leave out every pool line that repeats a line of FILE; without it, "
+                        "the exclusions the runs' selections were made with are kept")
+    s.add_argument("--no-exclude", action="store_true", help="drop the exclusions the runs' selections were made with")
     choose_opts(s, positive=False, title="what to select (optional; or later with select --from-scores)", auto=False)
     s.set_defaults(func=cmd_combine)
 

@@ -145,6 +145,53 @@ def exclusion(exclude, mode: str | None = None, threshold: float | None = None) 
     return Exclusion.of(exclude, mode or "exact", NEAR_THRESHOLD if threshold is None else threshold)
 
 
+def recorded_exclusion(run_dirs) -> "Exclusion | None":
+    """The exclusion the selections in ``run_dirs`` were made with (their ``selection.json``'s
+    ``exclude``), read again from its files, so that a re-selection (``select --from-scores``,
+    ``combine``) keeps a test set out as the first selection did; None when none was made with one.
+    Several runs' exclusions are joined (every file of each; near when any compared near). A file that
+    is gone, or whose lines are no longer the ones recorded, is a one-line error: give ``--exclude``
+    again, or ``--no-exclude`` to drop it."""
+    import json
+    from pathlib import Path
+    files, mode, threshold, seen = [], "exact", None, []
+    for d in run_dirs:
+        p = Path(d) / "selection.json"
+        try:
+            rec = json.loads(p.read_text(encoding="utf-8")).get("exclude") if p.is_file() else None
+        except (OSError, ValueError, AttributeError):
+            rec = None
+        if not isinstance(rec, dict):
+            continue
+        how = f"{d} was selected with --exclude"
+        if not rec.get("files"):
+            raise DomainsiftError(f"{how} lines given in Python (no file to read them again); give exclude= "
+                                  "again, or keep_exclude=False to drop it")
+        for f in rec["files"]:
+            if "://" not in str(f) and not os.path.isfile(f):
+                raise DomainsiftError(f"{how} {f}, which is gone; give --exclude again, or --no-exclude to "
+                                      "drop the exclusion")
+        again = Exclusion.of(_read(rec["files"]), rec.get("mode", "exact"), rec.get("threshold", NEAR_THRESHOLD))
+        if rec.get("sha256") and again.digest != rec["sha256"]:
+            raise DomainsiftError(f"{how} {' '.join(rec['files'])}, whose lines have changed since; give "
+                                  "--exclude again, or --no-exclude to drop the exclusion")
+        files += [f for f in rec["files"] if f not in files]
+        if rec.get("mode") == "near":  # the loosest comparison of them: nothing any of them left out comes back
+            t = rec.get("threshold", NEAR_THRESHOLD)
+            mode, threshold = "near", t if threshold is None else min(threshold, t)
+        seen.append(str(d))
+    if not seen:
+        return None
+    out = Exclusion.of(_read(files), mode, NEAR_THRESHOLD if threshold is None else threshold)
+    out.kept_from = seen
+    return out
+
+
+def _read(files):
+    from .io.corpus import read_corpus
+    return read_corpus(list(files))
+
+
 class Exclusion:
     """The lines a selection leaves out (``select --exclude``): :meth:`matches` says whether a pool line
     repeats one of them, as :class:`Deduplicator` compares lines (``mode``, ``threshold``). Lines that
@@ -160,6 +207,7 @@ class Exclusion:
             raise DomainsiftError(f"--exclude {' '.join(map(str, files)) or '(lines)'}: no line to exclude")
         self.files = [f if "://" in str(f) else os.path.abspath(f) for f in map(str, files)]
         self.n_lines = len(index._exact)
+        self.kept_from = None  # the selections it was read again from (recorded_exclusion)
         self.digest = hashlib.sha256(b"".join(sorted(index._exact))).hexdigest()[:16]
 
     @classmethod
@@ -183,4 +231,5 @@ class Exclusion:
         """What the selection left out, for its signature: the comparison, how many distinct lines and
         their digest (SHA-256 of their normalised forms' hashes), and the files they came from."""
         return {**self._index.describe(), "lines": self.n_lines, "sha256": self.digest,
-                **({"files": self.files} if self.files else {})}
+                **({"files": self.files} if self.files else {}),
+                **({"kept_from": self.kept_from} if self.kept_from else {})}

@@ -80,20 +80,26 @@ def combine_runs(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.Path
 
 def combine(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
             weights: Sequence[float] | None = None, how: str = "zscore", overwrite: bool = False,
-            top: int | None = None, fraction: float | None = None, threshold: float | None = None
-            ) -> tuple[dict, dict | None]:
+            top: int | None = None, fraction: float | None = None, threshold: float | None = None,
+            exclude=None, keep_exclude: bool = True) -> tuple[dict, dict | None]:
     """``domainsift combine``: :func:`combine_runs`, then a selection from the combined scores when a rule
-    is given (a ``top`` larger than the pool is refused before anything is written). Returns the
-    signature and the selection (or None)."""
+    is given (a ``top`` larger than the pool is refused before anything is written). ``exclude`` (as
+    ``select --exclude``): the lines the selection leaves out; without it, the exclusions the runs'
+    selections were made with are kept (``keep_exclude=False``: dropped). Returns the signature and the
+    selection (or None)."""
     from ..select.base import check_n_against_pool
     from .select import run_select
+    if exclude is None and keep_exclude:
+        from ..dedup import recorded_exclusion
+        exclude = recorded_exclusion(score_dirs)  # a test set left out of a run stays out of their combination
     scores, ids, pool, sig = combine_scores(score_dirs, weights, how, out_dir=out_dir)
     check_n_against_pool(len(scores), top, fraction)  # before anything is written
     with rundir.claim(out_dir, "score", overwrite=overwrite):
         rundir.write_scores(Path(out_dir), scores, ids, pool, sig)
     if top is None and fraction is None and threshold is None:
         return sig, None
-    return sig, run_select(out_dir, out_dir, top=top, fraction=fraction, threshold=threshold)
+    return sig, run_select(out_dir, out_dir, top=top, fraction=fraction, threshold=threshold, exclude=exclude,
+                           keep_exclude=False)
 
 
 def combine_scores(score_dirs: Sequence[str | os.PathLike], weights: Sequence[float] | None = None,

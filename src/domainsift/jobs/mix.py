@@ -147,6 +147,13 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     index = deduplicator(dedup, dedup_threshold)  # checked, and the exclusion read, before any work
     left_out = exclusion(exclude, dedup, dedup_threshold)
     out = Path(out_dir)
+    from .._internal.safety import refuse_overwriting_inputs
+    inputs = [f for corpus in targets.values() for f in corpus.files]
+    inputs += list(getattr(pool, "files", None) or []) + list(getattr(pool, "target_files", None) or [])
+    inputs += [f for f in (left_out.files if left_out is not None else []) if "://" not in f]
+    refuse_overwriting_inputs(inputs, out, (rundir.MIX, rundir.MIX_TSV))  # before the folder is claimed
+    for name in targets:
+        refuse_overwriting_inputs(inputs, out / rundir.MIX_TARGETS / name, rundir.OUTPUTS)
     from contextlib import ExitStack
     with rundir.claim(out, "mix", overwrite=overwrite), ExitStack() as stack:  # Ray stays up for the reads
         scanned, execution = _read_once(method, pool, params, seed, execution, cascade, auto, stack)
@@ -267,7 +274,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
         if shared is not None:
             meta["shared_fit"] = str(next(iter(shared.values())).identity)
             next(iter(shared.values())).release()  # this process no longer holds the shared model
-        rundir.write_mix(out, chosen, texts, meta)
+        rundir.write_mix(out, chosen, texts, meta, sides)
     shutil.rmtree(out / SHARED, ignore_errors=True)  # the shared fit lives on in every target's scores
     return meta
 

@@ -24,7 +24,7 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
                top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
                positive: bool = False, out_format: str | None = None, overwrite: bool = False,
                dedup: str | None = None, dedup_threshold: float | None = None, sample: int | None = None,
-               temperature: float = 1.0, sample_seed: int = 0, exclude=None) -> dict:
+               temperature: float = 1.0, sample_seed: int = 0, exclude=None, keep_exclude: bool = True) -> dict:
     """Choose from saved scores and write the selected lines (no re-scoring); ``top`` or ``fraction``
     ``"auto"``: as many lines as the pool's in-domain share estimated by the score run (``share.json``,
     ``score --estimate-share`` or ``select --fraction auto``); ``out_format``
@@ -32,12 +32,20 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
     ``near``, :mod:`domainsift.dedup`) keeps the best-scored line of every group of duplicates;
     ``exclude`` (a Corpus, a file or a list of lines: a test set) leaves out every line that repeats one of
     its lines, compared as ``dedup`` compares (exact by default), and ``top`` / ``fraction`` still give N
-    lines.
+    lines. Without ``exclude``, the exclusion the directory's selection was made with is kept (read again
+    from its files, :func:`domainsift.dedup.recorded_exclusion`): a test set left out once stays out;
+    ``keep_exclude=False`` (``--no-exclude``) drops it.
 
     The pool files must be those that were scored (same size and SHA-256), or it is an error.
     ``out_dir`` (default: the score directory itself) is locked while the selection is written; a
     directory that holds another finished run (another score run's scores) is refused unless
     ``overwrite``."""
+    if exclude is None and keep_exclude:
+        from ..dedup import recorded_exclusion
+        exclude = recorded_exclusion([score_dir])
+        if exclude is not None and sample is not None:
+            raise DomainsiftError(f"{score_dir} was selected with --exclude, which --resample cannot keep; add "
+                                  "--no-exclude to drop it, or choose with --top, --fraction or --threshold")
     rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
     return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator(dedup, dedup_threshold),
                    exclude=exclusion(exclude, dedup, dedup_threshold))
@@ -201,3 +209,46 @@ def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None 
                     selection_share=share_of, stack=stack, estimate_share=auto, exclude=left_out)
         return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
                                       index, job.fetch, job.share, left_out)
+
+
+def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
+                top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
+                positive: bool = False, dedup: str | None = None, dedup_threshold: float | None = None,
+                sample: int | None = None, temperature: float = 1.0, sample_seed: int = 0, exclude=None,
+                keep_exclude: bool = True) -> str:
+    """What :func:`run_select` would do (``select --from-scores DIR --plan``), as text: the rule, how many
+    lines it takes, the exclusion kept, where it would write and what it would replace. Writes nothing."""
+    if exclude is None and keep_exclude:
+        from ..dedup import recorded_exclusion
+        exclude = recorded_exclusion([score_dir])
+    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup,
+                 None if sample is not None else exclude)
+    deduplicator(dedup, dedup_threshold)
+    run = rundir.load_scores(score_dir)
+    out = out_dir or score_dir
+    n = len(run.scores)
+    if _auto(rule):
+        rule, k = _resolve_auto(rule, rundir.read_share(score_dir), n)
+    elif sample is not None:
+        check_n_against_pool(n, sample, None)
+        k = sample
+    else:
+        check_n_against_pool(n, top, fraction)
+        k = len(choose(run.scores, top=top, fraction=fraction, threshold=threshold, positive=positive,
+                       probabilistic=run.probabilistic))
+    given = " ".join(f"--{k2} {v}" for k2, v in rule.items() if v not in (None, False) and k2 in
+                     ("top", "fraction", "threshold", "sample")) or ("--positive" if positive else "")
+    lines = [f"plan: re-select from the scores in {score_dir} ({run.signature.get('method', '?')}, {n:,} pool lines); "
+             "the pool is not scored again",
+             f"  rule: {given.replace('--sample', '--resample')} -> {k:,} lines"
+             + (" (N distinct lines, walking past duplicates and excluded lines)" if (dedup or exclude is not None)
+                and (top is not None or fraction is not None) else "")]
+    if exclude is not None:
+        ex = exclusion(exclude, dedup, dedup_threshold)
+        lines.append(f"  exclude: {ex.n_lines:,} lines of {' '.join(ex.files) or '(lines)'}"
+                     + (f" (kept from {', '.join(ex.kept_from)}; --no-exclude drops it)" if ex.kept_from else ""))
+    before = rundir.read_json(out, rundir.SELECTION) if os.path.isdir(out) else None
+    lines.append(f"  writes: {out}" + (f" (replacing its selection of {before['n_selected']:,} lines)"
+                                       if isinstance(before, dict) and "n_selected" in before else ""))
+    lines.append("nothing was written (--plan)")
+    return "\n".join(lines)

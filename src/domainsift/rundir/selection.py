@@ -184,14 +184,58 @@ def selection_records(run_dir: str | os.PathLike) -> list[tuple[str, str | None]
     return [got[i] for i in sorted(set(ids), key=lambda i: (index.get(i[0], -1), i[1])) if i in got]
 
 
-def write_mix(out_dir: str | os.PathLike, chosen: list[tuple[str, str, int, float]], texts: dict, meta: dict) -> None:
-    """A selection of several targets: ``selected.mix.tsv`` (``domain``, file, line, score, text: every
-    selected line once, each with the one target it went to; the text is the last column, so a line's own
-    tabs stay in it) and ``mix.json`` (``meta``), written last: it marks the run finished."""
+def tsv_field(text: str) -> str:
+    """A text as one field of a TSV row: backslash, tab, line feed and carriage return written as ``\\\\``,
+    ``\\t``, ``\\n`` and ``\\r`` (the escapes of PostgreSQL's and MySQL's text format), so that a row is
+    one line whatever the text holds (:func:`read_mix` reads them back)."""
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+_UNESCAPE = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+
+
+def tsv_unfield(field: str) -> str:
+    """The text a :func:`tsv_field` holds."""
+    import re
+    return re.sub(r"\\(.)", lambda m: _UNESCAPE.get(m.group(1), m.group(0)), field)
+
+
+def write_mix(out_dir: str | os.PathLike, chosen: list[tuple[str, str, int, float]], texts: dict, meta: dict,
+              sides: dict | None = None) -> None:
+    """A selection of several targets: ``selected.mix.tsv`` (``domain``, ``file``, ``line``, ``score``,
+    ``text``, and for a bitext pool ``other_side``: every selected line once, each with the one target it
+    went to; a text's backslashes, tabs, line feeds and carriage returns escaped as ``\\\\ \\t \\n \\r``,
+    so a row is one line: :func:`read_mix`) and ``mix.json`` (``meta``), written last: it marks the run
+    finished. ``sides``: the other side of each line, by ``(file, line)``, for a bitext pool."""
     from .layout import MIX, MIX_TSV
     out = Path(out_dir)
+    pair = sides is not None and any(sides.get((f, ln)) is not None for _, f, ln, _ in chosen)
     with atomic_open(out / MIX_TSV) as fh:
-        fh.write("domain\tfile\tline\tscore\ttext\n")
+        fh.write("domain\tfile\tline\tscore\ttext" + ("\tother_side" if pair else "") + "\n")
         for name, f, ln, score in chosen:
-            fh.write(f"{name}\t{f}\t{ln}\t{score!r}\t{texts[(f, ln)]}\n")
+            other = f"\t{tsv_field(sides.get((f, ln)) or '')}" if pair else ""
+            fh.write(f"{name}\t{f}\t{ln}\t{score!r}\t{tsv_field(texts[(f, ln)])}{other}\n")
     save_json(out / MIX, meta)
+
+
+def read_mix(run_dir: str | os.PathLike) -> list[dict]:
+    """The rows of a mixture's ``selected.mix.tsv``, each ``{domain, file, line, score, text[, other_side]}``
+    with the texts as they were selected."""
+    from .layout import MIX_TSV
+    p = Path(run_dir) / MIX_TSV
+    if not p.is_file():
+        raise DomainsiftError(f"{run_dir}: no {MIX_TSV}; not a mixture's folder")
+    with open(p, encoding="utf-8", newline="\n") as fh:
+        head = fh.readline().rstrip("\n").split("\t")
+        rows = []
+        for n, line in enumerate(fh, 2):
+            cells = line.rstrip("\n").split("\t")
+            if len(cells) != len(head) or not cells[2].isdigit():
+                raise DomainsiftError(f"{p}, line {n}: not a row of {len(head)} fields ({', '.join(head)})")
+            row = dict(zip(head, cells))
+            row["line"], row["score"] = int(row["line"]), float(row["score"])
+            for k in ("text", "other_side"):
+                if k in row:
+                    row[k] = tsv_unfield(row[k])
+            rows.append(row)
+    return rows

@@ -1,0 +1,125 @@
+"""Probes that once exited 0 with a wrong result or lost a user's data (issue 78), each reproduced here."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import make_sentences, run_cli, write_lines
+
+from domainsift import rundir
+
+
+def _pool(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return {"in_med": write_lines(tmp_path / "in_med.txt", make_sentences("med", 20, 21)),
+            "in_law": write_lines(tmp_path / "in_law.txt", make_sentences("law", 20, 22)),
+            "pool": [write_lines(tmp_path / f"{d}.txt", make_sentences(d, 30, 30 + i))
+                     for i, d in enumerate(["med", "law", "it"])]}
+
+
+def test_from_scores_with_plan_writes_nothing(tmp_path, capsys, monkeypatch):
+    d = _pool(tmp_path, monkeypatch)
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--in-domain", d["in_med"], "--pool",
+                          *d["pool"], "--top", "50", "--out", "run"], capsys)
+    assert rc == 0, err
+    before = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir() if p.is_file()}
+    rc, err, so = run_cli(["select", "--from-scores", "run", "--top", "5", "--plan"], capsys)
+    assert rc == 0, err
+    assert "-> 5 lines" in so and "replacing its selection of 50 lines" in so and "nothing was written" in so
+    assert {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir() if p.is_file()} == before
+
+
+def test_a_mixture_refuses_a_pool_file_it_would_overwrite(tmp_path, capsys, monkeypatch):
+    d = _pool(tmp_path, monkeypatch)
+    argv = ["select", "--method", "cosine", "--model", "tfidf", "--target", f"med={d['in_med']}", "--target",
+            f"law={d['in_law']}", "--top", "20", "--out", "mix"]
+    assert run_cli([*argv, "--pool", *d["pool"]], capsys)[0] == 0
+    own = tmp_path / "mix" / "selected.mix.tsv"
+    before = own.read_bytes()
+    for extra in ([], ["--overwrite"]):
+        rc, err, _ = run_cli([*argv, "--pool", str(own), "--format", "text", *extra], capsys)
+        assert rc == 2 and "is an input, and --out mix would overwrite it" in err and err.count("\n") == 0, err
+        assert own.read_bytes() == before
+
+
+def test_mixture_rows_stay_one_line_whatever_the_text_holds(tmp_path, capsys, monkeypatch):
+    """JSONL texts holding a line feed, a tab, a carriage return or a backslash: one row a selected line,
+    the texts read back as selected."""
+    monkeypatch.chdir(tmp_path)
+    med, law = make_sentences("med", 20, 1), make_sentences("law", 20, 2)
+    odd = ["\n", "\t", "\r", "\\n", "\\"]
+    texts = [t.replace(" ", odd[i % len(odd)], 1) for i, t in enumerate(med + law)]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--target",
+                          f"med={write_lines(tmp_path / 'm.txt', make_sentences('med', 10, 5))}", "--target",
+                          f"law={write_lines(tmp_path / 'l.txt', make_sentences('law', 10, 6))}", "--pool", pool,
+                          "--top", "40", "--out", "mix"], capsys)
+    assert rc == 0, err
+    raw = (tmp_path / "mix" / "selected.mix.tsv").read_bytes()
+    assert raw.count(b"\n") == 41 and b"\r" not in raw
+    rows = rundir.read_mix(tmp_path / "mix")
+    assert sorted(r["text"] for r in rows) == sorted(texts)
+    assert all(texts[r["line"] - 1] == r["text"] for r in rows)
+
+
+def test_a_bitext_mixture_carries_both_sides_of_each_pair(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    src = make_sentences("med", 20, 1) + make_sentences("law", 20, 2)
+    tgt = [" ".join(w[::-1] for w in s.split()) for s in src]
+    a, b = write_lines(tmp_path / "pool.a", src), write_lines(tmp_path / "pool.b", tgt)
+    rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--target",
+                          f"med={write_lines(tmp_path / 'm.txt', make_sentences('med', 10, 5))}", "--target",
+                          f"law={write_lines(tmp_path / 'l.txt', make_sentences('law', 10, 6))}", "--pool", a,
+                          "--pool-target", b, "--top", "20", "--out", "mix"], capsys)
+    assert rc == 0, err
+    rows = rundir.read_mix(tmp_path / "mix")
+    assert len(rows) == 20 and all(r["other_side"] == tgt[r["line"] - 1] for r in rows)
+
+
+def _excluded_run(tmp_path, capsys, monkeypatch):
+    d = _pool(tmp_path, monkeypatch)
+    med = (tmp_path / "med.txt").read_text().splitlines()
+    test = write_lines(tmp_path / "test.txt", med[:10])
+    for name, model in (("run", "tfidf"), ("run2", "tfidf")):
+        rc, err, _ = run_cli(["select", "--method", "cosine", "--model", model, "--in-domain", d["in_med"], "--pool",
+                              *d["pool"], "--top", "20", "--exclude", test, "--out", name], capsys)
+        assert rc == 0, err
+    return d, med, test
+
+
+def _selected(folder):
+    return (folder / "selected.txt").read_text().splitlines()
+
+
+def test_a_reselection_keeps_the_test_set_out(tmp_path, capsys, monkeypatch):
+    _, med, test = _excluded_run(tmp_path, capsys, monkeypatch)
+    rc, err, so = run_cli(["select", "--from-scores", "run", "--top", "40", "--out", "again"], capsys)
+    assert rc == 0, err
+    got = _selected(tmp_path / "again")
+    assert len(got) == 40 and not set(got) & set(med[:10])
+    assert "kept the --exclude of run" in so
+    sel = json.loads((tmp_path / "again" / "selection.json").read_text())
+    assert sel["exclude"]["kept_from"] == ["run"] and sel["exclude"]["lines_excluded"] == 10
+    # said loudly when dropped; and a test set that changed since is a one-line error
+    rc, err, so = run_cli(["select", "--from-scores", "run", "--top", "40", "--no-exclude", "--out", "dropped"], capsys)
+    assert rc == 0 and set(_selected(tmp_path / "dropped")) & set(med[:10])
+    write_lines(test, med[:5])
+    rc, err, _ = run_cli(["select", "--from-scores", "run", "--top", "40", "--out", "changed"], capsys)
+    assert rc == 2 and "whose lines have changed since" in err and "--no-exclude" in err and err.count("\n") == 0
+    test.unlink()
+    rc, err, _ = run_cli(["select", "--from-scores", "run", "--top", "40", "--out", "gone"], capsys)
+    assert rc == 2 and "which is gone" in err
+    assert not (tmp_path / "gone").exists()
+
+
+def test_combine_keeps_its_runs_exclusion_and_takes_exclude(tmp_path, capsys, monkeypatch):
+    _, med, test = _excluded_run(tmp_path, capsys, monkeypatch)
+    rc, err, _ = run_cli(["combine", "run", "run2", "--top", "40", "--out", "both"], capsys)
+    assert rc == 0, err
+    got = _selected(tmp_path / "both")
+    assert len(got) == 40 and not set(got) & set(med[:10])
+    other = write_lines(tmp_path / "other.txt", med[10:15])
+    rc, err, _ = run_cli(["combine", "run", "run2", "--top", "40", "--exclude", other, "--out", "given"], capsys)
+    assert rc == 0, err
+    assert not set(_selected(tmp_path / "given")) & set(med[10:15])
