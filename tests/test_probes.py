@@ -123,3 +123,71 @@ def test_combine_keeps_its_runs_exclusion_and_takes_exclude(tmp_path, capsys, mo
     rc, err, _ = run_cli(["combine", "run", "run2", "--top", "40", "--exclude", other, "--out", "given"], capsys)
     assert rc == 0, err
     assert not set(_selected(tmp_path / "given")) & set(med[10:15])
+
+
+class _Served:
+    """A file served on 127.0.0.1 with neither ETag nor Last-Modified (its bytes can be swapped)."""
+
+    def __init__(self, data: bytes):
+        import http.server
+        import threading
+        served = self
+        self.data = data
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _head(self):
+                body = served.data
+                rng = self.headers.get("Range")
+                status, part = 200, body
+                if rng and rng.startswith("bytes="):
+                    a, _, b = rng[6:].partition("-")
+                    a = int(a)
+                    b = int(b) if b else len(body) - 1
+                    part, status = body[a:b + 1], 206
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(part)))
+                if status == 206:
+                    self.send_header("Content-Range", f"bytes {a}-{a + len(part) - 1}/{len(body)}")
+                self.send_header("Accept-Ranges", "bytes")
+                self.end_headers()
+                return part
+
+            def do_HEAD(self):  # noqa: N802
+                self._head()
+
+            def do_GET(self):  # noqa: N802
+                self.wfile.write(self._head())
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/pool.txt"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_a_url_without_validators_that_changes_after_scoring_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    lines = make_sentences("med", 30, 1) + make_sentences("law", 30, 2)
+    data = "".join(x + "\n" for x in lines).encode()
+    served = _Served(data)
+    try:
+        import domainsift.jobs.score as score_mod
+        real = score_mod._finish
+
+        def then_swap(*a, **kw):  # the same size, other lines: after the scores are written
+            out = real(*a, **kw)
+            served.data = "".join(x + "\n" for x in reversed(lines)).encode()
+            return out
+
+        monkeypatch.setattr(score_mod, "_finish", then_swap)
+        rc, err, _ = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--in-domain",
+                              write_lines(tmp_path / "in.txt", make_sentences("med", 10, 3)), "--pool", served.url,
+                              "--top", "20", "--out", "run"], capsys)
+        assert rc == 2 and "changed since it was scored" in err and err.count("\n") == 0, err
+        assert not (tmp_path / "run" / "selected.txt").exists()
+    finally:
+        served.close()

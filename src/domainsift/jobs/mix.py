@@ -174,6 +174,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
                 raise DomainsiftError(f"{run.dir}: the pool's lines came in another order for target "
                                       f"'{name}'; score again")
         n = len(first.scores)
+        rundir.verify_stats(first, next(iter(jobs.values())).stats)  # the files still hold the bytes scored
         if auto:
             from ..share import ShareEstimate
             want = {name: ShareEstimate.from_dict(job.share).lines(n) for name, job in jobs.items()}

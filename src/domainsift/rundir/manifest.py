@@ -68,8 +68,12 @@ def verify_inputs(run, where: str | os.PathLike | None = None) -> None:
 
 def verify_stats(run, stats: dict) -> None:
     """Every pool file has the size and modification time it had when this process read and hashed it
-    (a selection written right after its scoring: the files are not hashed a second time)."""
+    (a selection written right after its scoring: the files are not hashed a second time). A URL whose
+    server gives neither an ETag nor a modification time can change under the same size unseen: its
+    bytes are hashed again and compared with the SHA-256 of the bytes that were scored."""
+    from ..io.parts import fingerprint_matches
     from ..io.urls import stat
+    fingerprints = run.pool.get("fingerprints") or {}
     for path in list(run.pool["files"]) + list(run.pool.get("target_files") or []):
         if path not in stats:
             continue
@@ -77,7 +81,10 @@ def verify_stats(run, stats: dict) -> None:
             now = stat(path)
         except OSError:
             raise DomainsiftError(f"{run.dir}: pool file {path} is gone") from None
-        if tuple(now) != tuple(stats[path]):
+        changed = tuple(now) != tuple(stats[path])
+        if not changed and now[1] is None and path in fingerprints:  # no validator: only the bytes can tell
+            changed = not fingerprint_matches(path, fingerprints[path])
+        if changed:
             raise DomainsiftError(f"{run.dir}: pool file {path} changed since it was scored; score it again")
 
 
