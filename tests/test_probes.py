@@ -191,3 +191,43 @@ def test_a_url_without_validators_that_changes_after_scoring_is_refused(tmp_path
         assert not (tmp_path / "run" / "selected.txt").exists()
     finally:
         served.close()
+
+
+GERMAN = ("der die das und ist nicht mit auf für eine werden Patienten Behandlung Arzneimittel Dosis "
+          "Nebenwirkungen sollte Ihr Arzt bei Ihnen wenn oder auch nach").split()
+
+
+def _german(n: int, seed: int) -> list[str]:
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(GERMAN, size=int(rng.integers(5, 10)))) for _ in range(n)]
+
+
+def test_an_in_domain_set_in_another_language_than_the_pool_is_refused(tmp_path, capsys, monkeypatch):
+    """A method that compares the two as they are would rank the pool by language: refused in one line,
+    before any fit, pointing at crosslingual, or at the bitext's side in the set's language."""
+    monkeypatch.chdir(tmp_path)
+    en = make_sentences("med", 40, 1) + make_sentences("law", 40, 2)
+    de = _german(80, 3)
+    pool_en, pool_de = write_lines(tmp_path / "pool.en", en), write_lines(tmp_path / "pool.de", de)
+    ind = write_lines(tmp_path / "in.de", _german(30, 4))
+    rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--in-domain", ind, "--pool", pool_en, "--top", "10",
+                          "--out", "run"], capsys)
+    assert rc == 2 and "looks German" in err and "English" in err and "--method crosslingual" in err, err
+    assert err.count("\n") == 0 and not (tmp_path / "run").exists()
+    rc, err, so = run_cli(["select", "--method", "moore-lewis", "--in-domain", ind, "--pool", pool_en, "--top", "10",
+                           "--plan"], capsys)
+    assert rc == 2 and "looks German" in err  # --plan says what the run would do: refuse
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--in-domain", ind, "--pool", pool_en,
+                          "--pool-target", pool_de, "--top", "10", "--out", "run"], capsys)
+    assert rc == 2 and "give it as --pool and this side as --pool-target" in err, err
+    # a mixture checks every target, not only the first
+    rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--target",
+                          f"med={write_lines(tmp_path / 'in.en', make_sentences('med', 30, 5))}", "--target",
+                          f"law={ind}", "--pool", pool_en, "--pool-target", pool_de, "--top", "10", "--out", "mix"],
+                         capsys)
+    assert rc == 2 and "in.de" in err and "a mixture of its own" in err, err
+    # the same language on both sides runs
+    rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--in-domain", ind, "--pool", pool_de, "--top", "10",
+                          "--out", "ok"], capsys)
+    assert rc == 0, err

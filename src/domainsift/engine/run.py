@@ -141,9 +141,9 @@ def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample
     if cascade is not None and student_sample:
         out[STUDENT_SAMPLE] = (student_sample, [seed, SAMPLE_STREAMS[STUDENT_SAMPLE]])
     from ..embed import abilities
-    if selector.encoder_name is not None and abilities(selector.encoder_name).languages:
-        from ..languages import SAMPLE
-        out[LANGUAGE] = (SAMPLE, [seed, SAMPLE_STREAMS[LANGUAGE]])  # is the pool in the encoder's languages?
+    if selector.reads_content or (selector.encoder_name is not None and abilities(selector.encoder_name).languages):
+        from ..languages import SAMPLE  # is the pool in the encoder's languages, and in the in-domain set's?
+        out[LANGUAGE] = (SAMPLE, [seed, SAMPLE_STREAMS[LANGUAGE]])
     if selector.reads_content:  # does the in-domain set look like the pool? (domainsift.surface)
         out[SURFACE] = surface_sample(seed)
     if selector.encoder_name is not None:  # a long run says what it will cost (domainsift.jobs.plan)

@@ -195,6 +195,7 @@ def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_fi
     the surface (:mod:`domainsift.surface`: a line number, a tab, markup, length; methods that read the text),
     and fewer in-domain lines than the method was measured to need (:func:`domainsift.advice.few_lines`).
     ``--plan`` prints the same. ``exclude``: the selection's ``--exclude`` (its lines are not selected)."""
+    from ..embed import abilities
     from ..engine.run import LANGUAGE, SURFACE
     from ..overlap import check_overlap
     from ..surface import check_surface, corpus_name
@@ -202,7 +203,11 @@ def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_fi
                          exclude=exclude)
            if selector.reads_content else [])  # a random ranking does not put them first
     pool_sample = samples.get(LANGUAGE)
-    if selector.encoder_name is not None and pool_sample is not None:
+    if pool_sample is not None:  # refused here when the two differ and the method has no space for both
+        from ..languages import check_same_language
+        out += check_same_language(selector, in_domain.texts, pool_sample.texts, pool_sample.targets,
+                                   what=f"the in-domain set ({corpus_name(in_domain)})")
+    if selector.encoder_name is not None and abilities(selector.encoder_name).languages and pool_sample is not None:
         from ..languages import check_coverage
         out += check_coverage(selector.encoder_name, {"the in-domain set": in_domain.texts,
                                                       "the pool (a seeded sample)": pool_sample.texts})
@@ -230,9 +235,11 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
     deduplicator(dedup, dedup_threshold)  # a bad --dedup stops the plan as it would stop the run
     exclude = exclusion(exclude, dedup, dedup_threshold)
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
-    from ..engine.run import CALIBRATION, SAMPLE_STREAMS, SURFACE, surface_sample
+    from ..engine.run import CALIBRATION, LANGUAGE, SAMPLE_STREAMS, SURFACE, surface_sample
+    from ..languages import SAMPLE as LANGUAGE_LINES
     scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]]),
-                        SURFACE: surface_sample(seed)})
+                        SURFACE: surface_sample(seed),  # the samples a run's warnings read, as the run draws them
+                        LANGUAGE: (LANGUAGE_LINES, [seed, SAMPLE_STREAMS[LANGUAGE]])})
     n = scan.n
     if n == 0:
         raise DomainsiftError("the pool is empty")

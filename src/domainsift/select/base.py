@@ -116,6 +116,9 @@ class BaseSelector:
     #: its scores follow the lines' text (random's do not): a run compares the in-domain set with the
     #: pool on the surface first (:mod:`domainsift.surface`)
     reads_content: ClassVar[bool] = True
+    #: the in-domain set is meant to be in another language than the pool (crosslingual): a run does not
+    #: refuse them for differing (:func:`domainsift.languages.check_same_language`)
+    crosses_languages: ClassVar[bool] = False
     #: the method only reads an encoder's vectors, so it takes one that cannot be fine-tuned or
     #: distilled (``--model multilingual``)
     frozen_vectors: ClassVar[bool] = False

@@ -211,6 +211,7 @@ class CrosslingualSelector(EncoderSelector):
     probabilistic = True
     needs_pool = True
     frozen_vectors = True
+    crosses_languages = True
     params = (
         Param("model", str, "multilingual", "encoder, frozen: multilingual (the default since 0.10.0: USE-m, both "
               "languages in one space, so no --bitext is needed; measured best, bench/results/crosslingual.md), "
