@@ -231,3 +231,42 @@ def test_an_in_domain_set_in_another_language_than_the_pool_is_refused(tmp_path,
     rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--in-domain", ind, "--pool", pool_de, "--top", "10",
                           "--out", "ok"], capsys)
     assert rc == 0, err
+
+
+def test_a_fifo_or_a_device_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    import os
+    import pytest
+    if not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"):
+        pytest.skip("needs POSIX FIFOs and /dev/zero")
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo(tmp_path / "fifo")
+    ind = write_lines(tmp_path / "in.txt", make_sentences("med", 20, 1))
+    pool = write_lines(tmp_path / "pool.txt", make_sentences("law", 20, 2))
+    for args, what in ((["--in-domain", ind, "--pool", "fifo"], "a named pipe"),
+                       (["--in-domain", "fifo", "--pool", pool], "a named pipe"),
+                       (["--in-domain", ind, "--pool", "/dev/zero"], "a device"),
+                       (["--in-domain", ind, "--pool", pool, "--exclude", "/dev/zero"], "a device")):
+        rc, err, _ = run_cli(["select", "--method", "moore-lewis", *args, "--top", "5", "--out", "o"], capsys)
+        assert rc == 2 and what in err and err.count("\n") == 0, (args, err)
+        assert not (tmp_path / "o").exists()
+
+
+def test_weights_near_the_float_limit_split_the_total_as_equal_weights_do():
+    from domainsift.jobs.mix import parse_mix, quotas
+    assert quotas(parse_mix("a=1e308,b=1e308", ["a", "b"]), 40) == {"a": 20, "b": 20}
+    assert quotas(parse_mix("a=1e308,b=5e307", ["a", "b"]), 30) == {"a": 20, "b": 10}
+
+
+def test_resample_options_are_checked_before_any_scoring(tmp_path, capsys, monkeypatch):
+    d = _pool(tmp_path, monkeypatch)
+    base = ["select", "--method", "cosine", "--model", "tfidf", "--in-domain", d["in_med"], "--pool", *d["pool"],
+            "--out", "run"]
+    for extra, msg in ((["--resample", "10", "--temperature", "0"], "--temperature must be"),
+                       (["--resample", "10", "--temperature", "-1"], "--temperature must be"),
+                       (["--resample", "10", "--temperature", "1e-310"], "--temperature must be"),
+                       (["--resample", "10", "--resample-seed", "-1"], "--resample-seed must be"),
+                       (["--top", "10", "--temperature", "0.5"], "--temperature goes with --resample N"),
+                       (["--top", "10", "--mix", "a=1"], "--mix goes with --target")):
+        rc, err, _ = run_cli([*base, *extra], capsys)
+        assert rc == 2 and msg in err and err.count("\n") == 0, (extra, err)
+        assert not (tmp_path / "run").exists()

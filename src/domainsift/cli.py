@@ -365,10 +365,17 @@ def cmd_select(args) -> int:
     _nothing_to_do(args, "select")
     if _rules(args) + (args.resample is not None) != 1:
         raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive, --resample")
+    idle = [f for f, v, needs in (("--temperature", args.temperature, args.resample),
+                                  ("--resample-seed", args.resample_seed, args.resample),
+                                  ("--mix", args.mix, args.target)) if v is not None and needs is None]
+    if idle:  # an option that would change nothing is a mistake to say, not to ignore
+        raise DomainsiftError(f"{idle[0]} goes with {'--target' if idle[0] == '--mix' else '--resample N'}; "
+                              "without it, it would change nothing")
     t0 = time.time()
     rule = dict(top=args.top, fraction=args.fraction, threshold=args.threshold, positive=args.positive,
                 out_format=args.out_format, dedup=args.dedup, dedup_threshold=args.dedup_threshold,
-                sample=args.resample, temperature=args.temperature, sample_seed=args.resample_seed)
+                sample=args.resample, temperature=1.0 if args.temperature is None else args.temperature,
+                sample_seed=0 if args.resample_seed is None else args.resample_seed)
     if args.exclude:  # read (and a bad file stopped) before any work
         from .io.corpus import read_corpus
         rule["exclude"] = read_corpus(args.exclude, **reader_kwargs(args))
@@ -627,10 +634,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--resample", type=positive_int, metavar="N",
                    help="instead of the N best: N lines drawn without replacement with probability proportional "
                         "to exp(w / --temperature), w the score (a probability's logit), as DSIR resamples; seeded")
-    s.add_argument("--temperature", type=finite, default=1.0,
+    s.add_argument("--temperature", type=finite, default=None,
                    help="with --resample: larger spreads the draw over more of the pool (a cosine score spans "
                         "about 0.3: try 0.05)")
-    s.add_argument("--resample-seed", type=int, default=0, help="with --resample: the draw's seed")
+    s.add_argument("--resample-seed", type=int, default=None, help="with --resample: the draw's seed (default 0)")
     s.add_argument("--dedup-threshold", type=float, metavar="J",
                    help="with --dedup near: the Jaccard similarity of character 5-grams that makes two lines "
                         "duplicates (default 0.8)")

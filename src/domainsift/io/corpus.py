@@ -195,7 +195,23 @@ def open_file(path: str | os.PathLike):
     from .urls import is_url, open_url
     if is_url(path):
         return open_url(path)
+    check_regular(path)
     return open(path, "rb")
+
+
+def check_regular(path: str | os.PathLike) -> None:
+    """A data file must be a regular file (a link to one is fine): a FIFO would wait for a writer forever,
+    a device (``/dev/zero``, ``/dev/urandom``) read forever, and a run reads its pool more than once."""
+    import stat as st
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # opening it says what is wrong (no such file, no permission) in the caller's words
+    if not st.S_ISREG(mode):
+        kind = ("a named pipe (FIFO)" if st.S_ISFIFO(mode) else "a device" if st.S_ISCHR(mode) or st.S_ISBLK(mode)
+                else "a folder" if st.S_ISDIR(mode) else "a socket" if st.S_ISSOCK(mode) else "not a regular file")
+        raise InputError(f"{path}: {kind}, not a regular file; give a file (a run reads its inputs more than "
+                         "once, and a pipe or a device never ends)")
 
 
 class Digest:

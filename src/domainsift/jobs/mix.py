@@ -72,6 +72,10 @@ def parse_mix(text: str | None, names) -> dict:
         raise DomainsiftError("--mix must weigh every --target once" + (f"; missing: {', '.join(missing)}" if missing
                               else "") + (f"; not a target: {', '.join(extra)}" if extra else ""))
     total = sum(weights.values())
+    if total == float("inf"):  # weights near the float limit: scaled down first
+        top = max(weights.values())
+        weights = {n: w / top for n, w in weights.items()}
+        total = sum(weights.values())
     return {n: weights[n] / total for n in names}
 
 

@@ -71,6 +71,8 @@ def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, 
                               "without them); exclude with --top, --fraction, --threshold or --positive")
     rule = dict(top=top, fraction=fraction, threshold=threshold, positive=positive)
     if sample is not None:
+        from ..select.base import check_resample
+        check_resample(temperature, sample_seed)  # before any scoring
         rule.update(sample=sample, temperature=temperature, sample_seed=sample_seed)
     return rule
 

@@ -424,6 +424,19 @@ def choose(scores: np.ndarray, top: int | None = None, fraction: float | None = 
     return best_i[np.lexsort((best_i, -best_s))]
 
 
+MIN_TEMPERATURE = 1e-6  # below it a draw is the top N (w / T overflows to infinity long before 1e-310)
+
+
+def check_resample(temperature: float, seed: int) -> None:
+    """``--temperature`` and ``--resample-seed`` as :func:`importance_sample` takes them; checked before
+    any scoring."""
+    if not (np.isfinite(temperature) and temperature >= MIN_TEMPERATURE):
+        raise DomainsiftError(f"--temperature must be a number of at least {MIN_TEMPERATURE:g} (smaller draws the "
+                              f"top N: use --top N), got {temperature}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise DomainsiftError(f"--resample-seed must be a whole number of at least 0, got {seed}")
+
+
 def importance_sample(scores: np.ndarray, n: int, temperature: float = 1.0, seed: int = 0,
                       probabilistic: bool = False, chunk: int = 1 << 20) -> np.ndarray:
     """``n`` records drawn without replacement with probability proportional to ``exp(w / temperature)``
@@ -436,8 +449,7 @@ def importance_sample(scores: np.ndarray, n: int, temperature: float = 1.0, seed
     n_pool = len(scores)
     if not 0 < n <= n_pool:
         raise DomainsiftError(f"cannot sample {n} lines from a pool of {n_pool}")
-    if not (np.isfinite(temperature) and temperature > 0):
-        raise DomainsiftError(f"--temperature must be a positive number, got {temperature}")
+    check_resample(temperature, seed)
     rng = np.random.default_rng(seed)
     best_s, best_i = np.zeros(0), np.zeros(0, dtype=np.int64)
     for start in range(0, n_pool, chunk):
