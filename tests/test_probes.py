@@ -270,3 +270,68 @@ def test_resample_options_are_checked_before_any_scoring(tmp_path, capsys, monke
         rc, err, _ = run_cli([*base, *extra], capsys)
         assert rc == 2 and msg in err and err.count("\n") == 0, (extra, err)
         assert not (tmp_path / "run").exists()
+
+
+def test_a_url_that_fails_says_why_in_one_line_and_never_hangs(tmp_path, capsys, monkeypatch):
+    """HTTP 500, a refused connection and a server that accepts and never answers, each one line naming
+    the URL and the cause (the last after $DOMAINSIFT_URL_TIMEOUT seconds)."""
+    import http.server
+    import socket
+    import threading
+    import time
+
+    class Fails(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):  # noqa: N802
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_HEAD  # noqa: N815
+
+        def log_message(self, *a):
+            pass
+
+    failing = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Fails)
+    threading.Thread(target=failing.serve_forever, daemon=True).start()
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # the kernel accepts the connection; nothing ever answers
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    refused = closed.getsockname()[1]
+    closed.close()
+    monkeypatch.setenv("DOMAINSIFT_URL_TIMEOUT", "1")
+    monkeypatch.chdir(tmp_path)
+    ind = write_lines(tmp_path / "in.txt", make_sentences("med", 20, 1))
+    try:
+        for url, why in ((f"http://127.0.0.1:{failing.server_address[1]}/pool.txt", "HTTP 500"),
+                         (f"http://127.0.0.1:{refused}/pool.txt", "cannot connect"),
+                         (f"http://127.0.0.1:{silent.getsockname()[1]}/pool.txt", "no answer within 1 s")):
+            t = time.time()
+            rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--in-domain", ind, "--pool", url, "--top",
+                                  "5", "--out", "o"], capsys)
+            assert rc == 2 and url in err and why in err and err.count("\n") == 0, (url, err)
+            assert time.time() - t < 30
+            assert not (tmp_path / "o").exists()
+    finally:
+        failing.shutdown()
+        silent.close()
+
+
+def test_an_s3_pool_without_credentials_is_one_line(tmp_path, capsys, monkeypatch):
+    import pytest
+    pytest.importorskip("s3fs")
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.chdir(tmp_path)
+    import s3fs
+    s3fs.S3FileSystem.clear_instance_cache()
+    ind = write_lines(tmp_path / "in.txt", make_sentences("med", 20, 1))
+    rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--in-domain", ind, "--pool", "s3://bucket/pool.txt",
+                          "--top", "5", "--out", "o"], capsys)
+    s3fs.S3FileSystem.clear_instance_cache()
+    assert rc == 2 and "s3://bucket/pool.txt" in err and "no credentials" in err and err.count("\n") == 0, err
