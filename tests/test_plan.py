@@ -63,3 +63,20 @@ def test_a_mixtures_target_that_comes_fitted_is_not_charged_a_fit():
     assert not any(k.startswith("fine-tune") or k.startswith("export") for k in shared["parts"])
     assert shared["parts"]["score 1,000 pool lines"] == alone["parts"]["score 1,000 pool lines"] == 10.0
     assert shared["seconds"] == 11.0
+
+
+def test_a_damaged_calibration_is_measured_again(tmp_path, monkeypatch, tiny_models, capsys):
+    """A calibration.json that is not a JSON object, or holds negative or non-number seconds, costs a new
+    measurement, never a traceback or a negative time."""
+    data = cli_data(tmp_path, monkeypatch)
+    argv = ["select", "--method", "cosine", "--model", tiny_models["bert"], "--in-domain", data["in"], "--pool",
+            data["med"], data["law"], "--top", "5", "--plan"]
+    cal = Path(os.environ["DOMAINSIFT_CACHE"]) / "calibration.json"
+    assert run_cli(argv, capsys)[0] == 0
+    good = json.loads(cal.read_text())
+    key = next(iter(good))
+    for damaged in ([1, 2], {key: {**good[key], "encode": -5.0}}, {key: {**good[key], "load": "x"}}, {key: 3}):
+        cal.write_text(json.dumps(damaged))
+        rc, err, out = run_cli(argv, capsys)
+        assert rc == 0 and "calibrated now" in out and "-" not in out.split("estimated wall time")[-1][:20], (damaged, err)
+        assert json.loads(cal.read_text())[key]["encode"] > 0

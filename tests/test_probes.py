@@ -335,3 +335,16 @@ def test_an_s3_pool_without_credentials_is_one_line(tmp_path, capsys, monkeypatc
                           "--top", "5", "--out", "o"], capsys)
     s3fs.S3FileSystem.clear_instance_cache()
     assert rc == 2 and "s3://bucket/pool.txt" in err and "no credentials" in err and err.count("\n") == 0, err
+
+
+def test_an_object_array_of_ids_is_one_line_and_never_unpickled(tmp_path, capsys, monkeypatch):
+    import numpy as np
+    d = _pool(tmp_path, monkeypatch)
+    assert run_cli(["select", "--method", "moore-lewis", "--in-domain", d["in_med"], "--pool", *d["pool"], "--top",
+                    "5", "--out", "run"], capsys)[0] == 0
+    np.save(tmp_path / "run" / "ids.npy", np.array([[0, 1]] * 90, dtype=object), allow_pickle=True)
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    run.pop("checksums", None)  # as an earlier version's run, which recorded none
+    (tmp_path / "run" / "run.json").write_text(json.dumps(run))
+    rc, err, _ = run_cli(["evaluate", "run", "--gold", d["pool"][0]], capsys)
+    assert rc == 2 and "ids.npy: not an array of line ids" in err and err.count("\n") == 0, err

@@ -57,8 +57,15 @@ def calibrate(method: str, model: str, backend: str, sample: list[str], batch_si
         saved = json.loads(cache.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         saved = {}
+    if not isinstance(saved, dict):  # a damaged file: measured again, and written anew
+        saved = {}
     if key in saved:
-        return {**saved[key], "cached": True}
+        if _valid_costs(saved[key]):
+            return {**saved[key], "cached": True}
+        import logging
+        logging.getLogger("domainsift").warning("%s: the saved costs for this machine are damaged (not positive, "
+                                                "finite seconds); measuring them again", cache)
+        del saved[key]
     from ..embed import get_embedder
     from ..embed.cache import default_cache_dir
     texts = [t for t in sample if t.strip()][:CALIBRATION_LINES] or ["a line"]
@@ -103,6 +110,15 @@ def calibrate(method: str, model: str, backend: str, sample: list[str], batch_si
     except OSError:  # a read-only cache: the estimate stands, measured again next time
         pass
     return {**costs, "cached": False}
+
+
+def _valid_costs(entry) -> bool:
+    """Saved costs a plan can trust: a dict whose values are finite, non-negative seconds (a damaged or
+    edited ``calibration.json`` is measured again, never printed as a negative time)."""
+    import math
+    return (isinstance(entry, dict) and bool(entry) and "encode" in entry
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+                    for v in entry.values()))
 
 
 def _train_costs(model: str, backend: str, texts: list[str], batch_size: int, freeze: int, max_length: int,

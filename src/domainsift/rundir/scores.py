@@ -157,7 +157,15 @@ def read_ids(run_dir: str | os.PathLike, pool: dict | None = None) -> np.ndarray
     d = Path(run_dir)
     pool = pool if pool is not None else read_pool(d)
     if (d / IDS).exists():
-        return np.load(d / IDS, mmap_mode="r")
+        try:
+            ids = np.load(d / IDS, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as exc:  # an object array (never unpickled), a damaged header
+            raise DomainsiftError(f"{d / IDS}: not an array of line ids domainsift wrote ({str(exc).splitlines()[0]}); "
+                                  "score the pool again") from None
+        if ids.dtype.kind not in "iu" or ids.ndim != 2 or (ids.ndim == 2 and ids.shape[1] != 2):
+            raise DomainsiftError(f"{d / IDS}: not an array of line ids domainsift wrote ({ids.dtype} {ids.shape}); "
+                                  "score the pool again")
+        return ids
     if "ids" in pool:
         return _legacy_ids(pool)
     raise DomainsiftError(f"{d}: no ids.npy; not a complete domainsift run directory")
