@@ -79,9 +79,10 @@ def test_a_stream_and_a_corpus_in_memory_score_alike(data):
 def test_strip_id_scores_a_numbered_pool_as_the_plain_one_and_keeps_its_bytes(data, tmp_path, capsys):
     from domainsift.io.corpus import strip_line_id
     assert [strip_line_id(t) for t in ("12: dose", " [3]  tablet", "4 | x", "2. For the years", "5:", "a: b")] == [
-        "dose", "tablet", "x", "2. For the years", "5:", "a: b"]
+        "dose", "tablet", "x", "2. For the years", "", "a: b"]  # an ID alone: an empty line, left out
     plain = [data["med"], data["law"]]
-    numbered = [_write(tmp_path / f"n{k}.txt", [f"{i}: {t}" if t else "" for i, t in
+    # every line numbered, the empty ones too ("6:"), as a numbering tool writes them: left out as empty lines
+    numbered = [_write(tmp_path / f"n{k}.txt", [f"{i}: {t}" if t else f"{i}:" for i, t in
                                                  enumerate(Path(f).read_text(encoding="utf-8").splitlines(), 1)])
                 for k, f in enumerate(plain)]
     ind_numbered = _write(tmp_path / "in-n.txt", [f"[{i}] {t}" for i, t in

@@ -142,7 +142,7 @@ def scan_part(source, part: Part) -> PartScan:
     try:
         for off, n, data in _range_lines(path, part.start, part.end, tap):
             out.lines = n
-            if extract_text(path, n, data, fmt, source.column, source.field):
+            if source.clean(extract_text(path, n, data, fmt, source.column, source.field) or ""):
                 if out.records % MARK == 0:
                     out.marks.append((out.records, off, n))
                 out.records += 1
@@ -268,9 +268,10 @@ def read_segments(source, segments: list[Segment], raw: bool = False):
         else:  # from a line start: _range_lines skips nothing there
             path = source.files[seg.part.file]
             fmt = source.fmt or detect_format(path)
-            items = ((seg.line + n, source.clean(text), None, data, None)
+            items = ((seg.line + n, text, None, data, None)
                      for _, n, data in _range_lines(path, seg.seek, seg.part.end)
-                     if (text := extract_text(path, seg.line + n, data, fmt, source.column, source.field)))
+                     if (text := source.clean(extract_text(path, seg.line + n, data, fmt, source.column,
+                                                           source.field) or "")))
         for line, text, target, s_raw, t_raw in items:
             if pos == want[j]:
                 texts.append(text)

@@ -258,8 +258,9 @@ class PoolSource:
             if path in taps:  # a columnar file is hashed in a read of its own
                 taps[path].finished = file_digest(path)
             for row, s, t in iter_rows(path, f, self.field, self.field_target):
+                s, t = self.clean(s or ""), self.clean(t or "")
                 if s and t:
-                    yield row, self.clean(s), self.clean(t), None, None
+                    yield row, s, t, None, None
             return
         src = iter_texts(path, self.fmt, self.column, self.field, tap=taps.get(path), raw=True)
         if self.target_files:
@@ -267,12 +268,14 @@ class PoolSource:
             tgt = iter_texts(target, self.fmt, self.column, self.field, tap=taps.get(target), raw=True)
             pairs = iter_aligned(((a, (b, c)) for a, b, c in src), ((a, (b, c)) for a, b, c in tgt), path, target)
             for line, (s, s_raw), (t, t_raw) in pairs:
+                s, t = self.clean(s or ""), self.clean(t or "")
                 if s and t:
-                    yield line, self.clean(s), self.clean(t), (s_raw if raw else None), (t_raw if raw else None)
+                    yield line, s, t, (s_raw if raw else None), (t_raw if raw else None)
             return
         for lineno, text, data in src:
+            text = self.clean(text or "")
             if text:
-                yield lineno, self.clean(text), None, (data if raw else None), None
+                yield lineno, text, None, (data if raw else None), None
 
     def _file_blocks(self, k: int, taps: dict | None = None, raw: bool = False) -> Iterator[Block]:
         """The records of file ``k`` as :class:`Block` s: a plain text file read a block of bytes at a time
@@ -281,6 +284,8 @@ class PoolSource:
         path = self.files[k]
         if not self.target_files and not self.field_target and (self.fmt or detect_format(path)) == "text":
             for first, texts, raws in iter_text_blocks(path, (taps or {}).get(path), raw):
+                if self.strip_id:  # a line that is an ID alone is then empty, and left out
+                    texts = [strip_line_id(t) for t in texts]
                 keep = [i for i, t in enumerate(texts) if t]
                 if len(keep) < len(texts):
                     texts = [texts[i] for i in keep]
@@ -289,8 +294,6 @@ class PoolSource:
                 else:
                     lines = np.arange(first, first + len(texts), dtype=np.int64)
                 if texts:
-                    if self.strip_id:
-                        texts = [strip_line_id(t) for t in texts]
                     yield Block(k, lines, texts, None, raws, None)
             return
         items = []
