@@ -16,6 +16,9 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# hermetic Ray: a run without --address follows Ray's convention (RAY_ADDRESS, else the cluster 'ray start'
+# started last on this machine); the tests name their own local instance, whatever else runs here
+os.environ["RAY_ADDRESS"] = "local"
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # a cache directory of this test run's own: nothing is written to ~/.cache (a test that passes its own

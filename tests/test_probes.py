@@ -348,3 +348,29 @@ def test_an_object_array_of_ids_is_one_line_and_never_unpickled(tmp_path, capsys
     (tmp_path / "run" / "run.json").write_text(json.dumps(run))
     rc, err, _ = run_cli(["evaluate", "run", "--gold", d["pool"][0]], capsys)
     assert rc == 2 and "ids.npy: not an array of line ids" in err and err.count("\n") == 0, err
+
+
+def test_without_an_address_a_running_cluster_is_joined_as_ray_does(monkeypatch, caplog):
+    """Ray refuses num_cpus when ray.init() finds a cluster that runs already (RAY_ADDRESS, or the one
+    'ray start' started last on this machine): the run joins it, without num_cpus, and says so."""
+    import pytest
+    ray = pytest.importorskip("ray")
+    from domainsift.engine import ray as engine_ray
+    calls = []
+
+    def init(**kw):
+        calls.append(kw)
+        if "num_cpus" in kw and kw.get("address") != "local":
+            raise ValueError("When connecting to an existing cluster, num_cpus and num_gpus must not be provided.")
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    with engine_ray.session(2, None):
+        pass
+    assert [("num_cpus" in c, c.get("address")) for c in calls] == [(True, None), (False, None)]
+    assert "joined the Ray cluster" in caplog.text
+    calls.clear()
+    with engine_ray.session(2, "local"):  # an instance of the run's own: its CPUs as asked
+        pass
+    assert calls[0]["address"] == "local" and calls[0]["num_cpus"] == 2

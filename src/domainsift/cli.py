@@ -199,8 +199,9 @@ def add_method_opts(p) -> None:
                         "the student of --cascade), whose scoring is Python code on one core (default: one "
                         "per CPU, at most 4; the scores are the same)")
     g.add_argument("--address", default=None,
-                   help="--engine ray: a running cluster's address (e.g. ray://head:10001 or auto; default: "
-                        "start a local one)")
+                   help="--engine ray: a running cluster's address (e.g. ray://head:10001, or auto), or local: an "
+                        "instance of the run's own on this machine whatever else runs here (default: Ray's "
+                        "convention: $RAY_ADDRESS, else the cluster 'ray start' started last here, else a new one)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a finished run in --out (another kind, or a score run of other inputs or "
                         "parameters), or write into a folder of other files (by default such an --out is refused)")

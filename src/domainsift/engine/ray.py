@@ -117,7 +117,7 @@ class _Scorer:
 def check_address(address: str | None, timeout: float = 5.0) -> None:
     """A cluster address must answer within ``timeout`` seconds (``ray.init`` on an address with no
     cluster waits for minutes); ``auto`` and no address are left to Ray."""
-    if not address or address == "auto":
+    if not address or address in ("auto", "local"):
         return
     import socket
     hostport = address.split("://", 1)[-1]
@@ -143,10 +143,14 @@ def plan(selector, workers: int | None, address: str | None) -> int | None:
     if workers is not None and workers < 1:
         raise DomainsiftError(f"--workers must be at least 1, got {workers}")
     cpus = os.cpu_count() or 1
-    if workers is not None and address is None and workers > cpus:
+    if workers is not None and address in (None, "local") and workers > cpus:
         log.warning("--workers %d is more than this machine's %d CPUs; using %d", workers, cpus, cpus)
         return cpus
     return workers
+
+
+def _cpus(workers: int | None) -> int:
+    return max(1, workers or os.cpu_count() or 1)
 
 
 @contextmanager
@@ -156,9 +160,21 @@ def session(workers: int | None, address: str | None):
     ray = _ray()
     started = False
     if not ray.is_initialized():
-        kw = {"address": address} if address else {"num_cpus": max(1, workers or os.cpu_count() or 1)}
-        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.WARNING, **kw)
+        common = dict(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                      logging_level=logging.WARNING)
+        if address:  # a cluster's HOST:PORT, "auto" (Ray finds one) or "local" (an instance of the run's own)
+            ray.init(address=address, **({"num_cpus": _cpus(workers)} if address == "local" else {}), **common)
+        else:
+            # Ray's own convention: RAY_ADDRESS, else the cluster 'ray start' started last on this machine,
+            # else a new instance here; a cluster that runs already keeps its own CPUs (Ray refuses num_cpus)
+            try:
+                ray.init(num_cpus=_cpus(workers), **common)
+            except ValueError as exc:
+                if "num_cpus" not in str(exc):
+                    raise
+                ray.init(**common)
+                log.warning("joined the Ray cluster that runs on this machine (Ray's convention: RAY_ADDRESS, else "
+                            "the cluster 'ray start' started last); --address local runs on an instance of its own")
         started = True
     try:
         yield ray
