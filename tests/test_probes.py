@@ -374,3 +374,15 @@ def test_without_an_address_a_running_cluster_is_joined_as_ray_does(monkeypatch,
     with engine_ray.session(2, "local"):  # an instance of the run's own: its CPUs as asked
         pass
     assert calls[0]["address"] == "local" and calls[0]["num_cpus"] == 2
+
+
+def test_a_refused_mixture_leaves_nothing_behind(tmp_path, capsys, monkeypatch, tiny_models):
+    d = _pool(tmp_path, monkeypatch)
+    tiny = write_lines(tmp_path / "tiny.txt", make_sentences("med", 3, 9))
+    base = ["select", "--method", "cosine", "--model", tiny_models["bert"], "--backend", "torch", "--target",
+            f"med={d['in_med']}"]
+    for extra in ([f"--target", f"{'x' * 300}={d['in_law']}", "--pool", *d["pool"], "--top", "10"],
+                  ["--target", f"law={d['in_law']}", "--pool", tiny, "--top", "auto"]):
+        rc, err, _ = run_cli([*base, *extra, "--out", "mix"], capsys)
+        assert rc == 2 and err.count("\n") == 0, err
+        assert not (tmp_path / "mix").exists(), sorted(p.name for p in (tmp_path / "mix").rglob("*"))

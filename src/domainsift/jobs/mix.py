@@ -36,6 +36,9 @@ from .._internal.errors import DomainsiftError
 from ..select.base import check_n_against_pool, choose
 
 
+MAX_NAME = 64  # a target's name: a folder's name and the domain column's value
+
+
 def parse_targets(items) -> dict:
     """``NAME=FILE`` items (a name may come back to add files) as ``{name: [files]}``, in order."""
     out: dict = {}
@@ -46,6 +49,14 @@ def parse_targets(items) -> dict:
         if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
             raise DomainsiftError(f"--target {item!r}: a name of letters, digits, '-', '_' or '.', please "
                                   "(it names the target's folder and the domain column)")
+        if len(name) > MAX_NAME or name in (".", ".."):
+            raise DomainsiftError(f"--target {name[:20]}...: a name of at most {MAX_NAME} characters, please (it names "
+                                  "the target's folder)" if len(name) > MAX_NAME else
+                                  f"--target {item!r}: '{name}' cannot name a folder")
+        if name in out:
+            import logging
+            logging.getLogger("domainsift").warning("--target %s is given twice: its files are read as one "
+                                                    "in-domain set", name)
         out.setdefault(name, []).append(path)
     return out
 
@@ -159,132 +170,158 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     for name in targets:
         refuse_overwriting_inputs(inputs, out / rundir.MIX_TARGETS / name, rundir.OUTPUTS)
     from contextlib import ExitStack
-    with rundir.claim(out, "mix", overwrite=overwrite), ExitStack() as stack:  # Ray stays up for the reads
-        scanned, execution = _read_once(method, pool, params, seed, execution, cascade, auto, stack)
-        if not auto:  # before any fit
-            check_n_against_pool(scanned.scan.n, top, fraction)
-        shared, shared_params = _shared_fit(method, targets, scanned, out, params, seed, execution)
-        prepared = [prepare(method, corpus, scanned, out / rundir.MIX_TARGETS / name,
-                            params if shared is None else {**shared_params, "shared": shared[name]}, seed, reader,
-                            execution, cascade,
-                            check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
-                            stack=stack, estimate_share=auto, exclude=left_out)
-                    for name, corpus in targets.items()]
-        jobs = dict(zip(targets, score_prepared(prepared, overwrite)))  # one pass over the pool for every target
-        runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
-        first = next(iter(runs.values()))
-        for name, run in runs.items():
-            if not np.array_equal(run.id_array, first.id_array):
-                raise DomainsiftError(f"{run.dir}: the pool's lines came in another order for target "
-                                      f"'{name}'; score again")
-        n = len(first.scores)
-        rundir.verify_stats(first, next(iter(jobs.values())).stats)  # the files still hold the bytes scored
-        if auto:
-            from ..share import ShareEstimate
-            want = {name: ShareEstimate.from_dict(job.share).lines(n) for name, job in jobs.items()}
-        else:
-            total = top if top is not None else max(1, int(round(fraction * n)))
-            want = quotas(weights, total)
-        # the selected lines: read by the Ray workers (the driver reads no pool line), else from the files
-        fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
-        fetched, texts, sides, raws = ({} if fetch is not None else None), {}, {}, {}
-        barred = np.zeros(n, dtype=bool)  # granted to no target: excluded lines and duplicates
-        passed = {"exclude": dict.fromkeys(runs, 0), "dedup": dict.fromkeys(runs, 0)}  # by the target they left
-        ready, excluded = {}, {}  # per position: what the dedup compares, whether the exclusion matches
-        while True:
-            got, granted = assign({name: run.scores for name, run in runs.items()}, want,
-                                  barred if barred.any() else None, order=True)
-            new = np.asarray(sorted(i for i in granted.tolist() if first.id_at(i) not in texts), dtype=np.int64)
-            if fetch is not None and len(new):
-                more = fetch(new)
-                fetched.update(more)
-                texts.update({i: v[0] for i, v in more.items()})
-                sides.update({i: v[1] for i, v in more.items()})
-            elif len(new):  # their bytes kept too: each target's selection is written without another read
-                for job in jobs.values():  # a cascade's candidates were read once already, bytes and texts
-                    if job.read is not None and job.kept is not None:
-                        have = [i for i in new.tolist() if first.id_at(i) in job.read
-                                and (job.kept.get(first.id_at(i)) or (None,))[0] is not None]
-                        for i in have:
-                            key = first.id_at(i)
-                            texts[key], sides[key] = job.read[key]
-                            raws[key] = job.kept[key]
-                        new = np.asarray([i for i in new.tolist() if first.id_at(i) not in texts], dtype=np.int64)
-                        break
-            if fetch is None and len(new):
-                read = rundir.records(first, {first.id_at(i): None for i in new.tolist()}, verify=False, raw=True)
-                texts.update({i: v[0] for i, v in read.items()})
-                sides.update({i: v[1] for i, v in read.items()})
-                raws.update({i: (v[2], v[3]) for i, v in read.items()})
-            # the granted lines walked strongest claim first: an excluded line, or one that duplicates a line
-            # kept before it, goes to no target, and the assignment is made again without it
-            owner = {p: name for name, ps in got.items() for p in ps.tolist()}
-            seen = None if index is None else Deduplicator(index.mode, index.threshold)
-            hit = []
-            for i in granted.tolist():
-                key = first.id_at(i)
-                if left_out is not None:
-                    if i not in excluded:
-                        excluded[i] = left_out.matches(texts[key], sides[key])
-                    if excluded[i]:
-                        hit.append((i, "exclude"))
-                        continue
-                if seen is not None:
-                    if i not in ready:
-                        ready[i] = seen.prepare(texts[key] if sides[key] is None else f"{texts[key]}\t{sides[key]}")
-                    if seen.seen(ready[i], keep=True):
-                        hit.append((i, "dedup"))
-            if not hit:
-                break
-            for i, why in hit:
-                barred[i] = True
-                passed[why][owner[i]] += 1
-        if fetched is not None and not fetched:
-            fetched = None
-        chosen = []
-        for name, run in runs.items():
-            rule = {"mix": name, **({"top": top} if top is not None else {"fraction": fraction}),
-                    "n_quota": want[name]}
-            kept = ({i: (v[2], v[3]) for i, v in fetched.items()} if fetched is not None else raws)
-            extra = {**({"dedup": {**index.describe(), "duplicates_removed": passed["dedup"][name]}}
-                        if index is not None else {}),
-                     **({"exclude": {**left_out.describe(), "lines_excluded": passed["exclude"][name]}}
-                        if left_out is not None else {})}
-            rundir.write_selection(run.dir, run, got[name], rule, kept=kept, extra=extra or None)
-            for i in got[name].tolist():
-                f, ln = run.id_at(i)
-                chosen.append((name, f, ln, float(run.scores[i])))
-        sig = make_signature(method, model=jobs[next(iter(jobs))].signature.get("model"), seed=seed,
-                             targets=list(targets), n_pool=n)
-        meta = {"method": method, "n_pool": n, "rule": {"top": top} if top is not None else {"fraction": fraction},
-                "assignment": "rank percentile in each target's ranking; strongest claim first; one target a line",
-                "targets": {name: {"in_domain": [rundir.resolve(f) for f in targets[name].files],
-                                   "weight": None if weights is None else round(weights[name], 6),
-                                   "quota": want[name], "n_selected": int(len(got[name])),
-                                   "dir": str(jobs[name].out_dir),
-                                   **({"share": jobs[name].share} if jobs[name].share else {})}
-                            for name in targets},
-                "signature": signature_string({**sig, "select_" + ("top" if top is not None else "fraction"):
-                                               top if top is not None else fraction,
-                                               "mix": ",".join(f"{k}={v:g}" for k, v in (weights or {}).items())
-                                               or "auto",
-                                               **({"select_dedup": rundir.dedup_word(index.describe())}
-                                                  if index is not None else {}),
-                                               **({"select_exclude": rundir.exclude_word(left_out.describe())}
-                                                  if left_out is not None else {})})}
-        if index is not None:
-            meta["dedup"] = {**index.describe(), "duplicates_removed": sum(passed["dedup"].values())}
-        if left_out is not None:
-            meta["exclude"] = {**left_out.describe(), "lines_excluded": sum(passed["exclude"].values())}
-        if shared is not None:
-            meta["shared_fit"] = str(next(iter(shared.values())).identity)
-            next(iter(shared.values())).release()  # this process no longer holds the shared model
-        rundir.write_mix(out, chosen, texts, meta, sides)
+    held = rundir.claim(out, "mix", overwrite=overwrite)
+    try:
+        with held, ExitStack() as stack:  # Ray stays up for the reads
+            scanned, execution = _read_once(method, pool, params, seed, execution, cascade, auto, stack)
+            if not auto:  # before any fit
+                check_n_against_pool(scanned.scan.n, top, fraction)
+            shared, shared_params = _shared_fit(method, targets, scanned, out, params, seed, execution)
+            prepared = [prepare(method, corpus, scanned, out / rundir.MIX_TARGETS / name,
+                                params if shared is None else {**shared_params, "shared": shared[name]}, seed, reader,
+                                execution, cascade,
+                                check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
+                                stack=stack, estimate_share=auto, exclude=left_out)
+                        for name, corpus in targets.items()]
+            jobs = dict(zip(targets, score_prepared(prepared, overwrite)))  # one pass over the pool for every target
+            runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
+            first = next(iter(runs.values()))
+            for name, run in runs.items():
+                if not np.array_equal(run.id_array, first.id_array):
+                    raise DomainsiftError(f"{run.dir}: the pool's lines came in another order for target "
+                                          f"'{name}'; score again")
+            n = len(first.scores)
+            rundir.verify_stats(first, next(iter(jobs.values())).stats)  # the files still hold the bytes scored
+            if auto:
+                from ..share import ShareEstimate
+                want = {name: ShareEstimate.from_dict(job.share).lines(n) for name, job in jobs.items()}
+            else:
+                total = top if top is not None else max(1, int(round(fraction * n)))
+                want = quotas(weights, total)
+            # the selected lines: read by the Ray workers (the driver reads no pool line), else from the files
+            fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
+            fetched, texts, sides, raws = ({} if fetch is not None else None), {}, {}, {}
+            barred = np.zeros(n, dtype=bool)  # granted to no target: excluded lines and duplicates
+            passed = {"exclude": dict.fromkeys(runs, 0), "dedup": dict.fromkeys(runs, 0)}  # by the target they left
+            ready, excluded = {}, {}  # per position: what the dedup compares, whether the exclusion matches
+            while True:
+                got, granted = assign({name: run.scores for name, run in runs.items()}, want,
+                                      barred if barred.any() else None, order=True)
+                new = np.asarray(sorted(i for i in granted.tolist() if first.id_at(i) not in texts), dtype=np.int64)
+                if fetch is not None and len(new):
+                    more = fetch(new)
+                    fetched.update(more)
+                    texts.update({i: v[0] for i, v in more.items()})
+                    sides.update({i: v[1] for i, v in more.items()})
+                elif len(new):  # their bytes kept too: each target's selection is written without another read
+                    for job in jobs.values():  # a cascade's candidates were read once already, bytes and texts
+                        if job.read is not None and job.kept is not None:
+                            have = [i for i in new.tolist() if first.id_at(i) in job.read
+                                    and (job.kept.get(first.id_at(i)) or (None,))[0] is not None]
+                            for i in have:
+                                key = first.id_at(i)
+                                texts[key], sides[key] = job.read[key]
+                                raws[key] = job.kept[key]
+                            new = np.asarray([i for i in new.tolist() if first.id_at(i) not in texts], dtype=np.int64)
+                            break
+                if fetch is None and len(new):
+                    read = rundir.records(first, {first.id_at(i): None for i in new.tolist()}, verify=False, raw=True)
+                    texts.update({i: v[0] for i, v in read.items()})
+                    sides.update({i: v[1] for i, v in read.items()})
+                    raws.update({i: (v[2], v[3]) for i, v in read.items()})
+                # the granted lines walked strongest claim first: an excluded line, or one that duplicates a line
+                # kept before it, goes to no target, and the assignment is made again without it
+                owner = {p: name for name, ps in got.items() for p in ps.tolist()}
+                seen = None if index is None else Deduplicator(index.mode, index.threshold)
+                hit = []
+                for i in granted.tolist():
+                    key = first.id_at(i)
+                    if left_out is not None:
+                        if i not in excluded:
+                            excluded[i] = left_out.matches(texts[key], sides[key])
+                        if excluded[i]:
+                            hit.append((i, "exclude"))
+                            continue
+                    if seen is not None:
+                        if i not in ready:
+                            ready[i] = seen.prepare(texts[key] if sides[key] is None else f"{texts[key]}\t{sides[key]}")
+                        if seen.seen(ready[i], keep=True):
+                            hit.append((i, "dedup"))
+                if not hit:
+                    break
+                for i, why in hit:
+                    barred[i] = True
+                    passed[why][owner[i]] += 1
+            if fetched is not None and not fetched:
+                fetched = None
+            chosen = []
+            for name, run in runs.items():
+                rule = {"mix": name, **({"top": top} if top is not None else {"fraction": fraction}),
+                        "n_quota": want[name]}
+                kept = ({i: (v[2], v[3]) for i, v in fetched.items()} if fetched is not None else raws)
+                extra = {**({"dedup": {**index.describe(), "duplicates_removed": passed["dedup"][name]}}
+                            if index is not None else {}),
+                         **({"exclude": {**left_out.describe(), "lines_excluded": passed["exclude"][name]}}
+                            if left_out is not None else {})}
+                rundir.write_selection(run.dir, run, got[name], rule, kept=kept, extra=extra or None)
+                for i in got[name].tolist():
+                    f, ln = run.id_at(i)
+                    chosen.append((name, f, ln, float(run.scores[i])))
+            sig = make_signature(method, model=jobs[next(iter(jobs))].signature.get("model"), seed=seed,
+                                 targets=list(targets), n_pool=n)
+            meta = {"method": method, "n_pool": n, "rule": {"top": top} if top is not None else {"fraction": fraction},
+                    "assignment": "rank percentile in each target's ranking; strongest claim first; one target a line",
+                    "targets": {name: {"in_domain": [rundir.resolve(f) for f in targets[name].files],
+                                       "weight": None if weights is None else round(weights[name], 6),
+                                       "quota": want[name], "n_selected": int(len(got[name])),
+                                       "dir": str(jobs[name].out_dir),
+                                       **({"share": jobs[name].share} if jobs[name].share else {})}
+                                for name in targets},
+                    "signature": signature_string({**sig, "select_" + ("top" if top is not None else "fraction"):
+                                                   top if top is not None else fraction,
+                                                   "mix": ",".join(f"{k}={v:g}" for k, v in (weights or {}).items())
+                                                   or "auto",
+                                                   **({"select_dedup": rundir.dedup_word(index.describe())}
+                                                      if index is not None else {}),
+                                                   **({"select_exclude": rundir.exclude_word(left_out.describe())}
+                                                      if left_out is not None else {})})}
+            if index is not None:
+                meta["dedup"] = {**index.describe(), "duplicates_removed": sum(passed["dedup"].values())}
+            if left_out is not None:
+                meta["exclude"] = {**left_out.describe(), "lines_excluded": sum(passed["exclude"].values())}
+            if shared is not None:
+                meta["shared_fit"] = str(next(iter(shared.values())).identity)
+                next(iter(shared.values())).release()  # this process no longer holds the shared model
+            rundir.write_mix(out, chosen, texts, meta, sides)
+    except DomainsiftError:  # refused on the way: what this run made and nothing can resume from goes
+        _tidy(out, held.created)
+        raise
     shutil.rmtree(out / SHARED, ignore_errors=True)  # the shared fit lives on in every target's scores
     return meta
 
 
 SHARED = ".shared"  # under a mixture's folder while it runs: the shared fit, its checkpoint, the encoded batches
+
+
+def _tidy(out: Path, created: bool) -> None:
+    """After a refusal: each target's folder and the shared folder that hold nothing a rerun resumes from
+    (no saved fit, checkpoint or scored shard) are removed, and the mixture's folder when this run made
+    it and nothing is left in it."""
+    def resumable(folder: Path) -> bool:
+        return folder.is_dir() and any(p.name in ("model", "student-model", "fit-checkpoint", "classifier.json")
+                                       or p.name.endswith(".done") or p.name.startswith("checkpoint-")
+                                       for p in folder.rglob("*"))
+    targets = out / rundir.MIX_TARGETS
+    if targets.is_dir():
+        for t in targets.iterdir():
+            if t.is_dir() and not (t / rundir.SIGNATURE).exists() and not resumable(t / rundir.RESUME):
+                shutil.rmtree(t, ignore_errors=True)
+        if not any(targets.iterdir()):
+            targets.rmdir()
+    if (out / SHARED).is_dir() and not resumable(out / SHARED):
+        shutil.rmtree(out / SHARED, ignore_errors=True)
+    if created and out.is_dir() and all(p.name == ".lock" for p in out.iterdir()):
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def _read_once(method: str, pool, params: dict | None, seed: int, execution, cascade, auto: bool, stack):
