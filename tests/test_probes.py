@@ -386,3 +386,16 @@ def test_a_refused_mixture_leaves_nothing_behind(tmp_path, capsys, monkeypatch, 
         rc, err, _ = run_cli([*base, *extra, "--out", "mix"], capsys)
         assert rc == 2 and err.count("\n") == 0, err
         assert not (tmp_path / "mix").exists(), sorted(p.name for p in (tmp_path / "mix").rglob("*"))
+
+
+def test_invisible_characters_and_look_alikes_do_not_carry_a_test_line_past_exclude():
+    from domainsift.dedup import exclusion, normalise
+    line = "Take one tablet daily with water."
+    ex = exclusion([line])
+    for disguised in ("Take one tab\u200blet daily with water.", "Take one tab\u00adlet daily with water.",
+                      "T\u0430ke one tablet d\u0430ily with w\u0430ter.", "TAKE ONE TABLET DAILY WITH WATER"):
+        assert ex.matches(disguised), disguised
+    assert not ex.matches("Take two tablets daily with water.")
+    assert normalise("Привет мир") == "привет мир"  # a word of one script keeps its letters
+    from domainsift.overlap import repeats
+    assert repeats([line], ["T\u0430ke one tablet daily with water", "other"]) == [(0, 0)]

@@ -38,10 +38,33 @@ NUM_PERM = 128
 _SPACE = re.compile(r"\s+")
 
 
+# Cyrillic and Greek letters drawn like Latin ones (after case folding): in a word that mixes them with Latin
+# letters they are read as the Latin letter, so a look-alike cannot carry a test line past --exclude
+_LOOKALIKE = str.maketrans({"а": "a", "в": "b", "е": "e", "ё": "e", "і": "i", "ї": "i", "ј": "j",
+                            "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y",
+                            "х": "x", "ѕ": "s", "ԁ": "d", "һ": "h", "ӏ": "l", "α": "a", "β": "b", "ε": "e",
+                            "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x"})
+_WORD = re.compile(r"\w+")
+
+
+def _unmix(word: str) -> str:
+    """A word of Latin letters with Cyrillic or Greek look-alikes among them, in Latin letters alone; any
+    other word as it is (a Russian or Greek word keeps its own letters)."""
+    if word.isascii():
+        return word
+    latin = any("a" <= c <= "z" for c in word)
+    return word.translate(_LOOKALIKE) if latin else word
+
+
 def normalise(text: str) -> str:
-    """The text that ``exact`` compares: NFKC, case folded, no punctuation, single spaces."""
+    """The text that ``exact`` compares, the one "same line" of the product (``--dedup``, ``--exclude`` and
+    the overlap warning): NFKC, case folded, without invisible format characters (zero-width space,
+    soft hyphen, joiners), Cyrillic and Greek look-alikes inside a Latin word read as Latin, no
+    punctuation, single spaces."""
     t = unicodedata.normalize("NFKC", text).casefold()
-    t = "".join(" " if unicodedata.category(c).startswith("P") else c for c in t)
+    t = "".join(" " if (cat := unicodedata.category(c)).startswith("P") else "" if cat == "Cf" else c for c in t)
+    if not t.isascii():
+        t = _WORD.sub(lambda m: _unmix(m.group(0)), t)
     return _SPACE.sub(" ", t).strip()
 
 

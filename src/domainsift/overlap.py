@@ -35,11 +35,21 @@ def shared_files(in_files: Sequence[str], pool_files: Sequence[str]) -> list[str
 
 
 def repeats(in_texts: Sequence[str], sample_texts: Sequence[str]) -> list[tuple[int, int]]:
-    """``(sample position, in-domain position)`` of every sample line equal to an in-domain line."""
+    """``(sample position, in-domain position)`` of every sample line that repeats an in-domain line, as
+    ``--exclude`` and ``--dedup exact`` compare lines (:func:`domainsift.dedup.normalise`: the warning and
+    the exclusion agree on what a repeat is)."""
+    from .dedup import normalise
     first = {}
     for i, t in enumerate(in_texts):
-        first.setdefault(t, i)
-    return [(k, first[t]) for k, t in enumerate(sample_texts) if t in first]
+        key = normalise(t)
+        if key:
+            first.setdefault(key, i)
+    hits = []
+    for k, t in enumerate(sample_texts):
+        i = first.get(normalise(t))
+        if i is not None:
+            hits.append((k, i))
+    return hits
 
 
 def check_overlap(in_domain, pool_sample, pool_files: Sequence[str], n_pool: int | None,
