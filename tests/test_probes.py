@@ -399,3 +399,16 @@ def test_invisible_characters_and_look_alikes_do_not_carry_a_test_line_past_excl
     assert normalise("Привет мир") == "привет мир"  # a word of one script keeps its letters
     from domainsift.overlap import repeats
     assert repeats([line], ["T\u0430ke one tablet daily with water", "other"]) == [(0, 0)]
+
+
+def test_a_mixtures_folder_and_a_run_without_checksums_are_named(tmp_path, capsys, monkeypatch, caplog):
+    d = _pool(tmp_path, monkeypatch)
+    assert run_cli(["select", "--method", "cosine", "--model", "tfidf", "--target", f"med={d['in_med']}", "--target",
+                    f"law={d['in_law']}", "--pool", *d["pool"], "--top", "10", "--out", "mix"], capsys)[0] == 0
+    rc, err, _ = run_cli(["select", "--from-scores", "mix", "--top", "5", "--out", "again"], capsys)
+    assert rc == 2 and "give one target's folder" in err and "mix/targets/NAME" in err, err
+    run = json.loads((tmp_path / "mix" / "targets" / "med" / "run.json").read_text())
+    run.pop("checksums")
+    (tmp_path / "mix" / "targets" / "med" / "run.json").write_text(json.dumps(run))
+    rc, err, _ = run_cli(["select", "--from-scores", "mix/targets/med", "--top", "5", "--out", "again"], capsys)
+    assert rc == 0 and "records no checksums" in caplog.text, err

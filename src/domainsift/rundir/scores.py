@@ -14,7 +14,7 @@ import numpy as np
 
 from .._internal.atomic import atomic_open, save_json
 from .._internal.errors import DomainsiftError
-from .layout import CHECKSUMS, ALIGNMENT, ALIGNMENT_PNG, DERIVED, IDS, POOL, RUN, SCORES, SCORES_TSV, SCORE_FILES, SELECTED, SHARE, SIGNATURE, STUDENT, read_json
+from .layout import CHECKSUMS, ALIGNMENT, ALIGNMENT_PNG, DERIVED, IDS, POOL, RUN, SCORES, SCORES_TSV, SCORE_FILES, SELECTED, SHARE, SIGNATURE, STUDENT, MIX, MIX_TARGETS, read_json
 from .manifest import read_pool
 
 
@@ -180,6 +180,9 @@ def load_scores(score_dir: str | os.PathLike, check: bool = True) -> ScoreRun:
         if name == IDS:
             continue  # read_ids below: ids.npy, or an earlier version's list in pool.json
         if not (d / name).exists():
+            if (d / MIX).is_file():
+                raise DomainsiftError(f"{d}: several targets in one run ({MIX}); give one target's folder, "
+                                      f"{d / MIX_TARGETS}/NAME")
             raise DomainsiftError(f"{d}: not a score directory (no {name}); run 'domainsift score' first")
     try:
         scores = np.load(d / SCORES, mmap_mode="r")
@@ -206,7 +209,11 @@ def check_arrays(run_dir: str | os.PathLike) -> None:
     if not isinstance(run, dict):
         raise DomainsiftError(f"{d / RUN}: not a JSON object; not a run record domainsift wrote")
     sums = run.get(CHECKSUMS)
-    if sums is None:
+    if sums is None:  # a run of 0.12.0 or later always records them: say that they are gone
+        import logging
+        logging.getLogger("domainsift").warning(
+            "%s records no checksums for %s and %s (written before 0.12.0, or removed since): they are checked "
+            "for shapes, finite scores and ids within the pool only", d / RUN, SCORES, IDS)
         return
     if not isinstance(sums, dict):
         raise DamagedError(f"{d / RUN}: '{CHECKSUMS}' is not a table of file names and SHA-256s")
