@@ -412,3 +412,14 @@ def test_a_mixtures_folder_and_a_run_without_checksums_are_named(tmp_path, capsy
     (tmp_path / "mix" / "targets" / "med" / "run.json").write_text(json.dumps(run))
     rc, err, _ = run_cli(["select", "--from-scores", "mix/targets/med", "--top", "5", "--out", "again"], capsys)
     assert rc == 0 and "records no checksums" in caplog.text, err
+
+
+def test_a_redirected_log_gets_no_progress_bars(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    d = _pool(tmp_path, monkeypatch)
+    proc = subprocess.run([sys.executable, "-m", "domainsift", "select", "--method", "cosine", "--model", "tfidf",
+                           "--in-domain", str(d["in_med"]), "--pool", *map(str, d["pool"]), "--top", "5", "--out",
+                           "run"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "\r" not in proc.stderr and "it/s" not in proc.stderr and "line/s" not in proc.stderr, proc.stderr[-500:]

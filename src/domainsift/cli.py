@@ -107,7 +107,7 @@ def embed_config(args, seed: int = 0):
     from .embed import EmbedConfig
     return EmbedConfig(embedder=args.embedder, layer=args.layer, max_length=args.max_length,
                        batch_size=args.batch_size, device=args.device, seed=seed,
-                       cache_dir=args.cache, progress=not args.quiet, backend=args.backend,
+                       cache_dir=args.cache, progress=_bars(args), backend=args.backend,
                        normalize={"auto": None, "yes": True, "no": False}[args.normalize])
 
 
@@ -238,7 +238,7 @@ def selector_kwargs(args) -> dict:
     if "cache_dir" in declared:
         kw["cache_dir"] = args.cache
     if "progress" in declared:
-        kw["progress"] = not args.quiet
+        kw["progress"] = _bars(args)
     return kw
 
 
@@ -265,7 +265,7 @@ def job_options(args) -> dict:
                         **({"field_target": args.field_target} if args.field_target else {}),
                         **({"strip_id": True} if args.strip_id else {})},
                 execution=Execution(engine=args.engine, workers=args.workers, address=args.address,
-                                    shard_size=args.shard_size, progress=not args.quiet,
+                                    shard_size=args.shard_size, progress=_bars(args),
                                     processes=args.processes),
                 cascade=Cascade(candidates=args.candidates) if args.cascade else None, overwrite=args.overwrite)
 
@@ -309,6 +309,14 @@ def _plan_from_scores(args, rule: dict) -> int:
     print(plan_select(args.from_scores, args.out, keep_exclude=not args.no_exclude,
                       **{k: v for k, v in rule.items() if k != "out_format"}))
     return 0
+
+
+def _bars(args) -> bool:
+    """Progress bars: on a terminal unless -q; never into a redirected log (where each redraw is a line of
+    escape codes), unless $DOMAINSIFT_PROGRESS=1 asks for them there too."""
+    if args.quiet:
+        return False
+    return sys.stderr.isatty() or os.environ.get("DOMAINSIFT_PROGRESS") == "1"
 
 
 def _nothing_to_do(args, command: str) -> None:
@@ -490,7 +498,7 @@ def cmd_crossdomain(args) -> int:
     from .jobs.downstream import cross_domain, format_matrix, parse_named
     from .embed import EmbedConfig
     emb = None if args.no_similarity else EmbedConfig(embedder=args.model, cache_dir=args.cache,
-                                                      progress=not args.quiet).build()
+                                                      progress=_bars(args)).build()
     result = cross_domain(parse_named(args.train, "--train"), parse_named(args.test, "--test"),
                           order=args.order, embedder=emb, max_centroid=args.max_centroid, out_dir=args.out)
     print(format_matrix(result))
@@ -507,7 +515,7 @@ def cmd_report(args) -> int:
 
 def cmd_demo(args) -> int:
     from .jobs.demo import run_demo
-    run_demo(args.out, progress=not args.quiet)
+    run_demo(args.out, progress=_bars(args))
     return 0
 
 
