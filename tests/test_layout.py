@@ -238,3 +238,51 @@ def test_no_import_cycles_in_src():
 def test_select_does_not_import_the_pipeline():
     for path in (SRC / "select").rglob("*.py"):
         assert "domainsift.jobs.cluster" not in _imports_named(path, _module_of(path)), path
+
+
+SELECTOR_NAMES = {"selector", "sel", "teacher", "student", "multi", "tg.selector", "job.selector"}
+
+
+def _probes_and_method_names(path: Path) -> list[str]:
+    """``getattr``/``hasattr`` on a selector, and a method's name compared with a string."""
+    from domainsift.select import SELECTORS
+    methods = set(SELECTORS)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+                and node.args and ast.unparse(node.args[0]) in SELECTOR_NAMES:
+            hits.append(f"{path.relative_to(SRC)}:{node.lineno}: {ast.unparse(node)}")
+        if isinstance(node, ast.Compare):
+            for side in [node.left, *node.comparators]:
+                values = ([side.value] if isinstance(side, ast.Constant) else
+                          [e.value for e in side.elts if isinstance(e, ast.Constant)]
+                          if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [])
+                if any(isinstance(v, str) and v in methods for v in values):
+                    hits.append(f"{path.relative_to(SRC)}:{node.lineno}: {ast.unparse(node)}")
+                    break
+    return hits
+
+
+def test_nobody_probes_a_selector_or_compares_a_methods_name_outside_select():
+    """Selectors declare what they are (class tags, declared parameters: ``param_values()``); callers read
+    the declarations, never ``getattr``/``hasattr`` on a selector, and never tell methods apart by name."""
+    hits = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path.relative_to(SRC).parts[0] == "select":
+            continue
+        hits += _probes_and_method_names(path)
+    assert hits == []
+
+
+def test_the_probe_scan_finds_a_probe(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('x = getattr(selector, "model", None)\nif method == "finetune":\n    pass\n'
+                   'y = m in ("cosine", "other")\nz = getattr(config, "a", 1)\n')
+    global SRC
+    old, SRC = SRC, tmp_path
+    try:
+        hits = _probes_and_method_names(bad)
+    finally:
+        SRC = old
+    assert len(hits) == 3 and all("bad.py" in h for h in hits)

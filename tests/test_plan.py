@@ -74,7 +74,7 @@ def test_a_damaged_calibration_is_measured_again(tmp_path, monkeypatch, tiny_mod
     cal = Path(os.environ["DOMAINSIFT_CACHE"]) / "calibration.json"
     assert run_cli(argv, capsys)[0] == 0
     good = json.loads(cal.read_text())
-    key = next(iter(good))
+    key = next(k for k in good if "|cosine|" in k)
     for damaged in ([1, 2], {key: {**good[key], "encode": -5.0}}, {key: {**good[key], "load": "x"}}, {key: 3}):
         cal.write_text(json.dumps(damaged))
         rc, err, out = run_cli(argv, capsys)

@@ -435,8 +435,8 @@ def _select_mix(args, t0: float, rule: dict) -> int:
     pool = PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw)
     meta = select_mix(args.method, targets, pool, args.out, mix=mix, top=args.top, fraction=args.fraction,
                       exclude=rule.get("exclude"), dedup=args.dedup, dedup_threshold=args.dedup_threshold, **opts)
-    shared = ("" if "shared_fit" not in meta else " (the pool encoded once, a centroid per target)"
-              if meta["method"] == "cosine" else " (one fit, a head per target)")
+    from .select import selector_class
+    shared = f" ({selector_class(meta['method']).shared_fit_note})" if "shared_fit" in meta else ""
     print(f"mixed {len(targets)} targets over {meta['n_pool']} pool lines with {meta['method']}{shared} in "
           f"{time.time() - t0:.1f} s -> {args.out}")
     for name, t in meta["targets"].items():

@@ -168,22 +168,15 @@ def exclusion(exclude, mode: str | None = None, threshold: float | None = None) 
     return Exclusion.of(exclude, mode or "exact", NEAR_THRESHOLD if threshold is None else threshold)
 
 
-def recorded_exclusion(run_dirs) -> "Exclusion | None":
-    """The exclusion the selections in ``run_dirs`` were made with (their ``selection.json``'s
-    ``exclude``), read again from its files, so that a re-selection (``select --from-scores``,
+def recorded_exclusion(recorded) -> "Exclusion | None":
+    """The exclusion selections were made with (``recorded``: ``(run directory, its selection's
+    ``exclude`` record or None)`` pairs, :func:`domainsift.rundir.recorded_excludes`), read again from its files, so that a re-selection (``select --from-scores``,
     ``combine``) keeps a test set out as the first selection did; None when none was made with one.
     Several runs' exclusions are joined (every file of each; near when any compared near). A file that
     is gone, or whose lines are no longer the ones recorded, is a one-line error: give ``--exclude``
     again, or ``--no-exclude`` to drop it."""
-    import json
-    from pathlib import Path
     files, mode, threshold, seen = [], "exact", None, []
-    for d in run_dirs:
-        p = Path(d) / "selection.json"
-        try:
-            rec = json.loads(p.read_text(encoding="utf-8")).get("exclude") if p.is_file() else None
-        except (OSError, ValueError, AttributeError):
-            rec = None
+    for d, rec in recorded:
         if not isinstance(rec, dict):
             continue
         how = f"{d} was selected with --exclude"

@@ -77,7 +77,7 @@ def candidates_for(student, share: float) -> dict:
     """How many of the pool's lines (as a share) the teacher must score for a selection of ``share``
     of the pool (:func:`plan_share`), estimated on the student's out-of-fold scores of its sample; with
     none, all."""
-    held = getattr(student, "held_out_", None)
+    held = student.held_out_
     if not held:
         return {"share": 1.0, "slack": SLACK, "held_out": 0}
     need = plan_share(held["student"], held["teacher"], share)
@@ -97,7 +97,7 @@ def build_student(teacher, params: dict, share: float | None = None):
     from ..select.student import StudentSelector
     kw = {"teacher": teacher.name, "seed": params.get("seed", 0), "cache_dir": params.get("cache_dir"),
           "progress": bool(params.get("progress")), "share": learn_share(PLAN_SHARE if share is None else share)}
-    model = getattr(teacher, "model", None) or getattr(teacher, "embedder", None)
+    model = teacher.encoder_name
     if isinstance(model, str) and abilities(model).distils:
         kw["model"] = model
     return StudentSelector(**kw)
@@ -165,7 +165,7 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
     bytes by ``(file, line)`` and records (every target's candidates: a local pool's, else None)."""
     from .._internal.machine import release_memory
     from ..io.source import MemorySource
-    from .run import STUDENT_SAMPLE
+    from .config import STUDENT_SAMPLE
     seconds, t = [{} for _ in targets], time.time()
     for tg, sec in zip(targets, seconds):
         t = time.time()

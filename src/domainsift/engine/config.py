@@ -15,6 +15,7 @@ DEFAULT_SHARD_SIZE = 16384  # a multiple of the vector cache's 1,024-line chunks
 # (about 3 µs a line on a 2-core EPYC) and a child scores it (about 10 µs a line), so past three or four
 # children the reader is the bottleneck, and each child holds its own chunk cache (up to ~0.2 GB)
 MAX_PROCESSES = 4
+STUDENT_SAMPLE = "student"  # the counting pass's sample a cascade's student learns from (engine.run's samples)
 FIT_SAMPLE = 200_000  # a selector that fits on the pool sees at most this many records (a seeded sample)
 
 
@@ -66,3 +67,14 @@ class Cascade:
             raise DomainsiftError(f"--candidates must be at least 1, got {self.candidates}")
 
 
+@dataclass
+class Target:
+    """One target's scoring job inside a run: its fitted-to-be ``selector``, its in-domain set, the
+    counting pass's samples it fits on (its own dict: the fit sample is dropped from it once fitted), the
+    state folder its fit, shards and cascade are kept in (resumable), and the cascade's student."""
+
+    selector: object
+    in_domain: object  # a Corpus
+    samples: dict
+    state: Path
+    student: object = None

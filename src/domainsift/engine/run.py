@@ -34,15 +34,15 @@ from typing import Callable
 
 from .._internal.machine import release_memory
 from ..io.corpus import Corpus
-from .config import Cascade, Execution
+from .config import STUDENT_SAMPLE, Cascade, Execution, Target  # noqa: F401 (Target: for the engine's callers)
 from .executor import score_targets
 from .shards import assemble
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "fit-checkpoint"  # under a run's state: a training's last finished epoch
-FIT, STUDENT_SAMPLE, LANGUAGE, CALIBRATION = "fit", "student", "language", "calibration"  # the counting pass's
-SHARE_SAMPLE = "share"  # samples (the last: what the in-domain share is estimated on), each its own random stream
+FIT, LANGUAGE, CALIBRATION = "fit", "language", "calibration"  # the counting pass's samples (and STUDENT_SAMPLE:
+SHARE_SAMPLE = "share"  # the cascade's student's; the last: what the in-domain share is estimated on), each its own random stream
 SURFACE = "surface"  # the pool's lines the in-domain set is compared with on the surface (domainsift.surface)
 SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, SHARE_SAMPLE: 4, SURFACE: 5, CALIBRATION: 9}
 CALIBRATION_LINES = 256  # the sample a run's cost is calibrated on (domainsift.jobs.plan)
@@ -156,19 +156,6 @@ def surface_sample(seed: int) -> tuple:
     a run's and ``--plan``'s alike."""
     from ..surface import SAMPLE as SURFACE_LINES
     return SURFACE_LINES, [seed, SAMPLE_STREAMS[SURFACE]]
-
-
-@dataclass
-class Target:
-    """One target's scoring job inside a run: its fitted-to-be ``selector``, its in-domain set, the
-    counting pass's samples it fits on (its own dict: the fit sample is dropped from it once fitted), the
-    state folder its fit, shards and cascade are kept in (resumable), and the cascade's student."""
-
-    selector: object
-    in_domain: Corpus
-    samples: dict
-    state: Path
-    student: object = None
 
 
 def execute(selector, in_domain: Corpus, source, samples: dict, state: Path, execution: Execution,

@@ -91,7 +91,7 @@ def combine(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     from .select import run_select
     if exclude is None and keep_exclude:
         from ..dedup import recorded_exclusion
-        exclude = recorded_exclusion(score_dirs)  # a test set left out of a run stays out of their combination
+        exclude = recorded_exclusion(rundir.recorded_excludes(score_dirs))  # a test set left out of a run stays out of their combination
     scores, ids, pool, sig = combine_scores(score_dirs, weights, how, out_dir=out_dir)
     check_n_against_pool(len(scores), top, fraction)  # before anything is written
     with rundir.claim(out_dir, "score", overwrite=overwrite):

@@ -27,7 +27,6 @@ from .._internal.errors import DomainsiftError
 from ..engine.run import CALIBRATION_LINES  # the counting pass draws that sample
 
 REPEAT = 4  # the calibration sample is encoded this many times over (calibrate's comment)
-TIMED_METHODS = ("cosine", "finetune")  # the teachers whose cost is modelled; others say "no estimate"
 KEY_VERSION = 3  # 2: the encoder timed on the sample four times over; 3: the student by its chunk cache
 
 
@@ -101,7 +100,8 @@ def calibrate(method: str, model: str, backend: str, sample: list[str], batch_si
     for _ in range(rounds):
         tokenize(texts)
     costs["student"] = (time.perf_counter() - t) / (rounds * len(texts))
-    if method == "finetune":
+    from ..select import selector_class
+    if selector_class(method).cost_model == "fine-tune":
         costs.update(_train_costs(model, backend, texts, batch_size, freeze, max_length, costs["encode"], layers))
     saved[key] = costs
     from .._internal.atomic import save_json
@@ -167,6 +167,11 @@ def _train_costs(model: str, backend: str, texts: list[str], batch_size: int, fr
     return {**out, "train_step": step, "export": max(0.0, export - 32 * encode)}
 
 
+def _fine_tunes(method: str) -> bool:
+    from ..select import selector_class
+    return selector_class(method).cost_model == "fine-tune"
+
+
 def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, selection: int | None,
              cascade: bool, student_sample: int = 20000, share_sample: int = 0, fitted: bool = False) -> dict:
     """Seconds for each stage of the run (module docstring) and their sum; ``share_sample``: the pool lines
@@ -178,7 +183,7 @@ def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, sel
             (share_sample + n_in) * costs["encode"])
     if fitted:
         pass  # the fit's cost was paid once, before the targets' runs
-    elif method == "finetune":
+    elif _fine_tunes(method):
         holdout, neg_ratio = params.get("holdout", 0.1), params.get("neg_ratio", 1.0)
         pos = n_in - int(round(holdout * n_in))
         steps = params.get("epochs", 10) * math.ceil((pos + max(1, round(neg_ratio * pos))) /
@@ -275,7 +280,7 @@ def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=
         hits = sum(exclude.matches(t, g) for t, g in zip(sample, drawn.targets or [None] * len(sample)))
         out["exclude"] = {**exclude.describe(), "sample": len(sample), "sample_matches": hits,
                           "pool_estimate": round(hits / len(sample) * n) if sample else 0}
-    if method not in TIMED_METHODS or selector.encoder_name is None:
+    if selector.cost_model is None or selector.encoder_name is None:
         out["estimate"] = None
         out["why_no_estimate"] = (f"'{method}' has no cost model yet (cosine and finetune do, with or without "
                                   "--cascade)")
@@ -300,7 +305,7 @@ def announce(selector, method: str, n_pool: int, n_in: int, sample, selection: i
     """Log the estimated wall time at the start of a long run (``LONG_RUN`` lines or more); calibrates once
     per machine and encoder (a few seconds), from the counting pass's sample."""
     import logging
-    if n_pool < LONG_RUN or sample is None or method not in TIMED_METHODS:
+    if n_pool < LONG_RUN or sample is None or selector.cost_model is None:
         return
     from ..embed import abilities
     if selector.encoder_name is None or abilities(selector.encoder_name).kind != "transformers":
@@ -313,15 +318,17 @@ def announce(selector, method: str, n_pool: int, n_in: int, sample, selection: i
 
 def _costs(selector, method: str, texts) -> dict:
     """:func:`calibrate` for the encoder and settings ``selector`` runs with."""
-    return calibrate(method, selector.encoder_name, getattr(selector, "backend", "onnx-int8"), texts,
-                     batch_size=getattr(selector, "batch_size", 16), freeze=getattr(selector, "freeze", 1),
-                     max_length=getattr(selector, "max_length", 128), layers=getattr(selector, "layers", 0) or 0)
+    pv = selector.param_values()  # what the selector declared, never probed
+    return calibrate(method, selector.encoder_name, pv.get("backend", "onnx-int8"), texts,
+                     batch_size=pv.get("batch_size", 16), freeze=pv.get("freeze", 1),
+                     max_length=pv.get("max_length", 128), layers=pv.get("layers", 0) or 0)
 
 
 def _estimate_for(selector, method, n, n_in, costs, selection, cascade, share_sample: int = 0) -> dict:
-    p = {k: getattr(selector, k) for k in ("epochs", "batch_size", "holdout", "neg_ratio") if hasattr(selector, k)}
+    pv = selector.param_values()
+    p = {k: pv[k] for k in ("epochs", "batch_size", "holdout", "neg_ratio") if k in pv}
     est = estimate(method, p, n, n_in, costs, selection, cascade is not None, share_sample=share_sample,
-                   fitted=getattr(selector, "shared", None) is not None)
+                   fitted=pv.get("shared") is not None)
     if cascade is not None:
         from .. import rundir
         est["note"] = ("the candidates are at least 2 N; the student's plan after its fit may take more (its "

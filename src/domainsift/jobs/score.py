@@ -168,9 +168,9 @@ def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None =
     execution.check()
     if cascade is not None:
         cascade.check()
-        if not selector.per_sentence or method == "student":
+        if not selector.per_sentence or not selector.cascade_teacher:
             raise DomainsiftError(f"--cascade needs a method that scores each line on its own content; "
-                                  f"'{method}' {'is the student itself' if method == 'student' else 'does not'}")
+                                  f"'{method}' {'does not' if selector.per_sentence else 'is the student itself'}")
     real_files = [f for f in list(source.files) + list(source.target_files) if os.path.exists(f)]
     check_distinct_inputs(real_files, "the pool")
     rundir.check_recordable(in_domain.files)
@@ -284,7 +284,7 @@ def _estimate_share(selector, in_domain, scan, seed: int, progress: bool, memo: 
     sample = scan.samples[SHARE_SAMPLE].texts
     memo = {} if memo is None else memo
     if ("share", model) not in memo:
-        enc = EmbedConfig(embedder=model, cache_dir=getattr(selector, "cache_dir", None), progress=progress).build()
+        enc = EmbedConfig(embedder=model, cache_dir=selector.param_values().get("cache_dir"), progress=progress).build()
         memo[("share", model)] = (enc, enc.encode(sample))
     enc, vectors = memo[("share", model)]
     est = estimate_share(in_domain.texts, sample, model=model, seed=seed, encode=enc.encode,
@@ -342,7 +342,7 @@ def _signature(method, selector, params, in_domain, manifest, done) -> dict:
         cascade_sig = {"cascade": f"student({ssp['features']}),candidates={done.plan['candidates']}",
                        "cascade_student": ssp}
     sp = selector.signature_params()
-    model = sp.pop("model", None) or sp.pop("embedder", None) or getattr(selector, "model_name", None)
+    model = sp.pop("model", None) or sp.pop("embedder", None) or selector.model_name
     sp.pop("seed", None)
     sig = make_signature(method, model=model, seed=params["seed"], **sp, **done.fit_note, **cascade_sig,
                          in_domain=[rundir.resolve(f) for f in in_domain.files],
@@ -350,7 +350,7 @@ def _signature(method, selector, params, in_domain, manifest, done) -> dict:
                          pool_target=manifest["target_files"] or None, n_pool=manifest["n"],
                          probabilistic=bool(selector.probabilistic),
                          **({"strip_id": True} if (manifest.get("reader") or {}).get("strip_id") else {}))
-    metrics = getattr(selector, "holdout_metrics_", None)
+    metrics = selector.holdout_metrics_
     if metrics is not None:
         sig["classifier_holdout"] = metrics
     return sig

@@ -42,7 +42,7 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
     ``overwrite``."""
     if exclude is None and keep_exclude:
         from ..dedup import recorded_exclusion
-        exclude = recorded_exclusion([score_dir])
+        exclude = recorded_exclusion(rundir.recorded_excludes([score_dir]))
         if exclude is not None and sample is not None:
             raise DomainsiftError(f"{score_dir} was selected with --exclude, which --resample cannot keep; add "
                                   "--no-exclude to drop it, or choose with --top, --fraction or --threshold")
@@ -222,7 +222,7 @@ def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None 
     lines it takes, the exclusion kept, where it would write and what it would replace. Writes nothing."""
     if exclude is None and keep_exclude:
         from ..dedup import recorded_exclusion
-        exclude = recorded_exclusion([score_dir])
+        exclude = recorded_exclusion(rundir.recorded_excludes([score_dir]))
     rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup,
                  None if sample is not None else exclude)
     deduplicator(dedup, dedup_threshold)

@@ -28,5 +28,5 @@ from .layout import _Claim, check_recordable, claim, has, kind, path, read_json,
 from .manifest import (file_fingerprint, pool_manifest, pool_source, read_pool, records,  # noqa: F401
                        source_manifest, verify_inputs, verify_stats)
 from .scores import ScoreRun, _stream_npy, check_arrays, load_scores, read_ids, read_share, read_signature, write_scores  # noqa: F401
-from .selection import OUT_FORMATS, output_names, check_selection, dedup_word, exclude_word, read_mix, read_selected_ids, selection_records, tsv_field, write_mix, write_selection  # noqa: F401
+from .selection import OUT_FORMATS, output_names, check_selection, dedup_word, exclude_word, read_mix, read_selected_ids, recorded_excludes, selection_records, tsv_field, write_mix, write_selection  # noqa: F401
 from .artifacts import read_clusters, write_clustering, write_embedding, write_eval  # noqa: F401

@@ -12,7 +12,7 @@ import numpy as np
 from .._internal.atomic import atomic_open, save_json
 from .._internal.errors import DomainsiftError
 from ..io.corpus import file_suffix
-from .layout import IDS, POOL, RUN, SCORES, SCORES_TSV, SELECTED, SELECTED_IDS, SELECTION, SIGNATURE, resolve
+from .layout import IDS, POOL, RUN, SCORES, SCORES_TSV, SELECTED, SELECTED_IDS, SELECTION, SIGNATURE, read_json, resolve
 from .manifest import read_pool, records
 from .scores import ScoreRun, _derived_files, _remove, _stream_npy
 
@@ -143,6 +143,19 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
     sig["signature"] = signature_string({**run.signature, **{f"select_{k}": v for k, v in rule.items()}, **words})
     save_json(out / SIGNATURE, sig)
     return selection
+
+
+def recorded_excludes(run_dirs) -> list:
+    """``(run directory, the exclude record of its selection.json, or None)`` for each of ``run_dirs``: the
+    test sets their selections left out (:func:`domainsift.dedup.recorded_exclusion` reads them again)."""
+    out = []
+    for d in run_dirs:
+        try:
+            sel = read_json(d, SELECTION) if Path(d).is_dir() else None
+        except DomainsiftError:
+            sel = None
+        out.append((d, sel.get("exclude") if isinstance(sel, dict) else None))
+    return out
 
 
 def read_selected_ids(run_dir: str | os.PathLike) -> list[tuple[str, int]]:

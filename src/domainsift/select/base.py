@@ -116,6 +116,15 @@ class BaseSelector:
     #: its scores follow the lines' text (random's do not): a run compares the in-domain set with the
     #: pool on the surface first (:mod:`domainsift.surface`)
     reads_content: ClassVar[bool] = True
+    #: it can be a cascade's teacher (the student cannot: it is the cascade's first stage)
+    cascade_teacher: ClassVar[bool] = True
+    #: how --plan models its cost: "encode" (a frozen encoder over the in-domain set and the pool: cosine),
+    #: "fine-tune" (training steps, then the pool encoded: finetune), or None (no estimate)
+    cost_model: ClassVar[str | None] = None
+    #: what a fit shared by several targets does, in words (select --target prints it)
+    shared_fit_note: ClassVar[str] = "one fit, a head per target"
+    #: what its fit measured on held-out lines (finetune's classifier; None for a method that measures none)
+    holdout_metrics_: ClassVar[dict | None] = None
     #: the in-domain set is meant to be in another language than the pool (crosslingual): a run does not
     #: refuse them for differing (:func:`domainsift.languages.check_same_language`)
     crosses_languages: ClassVar[bool] = False
@@ -264,6 +273,11 @@ class BaseSelector:
             v = getattr(self, attr, None)
             if isinstance(v, str):
                 return v
+        return None
+
+    @property
+    def model_name(self) -> str | None:
+        """The model as a signature names it (an encoder's display name); None for a method without one."""
         return None
 
     @property

@@ -26,6 +26,8 @@ class CosineSelector(BaseSelector):
 
     name = "cosine"
     frozen_vectors = True
+    cost_model = "encode"
+    shared_fit_note = "the pool encoded once, a centroid per target"
     params = (
         Param("embedder", str, "minilm", "encoder: minilm (default), multilingual (USE-m, extra multilingual: "
               "0.7656 against minilm's 0.7144 on the shared benchmark; --cascade distils its student from minilm), "

@@ -96,6 +96,7 @@ class FinetuneSelector(EncoderSelector):
     name = "finetune"
     probabilistic = True
     needs_pool = True
+    cost_model = "fine-tune"
     params = (
         Param("model", str, "minilm", "encoder: minilm (default) or a Hugging Face name or local path"),
         Param("epochs", int, 10, "training epochs, each with a fresh draw of negatives", check=at_least(1)),

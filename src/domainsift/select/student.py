@@ -322,6 +322,8 @@ class StudentSelector(BaseSelector):
 
     name = "student"
     needs_pool = True
+    cascade_teacher = False  # the cascade's own first stage
+    held_out_ = None  # the out-of-fold student and teacher scores of its sample, once fitted
     params = (
         Param("teacher", str, "cosine", "the method the student learns from (fitted with its defaults and "
               "this run's seed; any method but random)"),
