@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pytest
 
-from conftest import backwards, make_sentences
 from domainsift.cli import main
 from domainsift._internal.errors import DomainsiftError
 from domainsift.select import get_selector

@@ -286,3 +286,30 @@ def test_the_probe_scan_finds_a_probe(tmp_path):
     finally:
         SRC = old
     assert len(hits) == 3 and all("bad.py" in h for h in hits)
+
+
+def test_bench_uses_the_public_api_only_and_no_test_imports_bench():
+    """A benchmark measures the product as a user runs it: no ``domainsift._*`` module, no ``_name`` from
+    domainsift, no subclass of a private method; and the test suite does not lean on bench/."""
+    root = SRC.parents[1]
+    hits = []
+    for path in sorted((root / "bench").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("domainsift"):
+                if any(part.startswith("_") for part in node.module.split(".")) or any(
+                        a.name.startswith("_") and not a.name.startswith("__") for a in node.names):
+                    hits.append(f"{path.relative_to(root)}:{node.lineno}: from {node.module} import ...")
+            if isinstance(node, ast.Import) and any(a.name.startswith("domainsift.") and "._" in a.name
+                                                    for a in node.names):
+                hits.append(f"{path.relative_to(root)}:{node.lineno}: import")
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("_") and not node.name.startswith("__"):
+                parent_classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and node in n.body
+                                  and n.bases]
+                if parent_classes:
+                    hits.append(f"{path.relative_to(root)}:{node.lineno}: overrides {node.name}")
+    for path in sorted((root / "tests").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"^\s*(from|import) bench\b|bench/(live|archive)['\"]?\)|sys\.path.*bench", text, re.M):
+            hits.append(f"{path.relative_to(root)}: imports bench")
+    assert hits == []

@@ -381,7 +381,7 @@ def test_a_refused_mixture_leaves_nothing_behind(tmp_path, capsys, monkeypatch, 
     tiny = write_lines(tmp_path / "tiny.txt", make_sentences("med", 3, 9))
     base = ["select", "--method", "cosine", "--model", tiny_models["bert"], "--backend", "torch", "--target",
             f"med={d['in_med']}"]
-    for extra in ([f"--target", f"{'x' * 300}={d['in_law']}", "--pool", *d["pool"], "--top", "10"],
+    for extra in (["--target", f"{'x' * 300}={d['in_law']}", "--pool", *d["pool"], "--top", "10"],
                   ["--target", f"law={d['in_law']}", "--pool", tiny, "--top", "auto"]):
         rc, err, _ = run_cli([*base, *extra, "--out", "mix"], capsys)
         assert rc == 2 and err.count("\n") == 0, err

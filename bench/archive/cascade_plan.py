@@ -16,7 +16,7 @@ For each target and seed (the runs bench/live/selection.py left under bench/work
 * the precision of the cascade's selection minus the full method's, against the gold labels.
 
 Rules: ``recall99`` (0.8.0's: 99% of the teacher's top N), ``recall90``, and ``slackD`` (0.9.0's,
-D = 0.25: N of the teacher's top (1 + D) N; see domainsift.select.student.plan_share).
+D = 0.25: N of the teacher's top (1 + D) N; see domainsift.engine.cascade.plan_share).
 
 With ``--scale``: the same rules' M on the 1M-line scale pool (bench/live/scale.py's
 ``run-finetune-cascade-1000000``, KDE4 in-domain, its student re-scoring every line), where the
@@ -40,7 +40,8 @@ from _common import CLASSIC, ROOT, data_file, write_results
 
 from domainsift.io.corpus import read_corpus
 from domainsift.rundir import load_scores
-from domainsift.select.student import StudentSelector, plan_share
+from domainsift.engine.cascade import plan_share  # noqa: E402
+from domainsift.select.student import StudentSelector  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "selection"
 SCALE = ROOT / "bench" / "work" / "scale" / "old-0.8.0" / "run-finetune-cascade-1000000"  # 0.8.0 kept 478,800 candidates

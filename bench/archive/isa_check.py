@@ -80,7 +80,7 @@ def main() -> None:
     subprocess.run([qemu, "-cpu", "Haswell", sys.executable, __file__, "--encode", str(folder),
                     str(folder / "avx2.npz")], check=True, stderr=subprocess.DEVNULL)
     host, avx2 = np.load(folder / "host.npz"), np.load(folder / "avx2.npz")
-    from domainsift._internal.machine import cpu_isa
+    from domainsift.machine import cpu_isa
     rows = []
     for name in RECIPES:
         rows.append({"recipe": name,

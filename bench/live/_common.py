@@ -44,13 +44,13 @@ def command_line() -> str:
 
 def machine() -> str:
     """The machine a result was measured on: CPU model and instruction-set family, cores, Python."""
-    from domainsift._internal.machine import cpu_isa, cpu_model
+    from domainsift.machine import cpu_isa, cpu_model
     return f"{cpu_model()} ({cpu_isa()}), {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def cpu_isa() -> str:
     """The instruction-set family of this CPU (avx2, avx512, avx512-vnni, amx ...), as rows record it."""
-    from domainsift._internal.machine import cpu_isa as isa
+    from domainsift.machine import cpu_isa as isa
     return isa()
 
 
@@ -73,10 +73,10 @@ def merge_rows(rows: list[dict], new: list[dict], key) -> list[dict]:
 
 
 def write_results(name: str, payload: dict, markdown: str) -> None:
-    from domainsift._internal.atomic import atomic_open, save_json
+    from domainsift.io import atomic_open, save_json
     RESULTS.mkdir(parents=True, exist_ok=True)
-    from domainsift._version import __version__
-    from domainsift._internal.machine import library_versions
+    from domainsift import __version__
+    from domainsift.machine import library_versions
     payload = {"command": command_line(), "machine": machine(), "version": __version__,
                "libraries": {k: v for k, v in library_versions().items() if v},
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **payload}

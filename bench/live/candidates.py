@@ -101,7 +101,7 @@ def teacher_run(pool: str, target: str, corpus, in_domain, seed: int = 0, layers
 def measure(pool: str, target: str, shares: list[float], seed: int = 0, layers: int = 0,
             method: str = "finetune") -> list[dict]:
     import domainsift as ds
-    from domainsift._version import __version__
+    from domainsift import __version__
     from domainsift.engine.cascade import SLACK, learn_share, plan, plan_share
     from domainsift.select.student import StudentSelector
     files, target_file = pool_files(pool, target)

@@ -35,7 +35,7 @@ import time
 import numpy as np
 from _common import apply_threads, threads_option, CLASSIC, ROOT, SEVEN, data_file, write_results
 
-from domainsift._internal.atomic import save_json
+from domainsift.io import save_json
 from domainsift.io.corpus import read_corpus
 from domainsift.select import get_selector
 

@@ -87,11 +87,11 @@ def lstsq_cosine(target: str, pool, seed: int) -> np.ndarray:
 
 
 def run(target: str, label: str, pool, seed: int) -> dict:
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     from domainsift.jobs.evaluate import evaluate_run
     from domainsift.rundir import pool_manifest, write_scores
     from domainsift import run_score, run_select
-    from domainsift._internal.signature import make_signature
+    from domainsift.signature import make_signature
     run_dir = WORK / target / (label if seed == 0 else f"{label}-seed-{seed}")
     done = run_dir / "bench.json"
     if done.exists():
@@ -120,7 +120,7 @@ def restore_rows() -> None:
     path = RESULTS / ("crosslingual.json" if PAIR == "de-en" else f"crosslingual_{PAIR}.json")
     if not path.exists():
         return
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     for r in json.loads(path.read_text())["rows"]:
         done = WORK / r["target"] / (r["method"] if r["seed"] == 0 else f"{r['method']}-seed-{r['seed']}") / "bench.json"
         if not done.exists():

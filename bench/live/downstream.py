@@ -73,7 +73,7 @@ def halves(target: str, out: Path, pool_lines: set, seed: int = 0) -> dict:
 
 def run_method(label: str, target: str, query_file: Path, pool, seed: int) -> dict:
     """One (target, method) selection of N lines with the query half; kept once finished."""
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     name = label if seed == 0 else f"{label}-seed-{seed}"
     run_dir = WORK / target / name
     done = run_dir / "bench.json"

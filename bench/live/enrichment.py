@@ -37,7 +37,7 @@ from candidates import SavedTeacher, teacher_run
 
 def measure(target: str, sample: int, judged: int, shares: list[float]) -> list[dict]:
     import domainsift as ds
-    from domainsift._version import __version__
+    from domainsift import __version__
     from domainsift.engine.cascade import candidates_for, learn_share, plan_share
     from domainsift.select.student import StudentSelector, enrichment
     corpus = ds.read_corpus([data_file(d, "train") for d in SEVEN])

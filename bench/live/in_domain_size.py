@@ -33,7 +33,7 @@ def key(r: dict) -> tuple:
 
 def run(methods, sizes, draws, targets, rows) -> list[dict]:
     import domainsift as ds
-    from domainsift._version import __version__
+    from domainsift import __version__
     from domainsift.select import get_selector
     pool = ds.read_corpus([data_file(d, "train") for d in SEVEN])
     done = {key(r) for r in rows}

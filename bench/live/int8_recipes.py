@@ -90,7 +90,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     from domainsift.io.corpus import read_corpus
-    from domainsift._internal.machine import describe
+    from domainsift.machine import describe
 
     texts = clustering_set().texts[::2]  # 5,000 lines, every domain
     emb = TransformersEmbedder(default_model_path(), progress=False, backend="onnx")
@@ -184,7 +184,7 @@ def main() -> None:
 
 
 def speed_report(rows: dict, args) -> None:
-    from domainsift._internal.machine import describe
+    from domainsift.machine import describe
     base = np.mean(rows["onnx"]["speeds"])
     lines = ["# int8 recipes: encoding speed", "", f"Machine: {json.dumps(describe())}", "",
              f"5,000 lines of the clustering set, all-MiniLM-L6-v2, batch 32 sorted by token count, {args.rounds} "

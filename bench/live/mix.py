@@ -103,7 +103,7 @@ TIMING = WORK / "timing.json"
 def timing(method: str, args, pool_files, ds) -> None:
     """One run of one target, then the five targets in one run, each from an empty embedding cache or
     with the cache off; a row per (method, seed, cache, version), kept in ``TIMING``."""
-    from domainsift._version import __version__
+    from domainsift import __version__
     rows = json.loads(TIMING.read_text()) if TIMING.exists() else {}
     key = f"{method}|{args.seed}|{args.cache}|{__version__}"
     if key in rows:

@@ -70,7 +70,7 @@ def build_pool(name: str, target: str) -> tuple[list[str], str, int]:
 
 
 def run_one(pool_name: str, target: str, choice: str, seed: int) -> dict:
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     from domainsift.io.corpus import read_corpus
     from domainsift.jobs.evaluate import evaluate_run
     from domainsift import run_score, run_select

@@ -66,7 +66,7 @@ def members(label: str, seed: int) -> list[str]:
 
 def run(pool_name: str, target: str, label: str, seed: int) -> dict | None:
     """One finished (pool, target, label, seed) row: made now unless it was made before."""
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     from domainsift.io.corpus import read_corpus
     from domainsift import run_score, run_select
     from domainsift.jobs.evaluate import evaluate_run

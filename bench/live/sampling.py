@@ -45,7 +45,7 @@ evaluation perplexities (uniform, clusters: the seven; Tanzil: Tanzil's).
     # the table from the finished runs alone (nothing trained; a missing run is named and left out)
     python bench/live/sampling.py --seeds 0 1 2 --targets uniform --session 19 --starts 0 best --lr-data choose \
         --policies mixed-0 mixed-0.5 mixed-1 dds mdac --threads 1 --table sampling_uniform --table-only
-    (variants: --init-alpha 1, --update adam, --k, --session; a finished run is kept in
+    (variants: --init-alpha 1, --k, --session; a finished run is kept in
     bench/results/<name>_runs.json, so a killed benchmark resumes, on a fresh clone too, and tables
     are rebuilt in seconds)
 
@@ -59,7 +59,6 @@ on Tanzil's dev lines kept).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import math
@@ -195,34 +194,14 @@ def perplexities(model, test_ids: dict) -> dict:
 
 
 def make_policy(name: str, clusters: bool, lr_data: float = 0.001, k: int = 10, init_alpha: float = 0.0,
-                update: str = "sgd"):
+                update: str = "sgd"):  # update: a key of the runs file (the Adam variant measured worse and left)
     from domainsift.sampling import DDS, MDAC, MixedAlpha
     iterations = 20 if clusters else 100
     if name.startswith("mixed-"):
         return MixedAlpha(float(name.split("-")[1]))
     if name == "dds":   # the original code's settings (Adam lr 1e-4, 200 steps an update): no grid
         return DDS(init_alpha=init_alpha)
-    cls = adam_variant(MDAC) if update == "adam" else MDAC
-    return cls(lr_data=lr_data, iterations=iterations, init_alpha=init_alpha, k=k)
-
-
-def adam_variant(cls):
-    """The first update rule tried (kept here, not in the product): ``iterations`` steps of a
-    fresh Adam on ψ; its steps are ~lr_data each whatever the rewards, and the weights swung."""
-    import torch
-
-    class WithAdam(cls):
-        def _step(self, psi, rewards):
-            p = torch.tensor(np.asarray(psi, dtype=np.float64), requires_grad=True)
-            r = torch.tensor(np.asarray(rewards, dtype=np.float64))
-            opt = torch.optim.Adam([p], lr=self.lr_data)
-            for _ in range(self.iterations):
-                opt.zero_grad()
-                (-(r * self._weights(p)).sum()).backward()
-                opt.step()
-            return p.detach().numpy().copy()
-    WithAdam.__name__ = cls.__name__
-    return WithAdam
+    return MDAC(lr_data=lr_data, iterations=iterations, init_alpha=init_alpha, k=k)
 
 
 def train_run(policy_name: str, target: str, labels, train_ids, dev_batches, seed: int, steps: int,
@@ -294,7 +273,7 @@ def choose_lr(done: dict, policy: str, grid: list[float], args) -> float:
     targets = [t for t in args.targets if t != "clusters"]
     for lr in grid:
         keys = [run_key(policy, t, 0, args, {"lr_data": lr, "k": args.k, "init_alpha": 0.0,
-                                             "update": args.update}) for t in targets]
+                                             "update": UPDATE}) for t in targets]
         if all(k in done for k in keys):
             scores[lr] = np.mean([target_ppl(done[k]["checkpoints"][t]["dev_set_ppl"], t)
                                   for k, t in zip(keys, targets)])
@@ -304,76 +283,31 @@ def choose_lr(done: dict, policy: str, grid: list[float], args) -> float:
     return min(scores, key=scores.get)
 
 
+UPDATE = "sgd"  # MDAC's REINFORCE step, the product's; an Adam variant measured worse (bench/results/sampling_adam.md)
+
+
 class NotRun(Exception):
     """--table-only: a run the table would need is not in the runs file."""
 
 
 class RunsFile:
-    """The finished runs (bench/results/<name>_runs.json), shared by processes that run side by side:
-    every write merges into the file under a lock, and a run is claimed before it starts, so two
-    processes never train the same run; a claim whose process died is taken over."""
+    """The finished runs (bench/results/<name>_runs.json): each written as it finishes, the file replaced
+    atomically, so a killed benchmark resumes from the runs it finished (one benchmark at a time)."""
 
     def __init__(self, path: Path, save_json):
         self.path, self._save = path, save_json
-        self._claims = WORK / "claims"
 
-    def _read(self) -> dict:
+    def runs(self) -> dict:
         return json.loads(self.path.read_text()) if self.path.exists() else {}
 
-    @contextlib.contextmanager
-    def _locked(self):
-        import fcntl
-        self._claims.mkdir(parents=True, exist_ok=True)
-        with open(self._claims / "lock", "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
-
     def __getitem__(self, key: str) -> dict:
-        return self._read()[key]
+        return self.runs()[key]
 
     def __contains__(self, key: str) -> bool:
-        return key in self._read()
+        return key in self.runs()
 
     def __setitem__(self, key: str, value: dict) -> None:
-        with self._locked():
-            runs = self._read()
-            runs[key] = value
-            self._save(self.path, runs)
-
-    @contextlib.contextmanager
-    def claim(self, key: str):
-        """Yields True when this process is to run ``key``; False when it is finished (by another
-        process too: this waits for it)."""
-        claim = self._claims / f"{key_hash(key)}.claim"
-        while True:
-            with self._locked():
-                if key in self:
-                    mine = False
-                    break
-                holder = int(claim.read_text()) if claim.exists() else None
-                if holder is None or not _alive(holder):
-                    claim.write_text(str(os.getpid()))
-                    mine = True
-                    break
-            time.sleep(10)
-        try:
-            yield mine
-        finally:
-            if mine:
-                claim.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:   # alive, another user's
-        pass
-    return True
+        self._save(self.path, {**self.runs(), key: value})
 
 
 def key_hash(key: str) -> str:
@@ -455,8 +389,6 @@ def main() -> None:
     ap.add_argument("--ft-steps", type=int, default=300,
                     help="ft-full: steps on the Tanzil lines alone after the best fixed mixture's run "
                          "(the best state on Tanzil's dev lines, checked every 25 steps, is kept)")
-    ap.add_argument("--update", choices=["sgd", "adam"], default="sgd",
-                    help="MDAC's REINFORCE step: the product's gradient ascent, or the Adam variant tried first")
     ap.add_argument("--eval-every", type=int, default=None,
                     help="steps between two checkpoint evaluations on the dev lines (default: --session); the "
                          "checkpoint reported is the one with the lowest perplexity there, for every policy")
@@ -489,7 +421,7 @@ def main() -> None:
     grid = GRID
 
     import torch
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     from domainsift.sampling import history_record, plot_weights
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -514,48 +446,47 @@ def main() -> None:
                       {"start": policy_args["init_alpha"], "ft_steps": args.ft_steps} if ft else policy_args)
         if args.table_only and key not in done:
             raise NotRun(key)
-        with done.claim(key) as mine:
-            if not mine:
-                return done[key]
-            if ft:   # FT-Full continues from the fixed mixture's last state (its own run, reused when kept)
-                start_key = run_key(policy, target, seed, args, {})
-                res = run(policy, target, labels, seed, {})
-                start_file = state_path(start_key)
-                if not start_file.exists():
-                    raise SystemExit(f"{start_file}: the last state of {start_key} is not kept here: "
-                                     f"delete that run from {done.path} to train it again")
-                kept = torch.load(start_file)
-                model = make_model(vocab, seed)
-                model.load_state_dict(kept["model"])
-                opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-                opt.load_state_dict(kept["opt"])
-                t0 = time.time()
-                extra = ft_full(model, opt, labels, train_ids, dev_batches, seed, args.ft_steps, 25)
-                seconds = res["seconds"] + time.time() - t0
-                entry = {"seconds": seconds, "eval_seconds": res["eval_seconds"], "record": res["record"], **extra,
-                         "checkpoints": {"Tanzil": {"step": args.steps + extra["ft_best_step"],
-                                                    "ppl": perplexities(model, test_ids),
-                                                    "dev_set_ppl": perplexities(model, dev_ids)}}}
-            else:
-                ckpt_targets = (["uniform", "Tanzil"] if fixed and target == "uniform" else [target])
-                model, sampler, seconds, opt, best, eval_seconds = train_run(
-                    policy, target, labels, train_ids, dev_batches, seed, args.steps,
-                    args.session if not fixed else args.steps + 1, vocab, dev_ids, ckpt_targets, args.eval_every,
-                    **({} if fixed else policy_args))
-                entry = {"seconds": seconds, "eval_seconds": eval_seconds, "record": history_record(sampler),
-                         "eval_every": args.eval_every, "clip": CLIP,
-                         "last": {"ppl": perplexities(model, test_ids), "dev_set_ppl": perplexities(model, dev_ids)}}
-                if fixed:   # kept for FT-Full
-                    state_file = state_path(key)
-                    state_file.parent.mkdir(parents=True, exist_ok=True)
-                    torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, str(state_file) + ".tmp")
-                    os.replace(str(state_file) + ".tmp", state_file)
-                entry["checkpoints"] = {}
-                for t, (step, state) in best.items():
-                    model.load_state_dict(state)
-                    entry["checkpoints"][t] = {"step": step, "ppl": perplexities(model, test_ids),
-                                               "dev_set_ppl": perplexities(model, dev_ids)}
-            done[key] = entry
+        if key in done:
+            return done[key]
+        if ft:   # FT-Full continues from the fixed mixture's last state (its own run, reused when kept)
+            start_key = run_key(policy, target, seed, args, {})
+            res = run(policy, target, labels, seed, {})
+            start_file = state_path(start_key)
+            if not start_file.exists():
+                raise SystemExit(f"{start_file}: the last state of {start_key} is not kept here: "
+                                 f"delete that run from {done.path} to train it again")
+            kept = torch.load(start_file)
+            model = make_model(vocab, seed)
+            model.load_state_dict(kept["model"])
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+            opt.load_state_dict(kept["opt"])
+            t0 = time.time()
+            extra = ft_full(model, opt, labels, train_ids, dev_batches, seed, args.ft_steps, 25)
+            seconds = res["seconds"] + time.time() - t0
+            entry = {"seconds": seconds, "eval_seconds": res["eval_seconds"], "record": res["record"], **extra,
+                     "checkpoints": {"Tanzil": {"step": args.steps + extra["ft_best_step"],
+                                                "ppl": perplexities(model, test_ids),
+                                                "dev_set_ppl": perplexities(model, dev_ids)}}}
+        else:
+            ckpt_targets = (["uniform", "Tanzil"] if fixed and target == "uniform" else [target])
+            model, sampler, seconds, opt, best, eval_seconds = train_run(
+                policy, target, labels, train_ids, dev_batches, seed, args.steps,
+                args.session if not fixed else args.steps + 1, vocab, dev_ids, ckpt_targets, args.eval_every,
+                **({} if fixed else policy_args))
+            entry = {"seconds": seconds, "eval_seconds": eval_seconds, "record": history_record(sampler),
+                     "eval_every": args.eval_every, "clip": CLIP,
+                     "last": {"ppl": perplexities(model, test_ids), "dev_set_ppl": perplexities(model, dev_ids)}}
+            if fixed:   # kept for FT-Full
+                state_file = state_path(key)
+                state_file.parent.mkdir(parents=True, exist_ok=True)
+                torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, str(state_file) + ".tmp")
+                os.replace(str(state_file) + ".tmp", state_file)
+            entry["checkpoints"] = {}
+            for t, (step, state) in best.items():
+                model.load_state_dict(state)
+                entry["checkpoints"][t] = {"step": step, "ppl": perplexities(model, test_ids),
+                                           "dev_set_ppl": perplexities(model, dev_ids)}
+        done[key] = entry
         return done[key]
 
     cluster_seeds = args.seeds if args.cluster_seeds is None else args.cluster_seeds
@@ -597,7 +528,7 @@ def main() -> None:
                             alpha = float(policy.split("-")[1]) if fixed else (
                                 start[1] if start[1] is not None else best_alpha(target))
                             policy_args = {"lr_data": lr or 0.0, "k": args.k, "init_alpha": alpha,
-                                           "update": args.update}
+                                           "update": UPDATE}
                             try:
                                 if fixed:
                                     res = fixed_run(alpha)
@@ -627,7 +558,7 @@ def main() -> None:
                                 row["minus_start"] = round(row["dev_ppl"] - row["start_dev_ppl"], 3)
                             if policy in ("dds", "mdac"):
                                 row["lr_data"] = lr
-                                row["update"] = args.update if policy == "mdac" else "adam-log-softmax"
+                                row["update"] = UPDATE if policy == "mdac" else "adam-log-softmax"
                             if policy == "ft-full":
                                 row.update({k: res[k] for k in ("ft_best_step", "ft_steps", "ft_domain")})
                             final = rec["history"][-1]["weights"]
@@ -647,7 +578,7 @@ def main() -> None:
 
     write_results(args.table or args.name, {"rows": rows, "sizes": SIZES, "dev_lines": DEV_LINES, "eval_lines": EVAL_LINES,
                               "steps": args.steps, "session": args.session, "batch": BATCH, "k": args.k,
-                              "starts": args.starts, "update": args.update, "ft_steps": args.ft_steps,
+                              "starts": args.starts, "update": UPDATE, "ft_steps": args.ft_steps,
                               "eval_every": args.eval_every, "clip": CLIP, "threads": torch.get_num_threads(),
                               "reward": "J = the mean token loss (nats) over the target's dev lines (1-100; uniform: "
                                         "the mean of the seven domains'), not paper 004's loss summed over 1,000 lines",
@@ -664,7 +595,7 @@ def table(rows: list[dict], args) -> str:
     lines = ["# Domain sampling (paper 004): dev perplexity of a small Transformer LM", "",
              f"{args.steps} steps of {BATCH} sentences; the adaptive policies update every {args.session} steps "
              f"({', '.join(map(str, updates)) or '-'} updates a run; MDAC: k = {args.k}, REINFORCE step "
-             f"{args.update}; DDS: its original code's Adam rule). Each adaptive row names its start (Mixed-α; "
+             f"{UPDATE}; DDS: its original code's Adam rule). Each adaptive row names its start (Mixed-α; "
              "'best': the fixed mixture with the lowest perplexity on the policies' dev lines, per target and "
              "seed) and is set beside it: 'minus its start' is its perplexity minus that fixed mixture's, same "
              f"seed (negative: the policy improved on where it started). ft-full: the best fixed mixture's model "

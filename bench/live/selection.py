@@ -152,7 +152,7 @@ def dsir_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     from data_selection import HashedNgramDSIR
 
     from domainsift.rundir import pool_manifest, write_scores
-    from domainsift._internal.signature import make_signature
+    from domainsift.signature import make_signature
 
     t0 = time.time()
     cache = out_dir / "dsir-cache"
@@ -179,7 +179,7 @@ def fasttext_run(target_file: str, pool, out_dir: Path, seed: int = 0) -> float:
     import fasttext
 
     from domainsift.rundir import pool_manifest, write_scores
-    from domainsift._internal.signature import make_signature
+    from domainsift.signature import make_signature
 
     t0 = time.time()
     clean = lambda t: " ".join(t.split())  # noqa: E731  (fastText reads one example a line)
@@ -277,7 +277,7 @@ def main() -> None:
                    "score_seconds": round(t_score, 1), "reselect_seconds": round(t_reselect, 2),
                    "resumed": resumed,
                    "classifier_holdout": sig.get("classifier_holdout"), "signature": sig.get("signature")}
-            from domainsift._internal.atomic import save_json
+            from domainsift.io import save_json
             save_json(done, row)
             print(f"{target:>14} {label:<26} precision {row['precision']:.3f}  {row['seconds']:>7.1f} s",
                   flush=True)
@@ -301,7 +301,7 @@ def restore_rows() -> int:
     than a table of those methods alone. Run directories are not restored: what needs them (the cascade's
     recall of the full method's top N) is computed only where this machine made both runs, and kept in
     the row from then on."""
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     path = RESULTS / "selection.json"
     if not path.exists():
         return 0
@@ -395,7 +395,7 @@ def positive_eval(run_dir: Path, gold: list) -> dict:
 def fill_positive(rows: list) -> None:
     """Add the positive-rule evaluation to every finished probabilistic run that lacks it, once (the
     report calls this; the scores are read back, nothing is re-scored)."""
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     for r in rows:
         run_dir = WORK / r["target"] / r["method"]
         if "positive" in r or not own_run(r) or not (run_dir / "signature.json").exists():
@@ -406,7 +406,7 @@ def fill_positive(rows: list) -> None:
 
 
 def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> None:
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     from domainsift.jobs.combine import combine_runs
     members = [member_label(m, seed) for m in COMBOS[combo]]
     dirs = [WORK / target / m for m in members]
@@ -530,7 +530,7 @@ CASCADE_OF = {"cascade-cosine": "cosine-default", "cascade-finetune": "finetune-
 def cascade_table(rows: list, targets: list) -> list:
     """Lines of the cascade table: per cascade row (every seed run), the candidates the method scored
     and the share of the full method's top N (same seed) among them, per target."""
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
     out = []
     for r0 in sorted({(r["base_method"], r["seed"]) for r in rows if r["base_method"] in CASCADE_OF}):
         label, seed = r0

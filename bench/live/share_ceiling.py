@@ -41,7 +41,7 @@ FIT_LINES = 500  # --finetune: the target's lines it learns from, as many as the
 
 def measure(pools: list[str], seed: int = 0, encoder: str = "minilm") -> list[dict]:
     from domainsift import EmbedConfig
-    from domainsift._version import __version__
+    from domainsift import __version__
     from domainsift.share import SAMPLE_LINES, crossfit_scores, estimate_from_scores
     WORK.mkdir(parents=True, exist_ok=True)
     model = "minilm"
@@ -80,7 +80,7 @@ def measure(pools: list[str], seed: int = 0, encoder: str = "minilm") -> list[di
 
 def measure_finetune(targets: list[str], seed: int = 0) -> list[dict]:
     import domainsift as ds
-    from domainsift._version import __version__
+    from domainsift import __version__
     from domainsift.select import get_selector
     from domainsift.share import estimate_from_scores
     pool = ds.read_corpus([data_file(d, "train") for d in SEVEN])

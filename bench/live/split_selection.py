@@ -46,7 +46,7 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=CLASSIC, choices=CLASSIC)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    from domainsift._internal.atomic import save_json
+    from domainsift.io import save_json
 
     if not (SPLIT / "report.json").exists():
         split_corpus(DATA, SPLIT, LANG, "en", across_domains=True)

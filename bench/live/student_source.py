@@ -62,7 +62,7 @@ REPORTED = ("base", "fine-tuned", "both")
 def measure(pool: str, target: str, shares: list[float], layers: int, seed: int = 0,
             sources=("base", "fine-tuned"), samples=(SAMPLE,)) -> list[dict]:
     import domainsift as ds
-    from domainsift._version import __version__
+    from domainsift import __version__
     from domainsift.engine.cascade import candidates_for, learn_share, plan_share
     from domainsift.select import get_selector
     from domainsift.select.student import FOLDS, StudentSelector

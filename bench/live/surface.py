@@ -97,7 +97,7 @@ CASES = ("plain", "line number", "line number, both", "line number, --strip-id")
 
 def cost_rows(targets: list[str], finetune: bool, cases: tuple = CASES) -> list[dict]:
     import domainsift as ds
-    from domainsift._version import __version__
+    from domainsift import __version__
     from domainsift.select import get_selector
     from domainsift.share import SAMPLE_LINES, estimate_share
     plain = ds.read_corpus([data_file(d, "train") for d in SEVEN])

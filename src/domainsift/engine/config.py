@@ -4,6 +4,7 @@ fit sample) and :class:`Cascade` (``--cascade``'s candidates or selection share)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from .._internal.errors import DomainsiftError
