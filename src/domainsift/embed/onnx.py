@@ -210,7 +210,7 @@ MAX_LANES = 4  # at most this many sessions run batches side by side (see OnnxRu
 # at most this many tokens in a batch a session runs (a batch of short lines still holds at most the encoder's
 # batch size): a batch's activations grow with its tokens, and every lane holds one batch at a time. So two
 # lanes hold less than 0.21.0's one session over batches of 32 lines (bench/results/lanes.md); a one-off sweep
-# on the cascade's candidates (docs/experiments.md, 0.22.0) ran 256 to 1,024 tokens within 7% of each other
+# on the cascade's candidates (git show 2fcdd91:docs/experiments.md, 0.22.0) ran 256 to 1,024 tokens within 7% of each other
 BATCH_TOKENS = 512
 
 

@@ -13,7 +13,7 @@ on the mean-pooled hidden states (:mod:`domainsift.select.train`). A held-out sh
 the positives and negatives gives the classifier's precision, recall and F1
 (the paper's Table 5). Scores are probabilities of being in-domain, so
 ``--positive`` (p > 0.5) is Domain-Finetune-Positive. What each default
-measured: docs/experiments.md.
+measured: git show 2fcdd91:docs/experiments.md.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 # the paper's pre-ranking cut: negatives come from the bottom two thirds of the cosine ranking
 PAPER_CUT = 1 / 3
-# the cut of pre-ranked negatives (--negatives preranked): the bottom 80% (docs/experiments.md)
+# the cut of pre-ranked negatives (--negatives preranked): the bottom 80% (git show 2fcdd91:docs/experiments.md)
 DEFAULT_CUT = 0.2
 
 

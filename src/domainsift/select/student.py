@@ -203,7 +203,7 @@ class Student:
         fewest candidates that hold the plan's guarantee from 5.8% to 4.7% of the shared pool at a 1%
         selection (the plan 6.6% -> 5.1%), 11.0% -> 8.6% on the 29% pool, 1.8% -> 1.6% on the 2% pool, and
         no pool or share needed more (bench/results/student_source.md). A sweep of C on three targets
-        (docs/experiments.md "0.26.0") improves from 1 down to 0.003-0.01 and degrades below 0.001, towards
+        (git show 2fcdd91:docs/experiments.md "0.26.0") improves from 1 down to 0.003-0.01 and degrades below 0.001, towards
         the difference of the two classes' means."""
         from sklearn.linear_model import LogisticRegression
         x, y = self.training_set(x_in, x_sample, t_sample, share, extra)
