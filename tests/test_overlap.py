@@ -19,7 +19,9 @@ def sentences(n: int, seed: int) -> list[str]:
 
 def test_repeats_pairs_each_sample_line_with_the_first_equal_in_domain_line():
     assert repeats(["a", "b", "a"], ["c", "a", "b", "a"]) == [(1, 0), (2, 1), (3, 0)]
-    assert repeats(["a"], ["A", "a "]) == []  # verbatim only
+    # compared as --exclude compares: case, punctuation and spaces aside, so the warning and --exclude agree
+    assert repeats(["a"], ["A", "a ", "a."]) == [(0, 0), (1, 0), (2, 0)]
+    assert repeats(["a", "..."], ["b", "!"]) == []  # a line of punctuation alone repeats nothing
 
 
 def test_the_same_file_by_another_path_is_found(tmp_path):
@@ -37,7 +39,7 @@ def test_a_sample_repeating_in_domain_lines_is_said_with_an_example_and_an_estim
     sample = read_corpus([write_lines(tmp_path / "pool.txt", pool_lines)])
     said = check_overlap(ind, sample, [str(tmp_path / "pool.txt")], n_pool=5000, name="the in-domain set (in.txt)",
                          say=False)
-    assert said == [f"{hits} of 500 sampled pool lines repeat a line of the in-domain set (in.txt) verbatim (about "
+    assert said == [f"{hits} of 500 sampled pool lines repeat a line of the in-domain set (in.txt) (as --exclude compares lines) (about "
                     f"{hits * 10} of the pool's 5,000), e.g. pool.txt line 251 = in.txt line 6: they rank at the top "
                     f"and will be selected; if you test on the in-domain set (in.txt), remove them from the pool first, or "
                     f"select with --exclude in.txt"]
@@ -60,7 +62,7 @@ def test_an_in_domain_file_among_the_pool_files_is_said_once_and_the_run_goes_on
     said = ("in.txt is both the in-domain set and a pool file: its lines rank at the top and will be selected; "
             "if you test on them, leave in.txt out of the pool, or select with --exclude in.txt")
     kept = json.loads((tmp_path / "run" / "run.json").read_text())["warnings"]
-    assert [w for w in kept if "in.txt" in w and ("pool file" in w or "verbatim" in w)] == [said]  # not twice
+    assert [w for w in kept if "in.txt" in w and ("pool file" in w or "repeat a line of" in w)] == [said]  # not twice
     assert f"warning (before the fit; run.json): {said}" in out
     selected = (tmp_path / "run" / "selected.txt").read_text().splitlines()
     assert len(selected) == 60
@@ -72,7 +74,7 @@ def test_an_in_domain_file_among_the_pool_files_is_said_once_and_the_run_goes_on
     rc, err, out = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--cache", "", "--in-domain", ind,
                             "--pool", other, "--top", "60", "--out", tmp_path / "apart"], capsys)
     assert rc == 0, err
-    assert not any("pool file" in w or "verbatim" in w
+    assert not any("pool file" in w or "repeat a line of" in w
                    for w in json.loads((tmp_path / "apart" / "run.json").read_text()).get("warnings", []))
     # a random ranking does not put them first: nothing to say
     rc, err, out = run_cli(["select", "--method", "random", "--in-domain", ind, "--pool", other, ind, "--top", "60",
@@ -88,13 +90,14 @@ def test_a_run_that_excludes_the_in_domain_set_selects_none_of_it_and_says_nothi
     rc, err, out = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--cache", "", "--in-domain", ind,
                             "--pool", other, ind, "--top", "60", "--exclude", ind, "--out", tmp_path / "run"], capsys)
     assert rc == 0, err
-    assert not any("pool file" in w or "verbatim" in w
+    assert not any("pool file" in w or "repeat a line of" in w
                    for w in json.loads((tmp_path / "run" / "run.json").read_text()).get("warnings", []))
     selected = (tmp_path / "run" / "selected.txt").read_text().splitlines()
     assert len(selected) == 60 and not set(selected) & set(sentences(60, 0))
     sel = json.loads((tmp_path / "run" / "selection.json").read_text())
     # without it, in.txt's lines take places in the selection; with it, each one walked past is counted
-    rc, err, _ = run_cli(["select", "--from-scores", tmp_path / "run", "--top", "60", "--out", tmp_path / "all"], capsys)
+    rc, err, _ = run_cli(["select", "--from-scores", tmp_path / "run", "--top", "60", "--no-exclude", "--out",
+                          tmp_path / "all"], capsys)
     assert rc == 0, err
     taken = set((tmp_path / "all" / "selected.txt").read_text().splitlines()) & set(sentences(60, 0))
     assert taken and sel["exclude"]["lines_excluded"] >= len(taken) and sel["exclude"]["files"] == [str(ind)]

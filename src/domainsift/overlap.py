@@ -11,7 +11,7 @@ and a run that excludes them does not warn of them.
 - **the same file**: an in-domain file is also one of the pool's files (``--pool data/*.txt`` with the
   in-domain file in ``data/``): said whenever it happens.
 - **repeated lines**: at least :data:`SHARE` of the pool's seeded sample (the counting pass's, the one the
-  surface check reads) repeats an in-domain line verbatim. The sample cannot count a handful of repeats in
+  surface check reads) repeats an in-domain line (compared as ``--exclude`` compares: :func:`domainsift.dedup.normalise`). The sample cannot count a handful of repeats in
   a large pool, and those do not move a selection; the shared benchmark's own warts (a test file's lines
   in its domain's train file: at most 19 of 35,000 pool lines) stay under it.
 """
@@ -77,7 +77,7 @@ def check_overlap(in_domain, pool_sample, pool_files: Sequence[str], n_pool: int
             about = (f" (about {round(len(hits) / len(pool_sample) * n_pool):,} of the pool's {n_pool:,})"
                      if n_pool and n_pool > len(pool_sample) else "")
             out.append(f"{len(hits):,} of {len(pool_sample):,} sampled pool lines repeat a line of {name} "
-                       f"verbatim{about}, e.g. {os.path.basename(pf)} line {pl} = {os.path.basename(df)} line {dl}: "
+                       f"(as --exclude compares lines){about}, e.g. {os.path.basename(pf)} line {pl} = {os.path.basename(df)} line {dl}: "
                        f"they rank at the top and will be selected; if you test on {name}, remove them from "
                        f"the pool first, or select with --exclude {os.path.basename(df)}")
     for msg in out if say else ():
