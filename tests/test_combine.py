@@ -8,7 +8,7 @@ import pytest
 
 from domainsift.cli import main
 from domainsift._internal.errors import DomainsiftError
-from domainsift.jobs.combine import combine_runs, standardise
+from domainsift.pipeline.combine import combine_runs, standardise
 from domainsift.rundir import file_fingerprint, write_scores
 from domainsift import run_select
 

@@ -89,9 +89,23 @@ def test_nothing_below_the_engine_imports_it_or_the_jobs():
     below = [p for p in SRC.rglob("*.py") if p.relative_to(SRC).parts[0] in BELOW_ENGINE]
     assert len(below) > 40
     offenders = [f"{p.relative_to(SRC)} imports {m}" for p in below for m in _imports(p)
-                 if m.split(".")[:2] in (["domainsift", "engine"], ["domainsift", "jobs"])]
+                 if m.split(".")[:2] in (["domainsift", "engine"], ["domainsift", "jobs"], ["domainsift", "pipeline"])]
     offenders += [f"{p.relative_to(SRC)} imports {m}" for p in (SRC / "engine").rglob("*.py") for m in _imports(p)
+                  if m.split(".")[:2] in (["domainsift", "jobs"], ["domainsift", "pipeline"])]
+    offenders += [f"{p.relative_to(SRC)} imports {m}" for p in (SRC / "pipeline").rglob("*.py") for m in _imports(p)
                   if m.split(".")[:2] == ["domainsift", "jobs"]]
+    assert offenders == []
+
+
+def test_jobs_never_call_jobs():
+    """One thin module per command over domainsift.pipeline: no job imports another job."""
+    offenders = []
+    for p in (SRC / "jobs").glob("*.py"):
+        if p.name == "__init__.py":
+            continue
+        own = f"domainsift.jobs.{p.stem}"
+        offenders += [f"jobs/{p.name} imports {m}" for m in _imports(p)
+                      if m.startswith("domainsift.jobs") and m not in ("domainsift.jobs", own)]
     assert offenders == []
 
 
@@ -175,7 +189,7 @@ def test_only_embed_tells_encoders_apart_by_name():
 
 
 def test_only_jobs_take_a_run_directory():
-    hits = [f"{p.relative_to(SRC)}:{n.lineno}" for p in _outside("jobs", "rundir")
+    hits = [f"{p.relative_to(SRC)}:{n.lineno}" for p in _outside("jobs", "pipeline", "rundir")
             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
             if isinstance(n, ast.Attribute) and n.attr == "claim" and isinstance(n.value, ast.Name) and n.value.id == "rundir"]
     assert hits == []

@@ -9,7 +9,7 @@ import pytest
 from conftest import make_sentences, run_cli, write_lines
 
 from domainsift._internal.errors import DomainsiftError
-from domainsift.jobs.mix import assign, parse_mix, parse_targets, quotas
+from domainsift.pipeline.mix import assign, parse_mix, parse_targets, quotas
 
 
 def test_every_line_goes_to_one_target_and_every_quota_is_met():

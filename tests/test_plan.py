@@ -55,7 +55,7 @@ def test_plan_says_when_it_has_no_estimate(tmp_path, monkeypatch, capsys):
 
 def test_a_mixtures_target_that_comes_fitted_is_not_charged_a_fit():
     """A finetune target whose head the mixture's shared fit trained costs its scoring only."""
-    from domainsift.jobs.plan import estimate
+    from domainsift.pipeline.plan import estimate
     costs = {"load": 1.0, "encode": 0.01, "train_step": 0.5, "export": 2.0, "student": 1e-5}
     alone = estimate("finetune", {"epochs": 10}, 1000, 100, costs, 100, False)
     shared = estimate("finetune", {"epochs": 10}, 1000, 100, costs, 100, False, fitted=True)

@@ -175,7 +175,7 @@ def test_a_url_without_validators_that_changes_after_scoring_is_refused(tmp_path
     data = "".join(x + "\n" for x in lines).encode()
     served = _Served(data)
     try:
-        import domainsift.jobs.score as score_mod
+        import domainsift.pipeline.score as score_mod
         real = score_mod._finish
 
         def then_swap(*a, **kw):  # the same size, other lines: after the scores are written
@@ -252,7 +252,7 @@ def test_a_fifo_or_a_device_is_refused_in_one_line(tmp_path, capsys, monkeypatch
 
 
 def test_weights_near_the_float_limit_split_the_total_as_equal_weights_do():
-    from domainsift.jobs.mix import parse_mix, quotas
+    from domainsift.pipeline.mix import parse_mix, quotas
     assert quotas(parse_mix("a=1e308,b=1e308", ["a", "b"]), 40) == {"a": 20, "b": 20}
     assert quotas(parse_mix("a=1e308,b=5e307", ["a", "b"]), 30) == {"a": 20, "b": 10}
 

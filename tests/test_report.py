@@ -44,7 +44,7 @@ def test_report_cli_and_errors(demo, tmp_path, capsys):
 
 def test_large_maps_show_a_seeded_sample():
     import numpy as np
-    from domainsift.jobs.cluster import sentence_map
+    from domainsift.pipeline.cluster import sentence_map
     x = np.random.default_rng(0).standard_normal((5000, 8))
     m = sentence_map(x, [f"s{i}" for i in range(5000)], ["a"] * 5000, [0] * 5000, max_points=300)
     assert m["n_shown"] == 300 == len(m["x"]) and m["n_total"] == 5000

@@ -1,6 +1,6 @@
 """Execution: fit a selector, score a pool shard by shard, resume a killed run; the cascade's stages.
 
-The engine owns how a scoring job runs; :mod:`domainsift.jobs.score` owns what it writes. The pool is
+The engine owns how a scoring job runs; :mod:`domainsift.pipeline.score` owns what it writes. The pool is
 read at most three times by a ``select``, with or without ``--cascade``:
 
 1. one pass counts the records, hashes every file (each file's SHA-256 once per run) and draws the
@@ -45,7 +45,7 @@ FIT, LANGUAGE, CALIBRATION = "fit", "language", "calibration"  # the counting pa
 SHARE_SAMPLE = "share"  # the cascade's student's; the last: what the in-domain share is estimated on), each its own random stream
 SURFACE = "surface"  # the pool's lines the in-domain set is compared with on the surface (domainsift.surface)
 SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, SHARE_SAMPLE: 4, SURFACE: 5, CALIBRATION: 9}
-CALIBRATION_LINES = 256  # the sample a run's cost is calibrated on (domainsift.jobs.plan)
+CALIBRATION_LINES = 256  # the sample a run's cost is calibrated on (domainsift.pipeline.plan)
 
 
 def fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, extra: dict,
@@ -146,7 +146,7 @@ def samples_needed(selector, n_fit: int, cascade: Cascade | None, student_sample
         out[LANGUAGE] = (SAMPLE, [seed, SAMPLE_STREAMS[LANGUAGE]])
     if selector.reads_content:  # does the in-domain set look like the pool? (domainsift.surface)
         out[SURFACE] = surface_sample(seed)
-    if selector.encoder_name is not None:  # a long run says what it will cost (domainsift.jobs.plan)
+    if selector.encoder_name is not None:  # a long run says what it will cost (domainsift.pipeline.plan)
         out[CALIBRATION] = (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]])
     return out
 

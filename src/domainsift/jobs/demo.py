@@ -20,7 +20,7 @@ def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
     """Cluster the sample with the default encoder and print a short summary."""
     from ..io.corpus import read_corpus
     from ..embed import EmbedConfig
-    from .cluster import format_summary_table, run_cluster
+    from ..pipeline.cluster import format_summary_table, run_cluster
 
     out = Path(out_dir)
     files = demo_files()
@@ -62,9 +62,9 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
     from ..io.corpus import Corpus
     from ..metrics import precision_recall
     from ..rundir import read_selected_ids
-    from .combine import combine_runs
-    from .score import run_score
-    from .select import run_select
+    from ..pipeline.combine import combine_runs
+    from ..pipeline.score import run_score
+    from ..pipeline.choose import run_select
 
     in_idx = [i for i, g in enumerate(gold) if g == target][:n_in]
     in_set = set(in_idx)

@@ -1,0 +1,256 @@
+"""``domainsift select``: choose from saved scores (no re-scoring), or score and choose in one go.
+
+:func:`run_select` reads a score directory, checks that the pool files are those scored (size and
+SHA-256), chooses with the shared rule (:func:`domainsift.select.base.choose`) and writes the selected
+lines through :mod:`domainsift.rundir`. :func:`score_and_select` is ``select --method``: one score job
+(:func:`domainsift.pipeline.score.score`) and the selection from it, with the pool read at most three
+times in all: the files hashed once (the selection checks them by size and modification time), and
+under ``--cascade`` the selected lines written from the candidates' bytes kept by the scoring.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import ExitStack
+
+from .. import rundir
+from .._internal.errors import DomainsiftError
+from .._internal.safety import refuse_overwriting_inputs
+from ..dedup import deduplicator, exclusion
+from ..select.base import check_n_against_pool, choose, importance_sample
+
+
+def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
+               top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
+               positive: bool = False, out_format: str | None = None, overwrite: bool = False,
+               dedup: str | None = None, dedup_threshold: float | None = None, sample: int | None = None,
+               temperature: float = 1.0, sample_seed: int = 0, exclude=None, keep_exclude: bool = True) -> dict:
+    """Choose from saved scores and write the selected lines (no re-scoring); ``top`` or ``fraction``
+    ``"auto"``: as many lines as the pool's in-domain share estimated by the score run (``share.json``,
+    ``score --estimate-share`` or ``select --fraction auto``); ``out_format``
+    (text, jsonl, parquet) overrides writing them in the pool's own format; ``dedup`` (``exact`` or
+    ``near``, :mod:`domainsift.dedup`) keeps the best-scored line of every group of duplicates;
+    ``exclude`` (a Corpus, a file or a list of lines: a test set) leaves out every line that repeats one of
+    its lines, compared as ``dedup`` compares (exact by default), and ``top`` / ``fraction`` still give N
+    lines. Without ``exclude``, the exclusion the directory's selection was made with is kept (read again
+    from its files, :func:`domainsift.dedup.recorded_exclusion`): a test set left out once stays out;
+    ``keep_exclude=False`` (``--no-exclude``) drops it.
+
+    The pool files must be those that were scored (same size and SHA-256), or it is an error.
+    ``out_dir`` (default: the score directory itself) is locked while the selection is written; a
+    directory that holds another finished run (another score run's scores) is refused unless
+    ``overwrite``."""
+    if exclude is None and keep_exclude:
+        from ..dedup import recorded_exclusion
+        exclude = recorded_exclusion(rundir.recorded_excludes([score_dir]))
+        if exclude is not None and sample is not None:
+            raise DomainsiftError(f"{score_dir} was selected with --exclude, which --resample cannot keep; add "
+                                  "--no-exclude to drop it, or choose with --top, --fraction or --threshold")
+    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
+    return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator(dedup, dedup_threshold),
+                   exclude=exclusion(exclude, dedup, dedup_threshold))
+
+
+AUTO = "auto"
+
+
+def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup=None, exclude=None) -> dict:
+    """The selection rule: exactly one of top, fraction, threshold, positive, sample (with its temperature
+    and seed), checked before any work. ``top`` or ``fraction`` ``"auto"``: the pool's estimated
+    in-domain share (:mod:`domainsift.share`)."""
+    if sum(v is not None for v in (top, fraction, threshold, sample)) + bool(positive) != 1:
+        raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive, --resample")
+    for name, v in (("top", top), ("fraction", fraction)):
+        if isinstance(v, str) and v != AUTO:
+            raise DomainsiftError(f"--{name} takes a number or 'auto', got {v!r}")
+    if sample is not None and dedup is not None:
+        raise DomainsiftError("--dedup with --resample is not supported (a draw has no best-scored copy to keep); "
+                              "deduplicate with --top, --fraction, --threshold or --positive")
+    if sample is not None and exclude is not None:
+        raise DomainsiftError("--exclude with --resample is not supported (the draw would have to be made again "
+                              "without them); exclude with --top, --fraction, --threshold or --positive")
+    rule = dict(top=top, fraction=fraction, threshold=threshold, positive=positive)
+    if sample is not None:
+        from ..select.base import check_resample
+        check_resample(temperature, sample_seed)  # before any scoring
+        rule.update(sample=sample, temperature=temperature, sample_seed=sample_seed)
+    return rule
+
+
+def _auto(rule: dict) -> bool:
+    return AUTO in (rule.get("top"), rule.get("fraction"))
+
+
+def _resolve_auto(rule: dict, share: dict, n_pool: int) -> tuple[dict, int]:
+    """``--top auto`` / ``--fraction auto`` as the number of lines the estimated share stands for; the
+    rule as recorded keeps 'auto' with the estimate and its interval beside it."""
+    from ..share import ShareEstimate
+    est = ShareEstimate.from_dict(share)
+    n = est.lines(n_pool)
+    which = "top" if rule.get("top") == AUTO else "fraction"
+    return {**rule, which: AUTO, "share": round(est.share, 6),
+            "share_interval": [round(est.low, 6), round(est.high, 6)], "n_auto": n}, n
+
+
+def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None) -> tuple:
+    """The selection ``idx`` (best first) without duplicates, the best-scored of each group kept, and
+    without the lines ``exclude`` matches (a pair: by either side); under ``top`` / ``fraction`` the walk goes
+    past the N-th line until N lines are found (or the pool ends). Returns the indices, how many
+    duplicates and how many excluded lines were passed over."""
+    import numpy as np
+
+    from ..select.base import choose
+    want = len(idx) if (rule["top"] is not None or rule["fraction"] is not None) else None  # auto: N as well
+    n = len(run.scores)
+    window = len(idx) if want is None else min(n, want + max(100, want // 4))
+    keep, skipped, excluded, seen = [], 0, 0, 0
+    while True:
+        ranked = idx if want is None else choose(run.scores, top=window)
+        fresh = ranked[seen:]
+        got = (rundir.records(run, {run.id_at(i) for i in fresh}, verify=False) if fetch is None
+               else {i: v[:2] for i, v in fetch(fresh).items()})
+        for i in fresh:
+            text, target = got[run.id_at(i)]
+            if exclude is not None and exclude.matches(text, target):
+                excluded += 1
+            elif dedup is not None and dedup.is_duplicate(text if target is None else f"{text}\t{target}"):
+                skipped += 1
+            else:
+                keep.append(int(i))
+                if want is not None and len(keep) == want:
+                    return np.asarray(keep, dtype=np.int64), skipped, excluded
+        seen = len(ranked)
+        if want is None or window >= n:
+            return np.asarray(keep, dtype=np.int64), skipped, excluded
+        window = min(n, 2 * window)
+
+
+def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: bool, stats: dict | None = None,
+            kept: dict | None = None, dedup=None, fetch=None, share: dict | None = None, exclude=None) -> dict:
+    """``stats``: the pool files' ``(size, mtime_ns)`` when this process hashed them (a changed file is
+    told by its stat, not by hashing it again); ``kept``: selected lines' bytes already read; ``dedup``:
+    a :class:`~domainsift.dedup.Deduplicator`; ``exclude``: an :class:`~domainsift.dedup.Exclusion`;
+    ``fetch(positions)``: the records at pool positions, read
+    by the Ray engine's workers (``{(file, line): (text, other side, bytes, other side's bytes)}``), so
+    that this process reads no pool file; ``share``: the pool's estimated in-domain share (default: the
+    score directory's ``share.json``, which ``--top auto`` / ``--fraction auto`` need)."""
+    run = rundir.load_scores(score_dir, check=stats is None)  # stats: this process scored (and wrote) them
+    if stats is None:
+        rundir.verify_inputs(run)
+    else:
+        rundir.verify_stats(run, stats)
+    _check_scores(run)
+    out = out_dir or score_dir
+    refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"])
+                              + (exclude.files if exclude is not None else []), out, rundir.OUTPUTS)
+    if _auto(rule):
+        rule, n_auto = _resolve_auto(rule, share if share is not None else rundir.read_share(score_dir),
+                                     len(run.scores))
+        idx = choose(run.scores, top=n_auto)
+    elif rule.get("sample") is not None:
+        idx = importance_sample(run.scores, rule["sample"], rule["temperature"], rule["sample_seed"],
+                                run.probabilistic)
+    else:
+        idx = choose(run.scores, top=rule["top"], fraction=rule["fraction"], threshold=rule["threshold"],
+                     positive=rule["positive"], probabilistic=run.probabilistic)
+    extra = None
+    if dedup is not None or exclude is not None:
+        idx, skipped, excluded = _distinct(run, idx, rule, dedup, fetch, exclude)
+        extra = {**({"dedup": {**dedup.describe(), "duplicates_removed": skipped}} if dedup is not None else {}),
+                 **({"exclude": {**exclude.describe(), "lines_excluded": excluded}} if exclude is not None else {})}
+    rule = {k: v for k, v in {**rule, "positive": rule["positive"] or None}.items() if v is not None}
+    if fetch is not None and kept is None:  # columnar rows have no bytes: written from their files
+        kept = {i: (v[2], v[3]) for i, v in fetch(idx).items()}
+    with rundir.claim(out, "selection", overwrite=overwrite, source=score_dir):
+        return rundir.write_selection(out, run, idx, rule, out_format=out_format, kept=kept, extra=extra)
+
+
+def _check_scores(run) -> None:
+    """Scores a selection can trust: finite, and ids that name the run's pool files (a damaged or edited
+    ``scores.npy`` / ``ids.npy`` is one line, never a selection of NaN-scored or missing lines)."""
+    import numpy as np
+    bad = int(np.count_nonzero(~np.isfinite(run.scores)))
+    if bad:
+        raise DomainsiftError(f"{rundir.path(run.dir, rundir.SCORES)}: {bad} scores are not finite (NaN or inf); "
+                              "score the pool again")
+    ids = run.id_array
+    if len(ids) and (ids[:, 0].min() < 0 or ids[:, 0].max() >= len(run.pool["files"]) or ids[:, 1].min() < 1):
+        raise DomainsiftError(f"{rundir.path(run.dir, rundir.IDS)}: ids that name no line of the pool's files; "
+                              "score the pool again")
+
+
+def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None = None, seed: int = 0,
+                     reader: dict | None = None, execution=None, cascade=None, overwrite: bool = False,
+                     top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
+                     positive: bool = False, out_format: str | None = None, dedup: str | None = None,
+                     dedup_threshold: float | None = None, sample: int | None = None, temperature: float = 1.0,
+                     sample_seed: int = 0, exclude=None) -> tuple[dict, dict]:
+    """Score ``pool`` (as :func:`domainsift.pipeline.score.run_score`) and select from it into the same
+    directory; a ``top`` larger than the pool is refused once the pool is counted, before any fit.
+    Returns the score signature and the selection."""
+    from .score import score
+    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
+    index = deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
+    left_out = exclusion(exclude, dedup, dedup_threshold)
+    if positive:
+        from ..select import selector_class
+        if not selector_class(method).probabilistic:
+            raise DomainsiftError("--positive needs probability scores (method finetune)")
+    auto = _auto(rule)
+
+    def share_of(n: int, estimate: dict | None):
+        if auto:
+            from ..share import ShareEstimate
+            return ShareEstimate.from_dict(estimate).lines(n) / n
+        return (top or sample) / n if (top or sample) else fraction
+
+    with ExitStack() as stack:  # a Ray session stays open for its workers to read the selection's lines
+        job = score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
+                    check_pool=None if auto else
+                    lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
+                    selection_share=share_of, stack=stack, estimate_share=auto, exclude=left_out)
+        return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
+                                      index, job.fetch, job.share, left_out)
+
+
+def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
+                top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
+                positive: bool = False, dedup: str | None = None, dedup_threshold: float | None = None,
+                sample: int | None = None, temperature: float = 1.0, sample_seed: int = 0, exclude=None,
+                keep_exclude: bool = True) -> str:
+    """What :func:`run_select` would do (``select --from-scores DIR --plan``), as text: the rule, how many
+    lines it takes, the exclusion kept, where it would write and what it would replace. Writes nothing."""
+    if exclude is None and keep_exclude:
+        from ..dedup import recorded_exclusion
+        exclude = recorded_exclusion(rundir.recorded_excludes([score_dir]))
+    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup,
+                 None if sample is not None else exclude)
+    deduplicator(dedup, dedup_threshold)
+    run = rundir.load_scores(score_dir)
+    out = out_dir or score_dir
+    n = len(run.scores)
+    if _auto(rule):
+        rule, k = _resolve_auto(rule, rundir.read_share(score_dir), n)
+    elif sample is not None:
+        check_n_against_pool(n, sample, None)
+        k = sample
+    else:
+        check_n_against_pool(n, top, fraction)
+        k = len(choose(run.scores, top=top, fraction=fraction, threshold=threshold, positive=positive,
+                       probabilistic=run.probabilistic))
+    given = " ".join(f"--{k2} {v}" for k2, v in rule.items() if v not in (None, False) and k2 in
+                     ("top", "fraction", "threshold", "sample")) or ("--positive" if positive else "")
+    lines = [f"plan: re-select from the scores in {score_dir} ({run.signature.get('method', '?')}, {n:,} pool lines); "
+             "the pool is not scored again",
+             f"  rule: {given.replace('--sample', '--resample')} -> {k:,} lines"
+             + (" (N distinct lines, walking past duplicates and excluded lines)" if (dedup or exclude is not None)
+                and (top is not None or fraction is not None) else "")]
+    if exclude is not None:
+        ex = exclusion(exclude, dedup, dedup_threshold)
+        lines.append(f"  exclude: {ex.n_lines:,} lines of {' '.join(ex.files) or '(lines)'}"
+                     + (f" (kept from {', '.join(ex.kept_from)}; --no-exclude drops it)" if ex.kept_from else ""))
+    before = rundir.read_json(out, rundir.SELECTION) if os.path.isdir(out) else None
+    lines.append(f"  writes: {out}" + (f" (replacing its selection of {before['n_selected']:,} lines)"
+                                       if isinstance(before, dict) and "n_selected" in before else ""))
+    lines.append("nothing was written (--plan)")
+    return "\n".join(lines)

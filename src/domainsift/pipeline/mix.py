@@ -1,0 +1,401 @@
+"""``domainsift select --target NAME=FILE ... [--mix NAME=W,...]``: several targets in one run.
+
+Every pool line is scored against every target (one score run per target under ``DIR/targets/NAME``,
+each a full score directory). A method that ``fits_targets`` fits them all at once (finetune: one
+encoder, a head per target; cosine: a centroid per target), and the first target's run over a shard
+scores it for every target into the mixture's memo, which the others read (:mod:`..select.shared`):
+the pool is encoded once; any other method fits each target alone (a method over frozen vectors still
+encodes once when the embedding cache is on). The pool is counted, hashed and sampled once for all of
+them (:func:`_read_once`); each target's run then reads its shards. Then each
+line goes to at most one target: every target ranks the pool, a line's claim on a target is its rank
+percentile there (1 = that target's best line), and the
+claims are granted from the strongest down until each target has its quota. Quotas: ``top`` N or
+``fraction`` F of the pool split by the ``mix`` weights (equal by default; largest remainders), or
+``"auto"``: each target's estimated in-domain share (:mod:`domainsift.share`). Each target's selection
+is written into its own directory, as ``select`` writes one; ``DIR/selected.mix.tsv`` lists every
+selected line once with its ``domain``; ``DIR/mix.json`` says what ran. ``exclude`` (``select --exclude``,
+:class:`domainsift.dedup.Exclusion`): a line that repeats one of its lines goes to no target; the
+assignment is made again without the excluded lines it granted until it grants none, so each target still
+gets its quota. ``dedup`` (``select --dedup exact|near`` with ``--target``): no two lines of the mixture, of
+one target or of two, duplicate each other. The granted lines are walked in the order they were granted
+(strongest claim first); a line that duplicates one walked before it goes to no target, and the assignment
+is made again without it, so of each group of duplicates the line with the strongest claim stays and each
+target still gets its quota.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from .. import rundir
+from .._internal.errors import DomainsiftError
+from ..select.base import check_n_against_pool, choose
+
+
+MAX_NAME = 64  # a target's name: a folder's name and the domain column's value
+
+
+def parse_targets(items) -> dict:
+    """``NAME=FILE`` items (a name may come back to add files) as ``{name: [files]}``, in order."""
+    out: dict = {}
+    for item in items:
+        name, sep, path = str(item).partition("=")
+        if not sep or not name or not path:
+            raise DomainsiftError(f"--target takes NAME=FILE, got {item!r}")
+        if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+            raise DomainsiftError(f"--target {item!r}: a name of letters, digits, '-', '_' or '.', please "
+                                  "(it names the target's folder and the domain column)")
+        if len(name) > MAX_NAME or name in (".", ".."):
+            raise DomainsiftError(f"--target {name[:20]}...: a name of at most {MAX_NAME} characters, please (it names "
+                                  "the target's folder)" if len(name) > MAX_NAME else
+                                  f"--target {item!r}: '{name}' cannot name a folder")
+        if name in out:
+            import logging
+            logging.getLogger("domainsift").warning("--target %s is given twice: its files are read as one "
+                                                    "in-domain set", name)
+        out.setdefault(name, []).append(path)
+    return out
+
+
+def parse_mix(text: str | None, names) -> dict:
+    """``NAME=W,...`` as weights summing to 1 over ``names`` (every target named once); None: equal."""
+    names = list(names)
+    if text is None:
+        return {n: 1 / len(names) for n in names}
+    weights = {}
+    for part in str(text).split(","):
+        name, sep, w = part.strip().partition("=")
+        try:
+            value = float(w)
+        except ValueError:
+            value = float("nan")
+        if not sep or not value > 0 or value == float("inf"):
+            raise DomainsiftError(f"--mix takes NAME=W,... with positive weights, got {part.strip()!r}")
+        if name in weights:
+            raise DomainsiftError(f"--mix names '{name}' twice")
+        weights[name] = value
+    if set(weights) != set(names):
+        missing, extra = sorted(set(names) - set(weights)), sorted(set(weights) - set(names))
+        raise DomainsiftError("--mix must weigh every --target once" + (f"; missing: {', '.join(missing)}" if missing
+                              else "") + (f"; not a target: {', '.join(extra)}" if extra else ""))
+    total = sum(weights.values())
+    if total == float("inf"):  # weights near the float limit: scaled down first
+        top = max(weights.values())
+        weights = {n: w / top for n, w in weights.items()}
+        total = sum(weights.values())
+    return {n: weights[n] / total for n in names}
+
+
+def quotas(weights: dict, total: int) -> dict:
+    """``total`` lines split by ``weights`` (largest remainders; ties to the earlier target)."""
+    raw = {n: w * total for n, w in weights.items()}
+    q = {n: int(np.floor(v)) for n, v in raw.items()}
+    order = sorted(raw, key=lambda n: (-(raw[n] - q[n]), list(raw).index(n)))
+    for n in order[:total - sum(q.values())]:
+        q[n] += 1
+    return q
+
+
+def assign(scores: dict, want: dict, barred: np.ndarray | None = None, order: bool = False):
+    """Each pool position to at most one target: ``{name: positions, best first}`` with ``want[name]``
+    each (fewer only when the pool runs out). A line's claim on a target is its rank percentile there;
+    claims are granted strongest first (ties: the earlier target, then the earlier line). ``barred``: a
+    mask of positions granted to none (excluded lines, duplicates). With ``order``, also every granted
+    position in the order granted (strongest claim first)."""
+    names = list(scores)
+    n = len(next(iter(scores.values())))
+    depth = {t: min(n, 2 * want[t] + 100) for t in names}
+    while True:
+        claims = []
+        for k, t in enumerate(names):
+            if want[t] == 0:
+                continue
+            idx = choose(scores[t], top=depth[t]) if depth[t] > 0 else np.zeros(0, dtype=np.int64)
+            claims.append((1 - np.arange(len(idx)) / n, np.full(len(idx), k), idx))
+        if not claims:
+            none = {t: np.zeros(0, dtype=np.int64) for t in names}
+            return (none, np.zeros(0, dtype=np.int64)) if order else none
+        strength, who, pos = (np.concatenate(c) for c in zip(*claims))
+        taken = np.zeros(n, dtype=bool) if barred is None else barred.copy()
+        got, granted = {t: [] for t in names}, []
+        rank = np.lexsort((pos, who, -strength))
+        for k, p in zip(who[rank].tolist(), pos[rank].tolist()):
+            t = names[k]
+            if not taken[p] and len(got[t]) < want[t]:
+                taken[p] = True
+                got[t].append(p)
+                granted.append(p)
+        short = [t for t in names if len(got[t]) < want[t] and depth[t] < n]
+        if not short:
+            got = {t: np.asarray(got[t], dtype=np.int64) for t in names}
+            return (got, np.asarray(granted, dtype=np.int64)) if order else got
+        for t in short:
+            depth[t] = min(n, 2 * depth[t])
+
+
+def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix: dict | None = None,
+               top: int | str | None = None, fraction: float | str | None = None, params: dict | None = None,
+               seed: int = 0, reader: dict | None = None, execution=None, cascade=None,
+               overwrite: bool = False, exclude=None, dedup: str | None = None,
+               dedup_threshold: float | None = None) -> dict:
+    """Score ``pool`` against every target (``{name: Corpus}``) and select a mixture; see the module
+    docstring. ``mix``: ``{name: weight}`` (default equal); exactly one of ``top`` / ``fraction`` (a
+    number, or ``"auto"``: each target its estimated share); ``dedup`` (``exact`` or ``near``, as
+    ``select --dedup``): no two lines of the mixture duplicate each other, of each group the line with the
+    strongest claim kept; ``exclude``: a Corpus, a file or a list of lines no target gets (compared as
+    ``dedup`` compares, exact without it). Returns ``mix.json``'s contents."""
+    from .._internal.signature import make_signature, signature_string
+    from .score import prepare, score_prepared
+    if len(targets) < 2:
+        raise DomainsiftError("several targets need at least two --target NAME=FILE")
+    if (top is None) == (fraction is None):
+        raise DomainsiftError("a mixture needs exactly one of --top N and --fraction F (or 'auto')")
+    auto = "auto" in (top, fraction)
+    if auto and mix is not None:
+        raise DomainsiftError("--mix weighs a total; with 'auto' each target takes its own estimated share")
+    weights = None if auto else (mix or {n: 1 / len(targets) for n in targets})
+    from ..dedup import Deduplicator, deduplicator, exclusion
+    index = deduplicator(dedup, dedup_threshold)  # checked, and the exclusion read, before any work
+    left_out = exclusion(exclude, dedup, dedup_threshold)
+    out = Path(out_dir)
+    from .._internal.safety import refuse_overwriting_inputs
+    inputs = [f for corpus in targets.values() for f in corpus.files]
+    inputs += list(getattr(pool, "files", None) or []) + list(getattr(pool, "target_files", None) or [])
+    inputs += [f for f in (left_out.files if left_out is not None else []) if "://" not in f]
+    refuse_overwriting_inputs(inputs, out, (rundir.MIX, rundir.MIX_TSV))  # before the folder is claimed
+    for name in targets:
+        refuse_overwriting_inputs(inputs, out / rundir.MIX_TARGETS / name, rundir.OUTPUTS)
+    from contextlib import ExitStack
+    held = rundir.claim(out, "mix", overwrite=overwrite)
+    try:
+        with held, ExitStack() as stack:  # Ray stays up for the reads
+            scanned, execution = _read_once(method, pool, params, seed, execution, cascade, auto, stack)
+            if not auto:  # before any fit
+                check_n_against_pool(scanned.scan.n, top, fraction)
+            shared, shared_params = _shared_fit(method, targets, scanned, out, params, seed, execution)
+            prepared = [prepare(method, corpus, scanned, out / rundir.MIX_TARGETS / name,
+                                params if shared is None else {**shared_params, "shared": shared[name]}, seed, reader,
+                                execution, cascade,
+                                check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
+                                stack=stack, estimate_share=auto, exclude=left_out)
+                        for name, corpus in targets.items()]
+            jobs = dict(zip(targets, score_prepared(prepared, overwrite)))  # one pass over the pool for every target
+            runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
+            first = next(iter(runs.values()))
+            for name, run in runs.items():
+                if not np.array_equal(run.id_array, first.id_array):
+                    raise DomainsiftError(f"{run.dir}: the pool's lines came in another order for target "
+                                          f"'{name}'; score again")
+            n = len(first.scores)
+            rundir.verify_stats(first, next(iter(jobs.values())).stats)  # the files still hold the bytes scored
+            if auto:
+                from ..share import ShareEstimate
+                want = {name: ShareEstimate.from_dict(job.share).lines(n) for name, job in jobs.items()}
+            else:
+                total = top if top is not None else max(1, int(round(fraction * n)))
+                want = quotas(weights, total)
+            # the selected lines: read by the Ray workers (the driver reads no pool line), else from the files
+            fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
+            fetched, texts, sides, raws = ({} if fetch is not None else None), {}, {}, {}
+            barred = np.zeros(n, dtype=bool)  # granted to no target: excluded lines and duplicates
+            passed = {"exclude": dict.fromkeys(runs, 0), "dedup": dict.fromkeys(runs, 0)}  # by the target they left
+            ready, excluded = {}, {}  # per position: what the dedup compares, whether the exclusion matches
+            while True:
+                got, granted = assign({name: run.scores for name, run in runs.items()}, want,
+                                      barred if barred.any() else None, order=True)
+                new = np.asarray(sorted(i for i in granted.tolist() if first.id_at(i) not in texts), dtype=np.int64)
+                if fetch is not None and len(new):
+                    more = fetch(new)
+                    fetched.update(more)
+                    texts.update({i: v[0] for i, v in more.items()})
+                    sides.update({i: v[1] for i, v in more.items()})
+                elif len(new):  # their bytes kept too: each target's selection is written without another read
+                    for job in jobs.values():  # a cascade's candidates were read once already, bytes and texts
+                        if job.read is not None and job.kept is not None:
+                            have = [i for i in new.tolist() if first.id_at(i) in job.read
+                                    and (job.kept.get(first.id_at(i)) or (None,))[0] is not None]
+                            for i in have:
+                                key = first.id_at(i)
+                                texts[key], sides[key] = job.read[key]
+                                raws[key] = job.kept[key]
+                            new = np.asarray([i for i in new.tolist() if first.id_at(i) not in texts], dtype=np.int64)
+                            break
+                if fetch is None and len(new):
+                    read = rundir.records(first, {first.id_at(i): None for i in new.tolist()}, verify=False, raw=True)
+                    texts.update({i: v[0] for i, v in read.items()})
+                    sides.update({i: v[1] for i, v in read.items()})
+                    raws.update({i: (v[2], v[3]) for i, v in read.items()})
+                # the granted lines walked strongest claim first: an excluded line, or one that duplicates a line
+                # kept before it, goes to no target, and the assignment is made again without it
+                owner = {p: name for name, ps in got.items() for p in ps.tolist()}
+                seen = None if index is None else Deduplicator(index.mode, index.threshold)
+                hit = []
+                for i in granted.tolist():
+                    key = first.id_at(i)
+                    if left_out is not None:
+                        if i not in excluded:
+                            excluded[i] = left_out.matches(texts[key], sides[key])
+                        if excluded[i]:
+                            hit.append((i, "exclude"))
+                            continue
+                    if seen is not None:
+                        if i not in ready:
+                            ready[i] = seen.prepare(texts[key] if sides[key] is None else f"{texts[key]}\t{sides[key]}")
+                        if seen.seen(ready[i], keep=True):
+                            hit.append((i, "dedup"))
+                if not hit:
+                    break
+                for i, why in hit:
+                    barred[i] = True
+                    passed[why][owner[i]] += 1
+            if fetched is not None and not fetched:
+                fetched = None
+            chosen = []
+            for name, run in runs.items():
+                rule = {"mix": name, **({"top": top} if top is not None else {"fraction": fraction}),
+                        "n_quota": want[name]}
+                kept = ({i: (v[2], v[3]) for i, v in fetched.items()} if fetched is not None else raws)
+                extra = {**({"dedup": {**index.describe(), "duplicates_removed": passed["dedup"][name]}}
+                            if index is not None else {}),
+                         **({"exclude": {**left_out.describe(), "lines_excluded": passed["exclude"][name]}}
+                            if left_out is not None else {})}
+                rundir.write_selection(run.dir, run, got[name], rule, kept=kept, extra=extra or None)
+                for i in got[name].tolist():
+                    f, ln = run.id_at(i)
+                    chosen.append((name, f, ln, float(run.scores[i])))
+            sig = make_signature(method, model=jobs[next(iter(jobs))].signature.get("model"), seed=seed,
+                                 targets=list(targets), n_pool=n)
+            meta = {"method": method, "n_pool": n, "rule": {"top": top} if top is not None else {"fraction": fraction},
+                    "assignment": "rank percentile in each target's ranking; strongest claim first; one target a line",
+                    "targets": {name: {"in_domain": [rundir.resolve(f) for f in targets[name].files],
+                                       "weight": None if weights is None else round(weights[name], 6),
+                                       "quota": want[name], "n_selected": int(len(got[name])),
+                                       "dir": str(jobs[name].out_dir),
+                                       **({"share": jobs[name].share} if jobs[name].share else {})}
+                                for name in targets},
+                    "signature": signature_string({**sig, "select_" + ("top" if top is not None else "fraction"):
+                                                   top if top is not None else fraction,
+                                                   "mix": ",".join(f"{k}={v:g}" for k, v in (weights or {}).items())
+                                                   or "auto",
+                                                   **({"select_dedup": rundir.dedup_word(index.describe())}
+                                                      if index is not None else {}),
+                                                   **({"select_exclude": rundir.exclude_word(left_out.describe())}
+                                                      if left_out is not None else {})})}
+            if index is not None:
+                meta["dedup"] = {**index.describe(), "duplicates_removed": sum(passed["dedup"].values())}
+            if left_out is not None:
+                meta["exclude"] = {**left_out.describe(), "lines_excluded": sum(passed["exclude"].values())}
+            if shared is not None:
+                meta["shared_fit"] = str(next(iter(shared.values())).identity)
+                next(iter(shared.values())).release()  # this process no longer holds the shared model
+            rundir.write_mix(out, chosen, texts, meta, sides)
+    except DomainsiftError:  # refused on the way: what this run made and nothing can resume from goes
+        _tidy(out, held.created)
+        raise
+    shutil.rmtree(out / SHARED, ignore_errors=True)  # the shared fit lives on in every target's scores
+    return meta
+
+
+SHARED = ".shared"  # under a mixture's folder while it runs: the shared fit, its checkpoint, the encoded batches
+
+
+def _tidy(out: Path, created: bool) -> None:
+    """After a refusal: each target's folder and the shared folder that hold nothing a rerun resumes from
+    (no saved fit, checkpoint or scored shard) are removed, and the mixture's folder when this run made
+    it and nothing is left in it."""
+    def resumable(folder: Path) -> bool:
+        return folder.is_dir() and any(p.name in ("model", "student-model", "fit-checkpoint", "classifier.json")
+                                       or p.name.endswith(".done") or p.name.startswith("checkpoint-")
+                                       for p in folder.rglob("*"))
+    targets = out / rundir.MIX_TARGETS
+    if targets.is_dir():
+        for t in targets.iterdir():
+            if t.is_dir() and not (t / rundir.SIGNATURE).exists() and not resumable(t / rundir.RESUME):
+                shutil.rmtree(t, ignore_errors=True)
+        if not any(targets.iterdir()):
+            targets.rmdir()
+    if (out / SHARED).is_dir() and not resumable(out / SHARED):
+        shutil.rmtree(out / SHARED, ignore_errors=True)
+    if created and out.is_dir() and all(p.name == ".lock" for p in out.iterdir()):
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _read_once(method: str, pool, params: dict | None, seed: int, execution, cascade, auto: bool, stack):
+    """The pool's one counting pass for every target's run (and the shared fit's sample): the samples a
+    target's run draws, as :func:`~domainsift.pipeline.score.score` asks for them (the method's fit sample
+    included, which a shared fit trains on). Returns the :class:`~domainsift.pipeline.score.ScannedPool`
+    and the execution with its Ray workers planned."""
+    import dataclasses
+    from ..engine.run import Execution
+    from ..select import get_selector
+    from .score import ScannedPool, counting_pass, open_pool
+    params = {**(params or {})}
+    params.setdefault("seed", seed)
+    selector = get_selector(method, **params)  # one target's, fitting alone: it asks for the fit sample
+    execution = execution or Execution()
+    execution.check()
+    if execution.engine == "ray":
+        from ..engine.ray import plan
+        execution = dataclasses.replace(execution, workers=plan(selector, execution.workers, execution.address))
+    if cascade is not None:
+        cascade.check()
+    _, asked = counting_pass(selector, params, execution, cascade, auto)
+    source = open_pool(pool, execution, stack)
+    scan = source.scan(asked)
+    if scan.n == 0:
+        raise DomainsiftError("the pool is empty")
+    return ScannedPool(source, scan, asked), execution
+
+
+def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | None, seed: int,
+                execution) -> tuple[dict | None, dict]:
+    """For a method that fits every target at once (finetune: one encoder, a head per target; cosine: a
+    centroid per target), that fit, trained here (or loaded, when a killed mixture saved it) on the fit
+    sample of the pool's one counting pass (``scanned``; cosine: on none, unless its embedder learns its
+    space from the pool), with the method's ``shared_defaults`` for the parameters not given;
+    returns each target's ``shared`` parameter and the parameters the fit ran with, or
+    ``(None, params)`` for a method that fits each target alone."""
+    import hashlib
+    import json
+    import logging
+    from .._version import __version__
+    from ..engine.run import FIT
+    from ..select import get_selector, selector_class
+    from ..select.base import CACHE_DIR
+    params = {**(params or {})}
+    params.setdefault("seed", seed)
+    shared_params = {**selector_class(method).shared_defaults, **params}
+    multi = get_selector(method, **shared_params)
+    if not multi.fits_targets:  # e.g. cosine over an embedder that learns its space
+        return None, params
+    params = shared_params
+    scan = scanned.scan
+    h = hashlib.sha256(json.dumps([__version__, method, {k: repr(v) for k, v in sorted(params.items())
+                                                         if k not in ("progress", CACHE_DIR.name)},
+                                   scan.fingerprints, execution.fit_sample], sort_keys=True, default=repr).encode())
+    from .._internal.checksums import hash_texts
+    for name, corpus in targets.items():
+        h.update(b"\x00target\x00" + name.encode())
+        hash_texts(h, corpus.texts)
+    identity = h.hexdigest()[:24]
+    folder, memo = out / SHARED / identity, out / SHARED / f"encoded-{identity}"
+    if folder.is_dir():
+        try:
+            multi.load_state(folder)
+        except Exception as exc:  # noqa: BLE001: a damaged saved fit costs the fit, never the run
+            logging.getLogger(__name__).warning("the saved shared fit in %s cannot be loaded (%s); fitting again",
+                                                folder, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            shutil.rmtree(folder, ignore_errors=True)
+    if not folder.is_dir():
+        checkpoint = out / SHARED / f"checkpoint-{identity}"
+        multi.checkpoint_dir = checkpoint  # each finished epoch kept: a killed fit goes on from there
+        multi.fit_targets(targets, scan.samples.get(FIT))
+        multi.checkpoint_dir = None
+        multi.save_state(folder)
+        shutil.rmtree(checkpoint, ignore_errors=True)
+    memo.mkdir(parents=True, exist_ok=True)
+    return multi.heads(folder, identity, memo), params
