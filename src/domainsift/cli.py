@@ -471,6 +471,33 @@ def cmd_combine(args) -> int:
     return 0
 
 
+def cmd_nmt(args) -> int:
+    from .jobs import nmt
+    if args.nmt_command == "train":
+        from .nmt.trainer import TrainSettings
+        settings = TrainSettings(preset=args.preset, epochs=args.epochs, patience=args.patience,
+                                 max_tokens=args.max_tokens, lr=args.lr, warmup=args.warmup, vocab=args.vocab,
+                                 seed=args.seed)
+        rec = nmt.train_job(tuple(args.train), tuple(args.dev), args.out, tuple(args.test) if args.test else None,
+                            settings, init_from=args.init_from, beam=args.beam, progress=_bars(args),
+                            overwrite=args.overwrite)
+        print(f"trained {rec['parameters']:,} parameters on {rec['n_train']:,} pairs: {rec['epochs_run']} epochs, best "
+              f"{rec['best_epoch']} (dev loss {min(rec['dev_loss']):.4f}), {rec['target_tokens_per_second'] or 0:,.0f} "
+              f"target tokens/s -> {args.out}")
+        if "test" in rec:
+            print(f"test: BLEU {rec['test']['bleu']:.2f}  chrF {rec['test']['chrf']:.2f} ({rec['test']['n']} pairs, "
+                  f"beam {rec['test']['beam']}; {rec['test']['signature']['bleu']})")
+        print(f"signature: {rec['signature']}")
+        return 0
+    if args.nmt_command == "translate":
+        n = nmt.translate_job(args.model, args.input, args.out, beam=args.beam, progress=_bars(args))
+        print(f"translated {n:,} lines -> {args.out}")
+        return 0
+    r = nmt.score_job(args.hyp, args.ref, args.out)
+    print(f"BLEU {r['bleu']:.2f}  chrF {r['chrf']:.2f}  ({r['n']} lines; {r['signature']['bleu']})")
+    return 0
+
+
 def cmd_evaluate(args) -> int:
     from .jobs.evaluate import evaluate_run
     r = evaluate_run(args.run_dir, args.gold)
@@ -668,6 +695,41 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-exclude", action="store_true", help="drop the exclusions the runs' selections were made with")
     choose_opts(s, positive=False, title="what to select (optional; or later with select --from-scores)", auto=False)
     s.set_defaults(func=cmd_combine)
+
+    s = command("nmt", help="the model trained on a selection: train a transformer, translate, BLEU")
+    nsub = s.add_subparsers(dest="nmt_command", metavar="STEP", parser_class=Parser)
+    nsub.required = True
+    t = nsub.add_parser("train", parents=[common], help="train a Marian-architecture model from scratch on a bitext")
+    t.add_argument("--train", nargs=2, required=True, metavar=("SRC", "TGT"), help="the training bitext's two files")
+    t.add_argument("--dev", nargs=2, required=True, metavar=("SRC", "TGT"),
+                   help="the dev bitext: the epoch kept is the one with the lowest loss on it (early stopping)")
+    t.add_argument("--test", nargs=2, metavar=("SRC", "TGT"),
+                   help="translate it at the end and record BLEU and chrF (refused if the training data holds it)")
+    t.add_argument("--out", required=True, help="the model folder: model/, spm.model, nmt.json")
+    t.add_argument("--preset", choices=["proxy", "paper"], default="proxy",
+                   help="proxy: small, for a CPU (d 128, 2+2 layers, 4k vocabulary); paper: paper 003's appendix "
+                        "(6+6 layers, d 256, ff 1024, 4 heads, dropout 0.3), for a GPU")
+    t.add_argument("--epochs", type=positive_int, default=10, help="epochs at most (default 10)")
+    t.add_argument("--patience", type=positive_int, default=3,
+                   help="stop after this many epochs without a better dev loss (default 3)")
+    t.add_argument("--max-tokens", type=positive_int, help="padded target tokens a batch (default: the preset's)")
+    t.add_argument("--lr", type=finite, help="peak learning rate (default: the preset's)")
+    t.add_argument("--warmup", type=int, help="warm-up steps of the inverse-square-root schedule (default: the preset's)")
+    t.add_argument("--vocab", type=positive_int, help="sentencepiece pieces (default: the preset's)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--init-from", metavar="DIR", help="train on from a model folder this command wrote (its vocabulary)")
+    t.add_argument("--beam", type=positive_int, default=5, help="beam size for --test (default 5)")
+    t.add_argument("--overwrite", action="store_true", help="replace a trained model in --out")
+    t = nsub.add_parser("translate", parents=[common], help="translate a file with a trained model (beam search)")
+    t.add_argument("--model", required=True, metavar="DIR", help="a folder 'nmt train' wrote")
+    t.add_argument("--input", required=True, metavar="FILE")
+    t.add_argument("--out", required=True, metavar="FILE", help="one translation a line")
+    t.add_argument("--beam", type=positive_int, default=5, help="beam size (default 5; 1: greedy)")
+    t = nsub.add_parser("score", parents=[common], help="BLEU and chrF (sacrebleu) of translations against references")
+    t.add_argument("--hyp", required=True, metavar="FILE")
+    t.add_argument("--ref", required=True, metavar="FILE")
+    t.add_argument("--out", metavar="JSON", help="also write the scores here")
+    s.set_defaults(func=cmd_nmt)
 
     s = command("evaluate", help="precision and recall of a selection against an oracle")
     s.add_argument("run_dir", metavar="DIR")

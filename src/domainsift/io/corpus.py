@@ -592,18 +592,29 @@ def iter_aligned(src_it, tgt_it, source, target):
         yield s[0], s[1], t[1]
 
 
+def read_lines(path: str | os.PathLike) -> list[str]:
+    """Every line of a text file, the empty ones too, in order (a file of translations, one a line)."""
+    return [text for _, text in iter_texts(str(path))]
+
+
 def read_parallel(source: str | os.PathLike, target: str | os.PathLike, fmt: str | None = None,
-                  column: int = 0, field: str = "text") -> Corpus:
+                  column: int = 0, field: str = "text", one_sided: str = "skip") -> Corpus:
     """Read two aligned files: line i of ``target`` translates line i of ``source``.
 
-    A pair is skipped (and counted as empty) when either side is empty. Files of
-    different lengths are an error naming the shorter file and its last line.
+    A pair is skipped (and counted as empty) when either side is empty; with ``one_sided="error"``, a line
+    empty on one side only is an error naming that file and line (a pair with nothing to learn from, or
+    files out of step), and only lines empty on both sides are skipped. Files of different lengths are an
+    error naming the shorter file and its last line.
     """
     texts, targets, ids = [], [], []
     n_empty = 0
     for lineno, s_text, t_text in iter_aligned(iter_texts(source, fmt, column, field),
                                                iter_texts(target, fmt, column, field), source, target):
         if not s_text or not t_text:
+            if one_sided == "error" and (s_text or t_text):
+                empty, full = (source, target) if not s_text else (target, source)
+                raise InputError(f"{empty}:{lineno}: an empty line where {full} has a sentence; a pair needs "
+                                 "both sides (misaligned files?)")
             n_empty += 1
             continue
         texts.append(s_text)

@@ -1,0 +1,70 @@
+"""``domainsift nmt train | translate | score``: the model trained on a selection, and its BLEU.
+
+``train`` reads the training and dev bitexts (and a test bitext, refused when the training data holds any
+of its sentences), trains (:func:`domainsift.nmt.train_nmt`; resumable), and with a test set translates it
+and records BLEU and chrF in ``nmt.json``. ``translate`` writes one translation a line (atomically);
+``score`` prints and returns BLEU and chrF of a file of hypotheses against its references."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .._internal.errors import InputError
+
+
+def train_job(train: tuple, dev: tuple, out_dir: str | os.PathLike, test: tuple | None = None, settings=None,
+              init_from: str | None = None, beam: int = 5, progress: bool = False, overwrite: bool = False) -> dict:
+    """``train``, ``dev``, ``test``: ``(source file, target file)``; returns ``nmt.json``'s contents."""
+    from .._internal.atomic import save_json
+    from ..nmt import check_disjoint, read_bitext, score_translation, translate
+    from ..nmt.trainer import RECORD, TrainSettings, train_nmt
+    settings = (settings or TrainSettings()).resolved()  # a bad setting stops before any reading
+    tr, dv = read_bitext(*train), read_bitext(*dev)
+    te = read_bitext(*test) if test else None
+    check_disjoint(tr, dv, "the dev set")
+    if te is not None:
+        check_disjoint(tr, te, "the test set")
+    record = train_nmt(tr, dv, out_dir, settings, init_from=init_from, progress=progress, overwrite=overwrite)
+    if te is not None:
+        hyp = translate(out_dir, te.src, beam=beam, progress=progress)
+        record["test"] = {"files": list(te.files), "beam": beam, **score_translation(hyp, te.tgt, te.files[1])}
+        save_json(Path(out_dir) / RECORD, record)
+    return record
+
+
+def translate_job(model_dir: str | os.PathLike, input_file: str | os.PathLike, out_file: str | os.PathLike,
+                  beam: int = 5, progress: bool = False) -> int:
+    """Translate every line of ``input_file`` into ``out_file`` (one a line; empty lines stay empty)."""
+    from .._internal.atomic import atomic_open
+    from ..io.corpus import read_corpus
+    from ..nmt import load_nmt, translate
+    if os.path.realpath(input_file) == os.path.realpath(out_file):
+        raise InputError(f"{out_file}: is the input; choose another output file")
+    nmt = load_nmt(model_dir)
+    lines = read_corpus([input_file])
+    hyp = translate(nmt, lines.texts, beam=beam, progress=progress)
+    by_line = {ln: h for (_, ln), h in zip(lines.ids, hyp)}
+    n = max(ln for _, ln in lines.ids)
+    with atomic_open(out_file) as fh:
+        for ln in range(1, n + 1):
+            fh.write(by_line.get(ln, "") + "\n")
+    return len(hyp)
+
+
+def score_job(hyp_file: str | os.PathLike, ref_file: str | os.PathLike, out: str | os.PathLike | None = None) -> dict:
+    """BLEU and chrF of the lines of ``hyp_file`` against ``ref_file`` (aligned line by line)."""
+    from .._internal.atomic import save_json
+    from ..io.corpus import read_lines
+    from ..nmt import score_translation
+    for p in (hyp_file, ref_file):
+        if not os.path.isfile(p):
+            raise InputError(f"{p}: no such file")
+    result = {"hypotheses": str(hyp_file), "references": str(ref_file),
+              **score_translation(read_lines(hyp_file), read_lines(ref_file), str(hyp_file))}
+    if out is not None:
+        save_json(out, result)
+    return result
+
+
+__all__ = ["train_job", "translate_job", "score_job"]

@@ -1,0 +1,78 @@
+"""Translate with a trained model (``domainsift nmt translate``): beam search through ``transformers``'
+``generate``, sentences batched by length, the output in input order."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._internal.errors import InputError
+from .trainer import EOS, MAX_LEN, MODEL, PAD, RECORD, VOCAB, encode, load_vocab
+
+BEAM = 5
+BATCH = 32  # sentences a generate() call
+
+
+@dataclass
+class NMTModel:
+    """A trained folder, loaded: the model, its sentencepiece vocabulary and its record (``nmt.json``)."""
+
+    folder: Path
+    model: object
+    vocab: object
+    record: dict
+
+
+def load_nmt(folder: str | os.PathLike) -> NMTModel:
+    """A folder :func:`~domainsift.nmt.trainer.train_nmt` wrote; anything else is one line naming it."""
+    import json
+
+    import transformers as tf
+    from .._internal.checksums import verify
+    folder = Path(folder)
+    if not (folder / MODEL / "config.json").is_file() or not (folder / VOCAB).is_file() or not (folder / RECORD).is_file():
+        raise InputError(f"{folder}: not a model folder domainsift nmt wrote (it needs {MODEL}/, {VOCAB} and {RECORD})")
+    verify(folder / MODEL)  # sealed when written: a damaged or half-copied model is refused
+    try:
+        model = tf.MarianMTModel.from_pretrained(str(folder / MODEL))
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{folder}: the model cannot be loaded ({str(exc).splitlines()[0]})") from None
+    model.train(False)
+    return NMTModel(folder, model, load_vocab(folder / VOCAB), record)
+
+
+def translate(nmt: NMTModel | str | os.PathLike, sentences, beam: int = BEAM, batch_size: int = BATCH,
+              max_len: int = MAX_LEN, progress: bool = False) -> list[str]:
+    """Each sentence translated by beam search (``beam`` hypotheses; 1: greedy), in input order."""
+    import numpy as np
+    import torch
+    if not isinstance(nmt, NMTModel):
+        nmt = load_nmt(nmt)
+    if beam < 1 or batch_size < 1:
+        raise InputError(f"--beam and the batch size must be at least 1, got {beam} and {batch_size}")
+    sentences = list(sentences)
+    ids = encode(nmt.vocab, sentences)
+    order = np.argsort([len(x) for x in ids], kind="stable")
+    out: list[str | None] = [None] * len(sentences)
+    from tqdm.auto import tqdm
+    bar = tqdm(total=len(sentences), desc="translate", unit="sent", disable=not progress)
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            part = order[start:start + batch_size].tolist()
+            longest = max(len(ids[i]) for i in part)
+            inp = torch.full((len(part), longest), PAD, dtype=torch.long)
+            mask = torch.zeros((len(part), longest), dtype=torch.long)
+            for k, i in enumerate(part):
+                inp[k, :len(ids[i])] = torch.tensor(ids[i])
+                mask[k, :len(ids[i])] = 1
+            gen = nmt.model.generate(input_ids=inp, attention_mask=mask, num_beams=beam, do_sample=False,
+                                     max_new_tokens=min(max_len, 2 * longest + 10), early_stopping=True,
+                                     decoder_start_token_id=PAD, eos_token_id=EOS, pad_token_id=PAD)
+            for k, i in enumerate(part):
+                toks = [t for t in gen[k].tolist() if t not in (PAD, EOS)]
+                out[i] = nmt.vocab.decode(toks)
+            bar.update(len(part))
+    bar.close()
+    return [x or "" for x in out]
