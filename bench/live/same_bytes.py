@@ -160,14 +160,14 @@ def main() -> int:
                               text=True).stdout.strip()
         dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "src"], capture_output=True,
                                     text=True).stdout.strip())
-        rows = [" ".join(c) for c in commands({"pool": ["<pool>"], "in": "<in.en>", "in_de": "<in.de>",
+        rows = [" ".join(c) for c in commands({"pool": ["<pool>"], "in": "<in.en>", "in_de": "<in.de>", "in_kde": "<in_kde.en>",
                                                "gold": "<EMEA.pool.en>"})]
         md = ("# Same bytes before and after\n\n"
               f"Reference {ref}, working tree at {head}{' (src/ changed since)' if dirty else ''}: "
               f"{n} output files compared, **{'all the same' if not diffs else f'{len(diffs)} differ'}** "
               "(timings and the version aside), and the defaults fingerprint.\n\n"
               "Commands (each side in its own folder with its own cache; pool: 240 lines each of EMEA, KDE4 and "
-              "Tanzil train.en; in-domain: 120 lines of EMEA test.en / .de):\n\n"
+              "Tanzil train.en; in-domain: 120 lines of EMEA test.en / .de, and of KDE4 test.en for the mixtures):\n\n"
               + "\n".join(f"- `domainsift {r}`" for r in rows) + "\n"
               + ("" if not diffs else "\nDifferences:\n\n" + "\n".join(f"- {d}" for d in diffs) + "\n"))
         write_results("same_bytes", {"ref": ref, "head": head, "src_changed": dirty, "files": n, "differ": diffs},
