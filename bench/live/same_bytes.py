@@ -8,8 +8,8 @@ The commands cover cosine, finetune (one epoch), moore-lewis, the student, ``--c
 shared pool (three domains, 240 lines each; 120 in-domain lines). Each side runs in its own folder
 with its own embedding cache, the reference from a ``git worktree`` of ``--ref`` put first on
 ``PYTHONPATH``. Compared: every file under each output folder, byte for byte; JSON files after
-dropping timings (``run.json``'s ``timings``, ``*_seconds``), the version and ``run.json``'s
-``identity`` (a hash that holds the version); text after replacing
+dropping timings (``run.json``'s ``timings``, ``*_seconds``), the version, ``run.json``'s
+``identity`` and ``mix.json``'s ``shared_fit`` (hashes that hold the version); text after replacing
 each side's own folder with one placeholder. Exit 1 and the differing files when any differ. Also
 compares the defaults fingerprint of both sides.
 """
@@ -92,7 +92,7 @@ def run_side(name: str, src: Path, work: Path, data: dict) -> None:
 def _strip(obj):
     if isinstance(obj, dict):
         return {k: _strip(v) for k, v in obj.items()
-                if k not in ("timings", "version", "date", "identity") and not k.endswith("_seconds")}
+                if k not in ("timings", "version", "date", "identity", "shared_fit") and not k.endswith("_seconds")}
     if isinstance(obj, list):
         return [_strip(v) for v in obj]
     if isinstance(obj, str) and "|v:" in obj:
@@ -132,20 +132,26 @@ def main() -> int:
     ap.add_argument("--ref", required=True, help="the git revision to compare the working tree with")
     ap.add_argument("--work", default=None, help="keep the outputs here (default: a temporary folder)")
     ap.add_argument("--record", action="store_true", help="write bench/results/same_bytes.md and .json")
+    ap.add_argument("--compare-only", action="store_true",
+                    help="compare the two sides a run of this script left in --work again (no command runs)")
     args = ap.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="same-bytes-"))
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    tree = work / "ref-tree"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), args.ref], check=True,
-                   capture_output=True)
-    try:
-        data = make_data(work / "data")
-        run_side("ref", tree / "src", work, data)
-        run_side("new", ROOT / "src", work, data)
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+    if args.compare_only:
+        if not (work / "ref").is_dir() or not (work / "new").is_dir():
+            sys.exit(f"{work}: no earlier run of both sides to compare")
+    else:
+        if work.exists():
+            shutil.rmtree(work)
+        work.mkdir(parents=True)
+        tree = work / "ref-tree"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), args.ref], check=True,
+                       capture_output=True)
+        try:
+            data = make_data(work / "data")
+            run_side("ref", tree / "src", work, data)
+            run_side("new", ROOT / "src", work, data)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
     diffs = compare(work)
     n = sum(1 for p in (work / "new").rglob("*") if p.is_file())
     for d in diffs:
