@@ -423,3 +423,25 @@ def test_a_redirected_log_gets_no_progress_bars(tmp_path, monkeypatch):
                            "run"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "\r" not in proc.stderr and "it/s" not in proc.stderr and "line/s" not in proc.stderr, proc.stderr[-500:]
+
+
+def test_fewer_lines_than_asked_after_dedup_is_said(tmp_path, capsys, monkeypatch, caplog):
+    monkeypatch.chdir(tmp_path)
+    pool = write_lines(tmp_path / "pool.txt", ["dose tablet patient"] * 8 + make_sentences("law", 4, 2))
+    ind = write_lines(tmp_path / "in.txt", make_sentences("med", 20, 1))
+    rc, err, so = run_cli(["select", "--method", "cosine", "--model", "tfidf", "--in-domain", ind, "--pool", pool,
+                           "--top", "10", "--dedup", "exact", "--out", "run"], capsys)
+    assert rc == 0, err
+    assert (tmp_path / "run" / "selected.txt").read_text().count("\n") == 5
+    assert "5 of the 10 lines asked for" in caplog.text
+
+
+def test_a_mixture_says_the_pools_language_once(tmp_path, capsys, monkeypatch, caplog):
+    monkeypatch.chdir(tmp_path)
+    pool = write_lines(tmp_path / "pool.de", _german(60, 7))
+    a = write_lines(tmp_path / "a.de", _german(25, 8))
+    b = write_lines(tmp_path / "b.de", _german(25, 9))
+    rc, err, _ = run_cli(["select", "--method", "cosine", "--model", "minilm", "--target", f"a={a}", "--target",
+                          f"b={b}", "--pool", pool, "--top", "10", "--out", "mix"], capsys)
+    assert rc == 0, err
+    assert caplog.text.count("the pool (a seeded sample) looks German") == 1

@@ -46,7 +46,8 @@ def identify(texts: Sequence[str], limit: int = SAMPLE) -> tuple[str, float, int
     return code, n / len(lines), len(lines)
 
 
-def check_coverage(model: str, sets: dict[str, Sequence[str]], shared_space_needed: bool = False) -> list[str]:
+def check_coverage(model: str, sets: dict[str, Sequence[str]], shared_space_needed: bool = False,
+                   say: bool = True, said: set | None = None) -> list[str]:
     """Warnings (one line each, also logged) for every set (``{"the in-domain set": texts, ...}``) whose
     language the encoder ``model`` does not cover."""
     from .embed import abilities
@@ -64,7 +65,10 @@ def check_coverage(model: str, sets: dict[str, Sequence[str]], shared_space_need
         covered = ", ".join(sorted(name(c) for c in langs))
         msg = (f"{what} looks {name(code)} ({share:.0%} of {n} lines), which the encoder '{model}' was not trained "
                f"on (it covers: {covered}); expect a worse selection. Languages and their cost: docs/languages.md")
-        log.warning(msg)
+        if say and (said is None or msg not in said):  # a mixture's targets share the pool: said once
+            log.warning(msg)
+        if said is not None:
+            said.add(msg)
         out.append(msg)
     return out
 

@@ -155,7 +155,13 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
                      positive=rule["positive"], probabilistic=run.probabilistic)
     extra = None
     if dedup is not None or exclude is not None:
+        asked = len(idx)
         idx, skipped, excluded = _distinct(run, idx, rule, dedup, fetch, exclude)
+        if (rule["top"] is not None or rule["fraction"] is not None) and len(idx) < asked:
+            import logging
+            logging.getLogger("domainsift").warning(
+                "%d of the %d lines asked for: the pool has no more lines that are neither duplicates (%d passed "
+                "over) nor lines of --exclude (%d)", len(idx), asked, skipped, excluded)
         extra = {**({"dedup": {**dedup.describe(), "duplicates_removed": skipped}} if dedup is not None else {}),
                  **({"exclude": {**exclude.describe(), "lines_excluded": excluded}} if exclude is not None else {})}
     rule = {k: v for k, v in {**rule, "positive": rule["positive"] or None}.items() if v is not None}

@@ -208,6 +208,7 @@ def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, sel
 
 
 def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_files=(), n_pool: int | None = None,
+                   said: set | None = None,
                    exclude=None) -> list[str]:
     """Warning lines said (logged, with ``say``) before the fit and kept in ``run.json``, for the pool samples
     drawn: the in-domain set inside the pool (:mod:`domainsift.overlap`: an in-domain file among
@@ -230,8 +231,10 @@ def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_fi
                                    what=f"the in-domain set ({corpus_name(in_domain)})")
     if selector.encoder_name is not None and abilities(selector.encoder_name).languages and pool_sample is not None:
         from ..languages import check_coverage
-        out += check_coverage(selector.encoder_name, {"the in-domain set": in_domain.texts,
-                                                      "the pool (a seeded sample)": pool_sample.texts})
+        sets = {"the in-domain set": in_domain.texts, "the pool (a seeded sample)": pool_sample.texts}
+        if selector.crosses_languages and selector.input_files():  # a bitext maps the in-domain language over
+            sets.pop("the in-domain set")
+        out += check_coverage(selector.encoder_name, sets, say=say, said=said)
     surface = samples.get(SURFACE) if selector.reads_content else None
     out += check_surface(in_domain.texts, surface.texts if surface is not None else None, corpus_name(in_domain),
                          say=say)

@@ -58,6 +58,8 @@ class ScannedPool:
     #: what the runs share beyond the pass: the share sample's vectors by encoder (``--fraction auto``:
     #: every target's estimate reads the same sample, encoded once)
     vectors: dict = dataclasses.field(default_factory=dict)
+    #: the warnings said already (the pool's language: one line for every target, not one a target)
+    said: set = dataclasses.field(default_factory=set)
 
 
 def open_pool(pool, execution: Execution, stack: ExitStack):
@@ -194,6 +196,7 @@ def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None =
         check_pool(scan.n)
     from .plan import input_warnings
     warnings = input_warnings(selector, in_domain, scan.samples, pool_files=list(source.files), n_pool=scan.n,
+                              said=scanned.said if scanned else None,
                               exclude=exclude)
     estimate = _estimate_share(selector, in_domain, scan, params["seed"], execution.progress,
                                scanned.vectors if scanned else None) if estimate_share else None
