@@ -37,11 +37,14 @@ def _scores(folder):
     return (folder / "scores.npy").read_bytes()
 
 
-@pytest.mark.parametrize("cascade", [False, True], ids=["plain", "cascade"])
-@pytest.mark.parametrize("method", ["cosine-tfidf", "cosine-bert", "moore-lewis", "student", "finetune"])
+# every method, with and without --cascade; the student is the cascade's own first stage, so --cascade
+# refuses it as a teacher (below)
+CASES = [(m, c) for m in ("cosine-tfidf", "cosine-bert", "moore-lewis", "student", "finetune") for c in (False, True)
+         if not (m == "student" and c)]
+
+
+@pytest.mark.parametrize("method,cascade", CASES, ids=[f"{m}-{'cascade' if c else 'plain'}" for m, c in CASES])
 def test_a_two_target_mixture_works_for_every_method(method, cascade, tmp_path, capsys, monkeypatch, tiny_models):
-    if method == "student" and cascade:
-        pytest.skip("the student is the cascade's own first stage: --cascade refuses it (tested in test_cascade)")
     d = _data(tmp_path)
     monkeypatch.chdir(tmp_path)
     args = _method_args(method, tiny_models)
@@ -80,3 +83,13 @@ def test_a_crosslingual_mixture_scores_each_target_as_a_one_target_run(bilingual
                               "--out", f"alone-{name}"], capsys)
         assert rc == 0, err
         assert _scores(tmp_path / "mix" / "targets" / name) == _scores(tmp_path / f"alone-{name}"), name
+
+
+def test_a_student_mixture_refuses_cascade_in_one_line(tmp_path, capsys, monkeypatch, tiny_models):
+    d = _data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    rc, err, _ = run_cli(["select", *_method_args("student", tiny_models), "--cascade", "--target",
+                          f"med={d['in_med']}", "--target", f"law={d['in_law']}", "--pool", *d["pool"], "--top", "40",
+                          "--out", "mix"], capsys)
+    assert rc == 2 and "is the student itself" in err and err.count("\n") == 0, err
+    assert not (tmp_path / "mix").exists()
