@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import ROOT, SEVEN, apply_threads, data_file, earlier_rows, merge_rows, read_lines, \
+from _common import ROOT, SEVEN, apply_threads, command_line, data_file, earlier_rows, merge_rows, read_lines, \
     threads_option, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_judge"
@@ -124,7 +124,8 @@ def main() -> None:
                        "epochs_run": rec["epochs_run"], "dev_loss": min(rec["dev_loss"]),
                        "train_seconds": rec["train_seconds"], "target_tokens_per_second": rec["target_tokens_per_second"],
                        "select_seconds": round(t1 - t0, 1), "seconds": round(time.time() - t0, 1),
-                       "bleu_signature": scores["signature"]["bleu"], "nmt_signature": rec["signature"]}
+                       "bleu_signature": scores["signature"]["bleu"], "nmt_signature": rec["signature"],
+                       "command": command_line()}
                 rows = merge_rows(rows, [row], _key)
                 print(f"{target} {method} s{seed}: BLEU {row['bleu']:.2f} chrF {row['chrf']:.2f} precision "
                       f"{row['precision']} ({row['seconds']:.0f} s)", flush=True)
