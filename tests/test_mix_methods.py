@@ -93,3 +93,19 @@ def test_a_student_mixture_refuses_cascade_in_one_line(tmp_path, capsys, monkeyp
                           "--out", "mix"], capsys)
     assert rc == 2 and "student" in err and err.count("\n") == 0, err  # the student cannot teach a student
     assert not (tmp_path / "mix").exists()
+
+
+def test_a_crosslingual_mixture_runs_under_the_cascade(bilingual, tmp_path, capsys, monkeypatch):
+    from conftest import make_sentences as ms
+    monkeypatch.chdir(tmp_path)
+    law = write_lines(tmp_path / "in_law.a", ms("law", 40, 5))
+    rc, err, _ = run_cli(["select", "--method", "crosslingual", "--model", bilingual["model"], "--cache", "",
+                          "--bitext", bilingual["bi_a"], bilingual["bi_b"], "--epochs", "5", "--cascade",
+                          "--candidates", "60", "--target", f"med={bilingual['in']}", "--target", f"law={law}",
+                          "--pool", bilingual["pool"], "--top", "40", "--out", "mix"], capsys)
+    assert rc == 0, err
+    meta = json.loads((tmp_path / "mix" / "mix.json").read_text())
+    assert {n: t["n_selected"] for n, t in meta["targets"].items()} == {"med": 20, "law": 20}
+    for name in ("med", "law"):
+        sig = json.loads((tmp_path / "mix" / "targets" / name / "signature.json").read_text())["signature"]
+        assert "|cascade:student(" in sig
