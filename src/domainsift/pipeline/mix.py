@@ -2,11 +2,12 @@
 
 Every pool line is scored against every target (one score run per target under ``DIR/targets/NAME``,
 each a full score directory). A method that ``fits_targets`` fits them all at once (finetune: one
-encoder, a head per target; cosine: a centroid per target), and the first target's run over a shard
-scores it for every target into the mixture's memo, which the others read (:mod:`..select.shared`):
-the pool is encoded once; any other method fits each target alone (a method over frozen vectors still
-encodes once when the embedding cache is on). The pool is counted, hashed and sampled once for all of
-them (:func:`_read_once`); each target's run then reads its shards. Then each
+encoder, a head per target; cosine: a centroid per target; the first target to score a batch keeps every
+head's scores in the mixture's memo, :mod:`..select.shared`, so the pool is encoded once); any other
+method fits each target alone, on the same samples. The pool is counted, hashed and sampled once for all
+of them (:func:`_read_once`), every target is prepared and fitted, and one pass reads each shard once for
+every target (:func:`domainsift.pipeline.score.score_prepared`): at most three reads of the pool for any
+number of targets, the selected lines' bytes kept from the last. Then each
 line goes to at most one target: every target ranks the pool, a line's claim on a target is its rank
 percentile there (1 = that target's best line), and the
 claims are granted from the strongest down until each target has its quota. Quotas: ``top`` N or
