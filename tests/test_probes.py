@@ -92,12 +92,19 @@ def _selected(folder):
     return (folder / "selected.txt").read_text().splitlines()
 
 
+def _clean(argv, folder, test_lines, capsys) -> str:
+    """Run ``argv``; its 40 selected lines hold none of ``test_lines``. Returns what it printed."""
+    rc, err, so = run_cli(argv, capsys)
+    assert rc == 0, err
+    got = _selected(folder)
+    assert len(got) == 40 and not set(got) & set(test_lines)
+    return so
+
+
 def test_a_reselection_keeps_the_test_set_out(tmp_path, capsys, monkeypatch):
     _, med, test = _excluded_run(tmp_path, capsys, monkeypatch)
-    rc, err, so = run_cli(["select", "--from-scores", "run", "--top", "40", "--out", "again"], capsys)
-    assert rc == 0, err
-    got = _selected(tmp_path / "again")
-    assert len(got) == 40 and not set(got) & set(med[:10])
+    so = _clean(["select", "--from-scores", "run", "--top", "40", "--out", "again"], tmp_path / "again", med[:10],
+                capsys)
     assert "kept the --exclude of run" in so
     sel = json.loads((tmp_path / "again" / "selection.json").read_text())
     assert sel["exclude"]["kept_from"] == ["run"] and sel["exclude"]["lines_excluded"] == 10
@@ -115,10 +122,7 @@ def test_a_reselection_keeps_the_test_set_out(tmp_path, capsys, monkeypatch):
 
 def test_combine_keeps_its_runs_exclusion_and_takes_exclude(tmp_path, capsys, monkeypatch):
     _, med, test = _excluded_run(tmp_path, capsys, monkeypatch)
-    rc, err, _ = run_cli(["combine", "run", "run2", "--top", "40", "--out", "both"], capsys)
-    assert rc == 0, err
-    got = _selected(tmp_path / "both")
-    assert len(got) == 40 and not set(got) & set(med[:10])
+    _clean(["combine", "run", "run2", "--top", "40", "--out", "both"], tmp_path / "both", med[:10], capsys)
     other = write_lines(tmp_path / "other.txt", med[10:15])
     rc, err, _ = run_cli(["combine", "run", "run2", "--top", "40", "--exclude", other, "--out", "given"], capsys)
     assert rc == 0, err
