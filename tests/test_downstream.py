@@ -173,4 +173,4 @@ def test_moore_lewis_per_sentence_is_per_token_times_length():
     np.testing.assert_allclose(sent, tok * lengths, rtol=1e-9, atol=1e-9)
     assert not np.array_equal(np.argsort(-sent, kind="stable"), np.argsort(-tok, kind="stable"))
     with pytest.raises(Exception, match="per must be one of"):
-        MooreLewisSelector(per="word")
+        MooreLewisSelector(per="word").fit(["a b"], ["c d"])

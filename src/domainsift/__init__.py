@@ -2,6 +2,8 @@
 
 The public surface:
 
+- :class:`RunSpec`, :class:`Rule`, :func:`run`, :func:`plan` — one run of ``score`` or ``select`` (one target or
+  several, any option the CLI has) into a run directory or in memory; :class:`RunResult` what it made;
 - :func:`read_corpus`, :func:`read_parallel` — corpus reading with (file, line) ids;
 - :func:`get_embedder`, :class:`EmbedConfig`, :class:`CachedEmbedder` — sentence vectors behind a disk cache;
 - :func:`cluster_grid`, :func:`purity` — unsupervised domain clustering;
@@ -24,6 +26,9 @@ from .cluster import cluster_grid, purity  # noqa: E402
 __all__ = [
     "__version__", "DomainsiftError", "InputError", "Corpus", "read_corpus", "PoolSource",
     "read_parallel", "Embedder", "EmbedConfig", "CachedEmbedder", "get_embedder", "cluster_grid", "purity",
+    # imported when first used (selection pulls no heavy dependency until then)
+    "RunSpec", "Rule", "run", "plan", "RunResult", "Execution", "Cascade", "get_selector", "choose", "SELECTORS",
+    "run_score", "run_select", "combine_runs", "estimate_share", "select_mix", "evaluate_run",
 ]
 
 
@@ -37,6 +42,12 @@ def __getattr__(name):  # lazy: selection pulls no heavy dependency until used
     if name == "run_select":
         from .jobs.select import run_select
         return run_select
+    if name in ("run", "plan", "RunResult"):
+        from .pipeline import run as module
+        return getattr(module, name)
+    if name in ("RunSpec", "Rule"):
+        from . import spec
+        return getattr(spec, name)
     if name in ("Execution", "Cascade"):
         from . import engine
         return getattr(engine, name)

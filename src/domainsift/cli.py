@@ -242,17 +242,6 @@ def selector_kwargs(args) -> dict:
     return kw
 
 
-def read_inputs(args):
-    """The in-domain set (in memory) and the pool (a stream: the job reads it)."""
-    from .io.corpus import read_corpus
-    from .io.source import PoolSource
-    if not args.in_domain or not args.pool:
-        raise DomainsiftError("--in-domain and --pool are required")
-    kw = reader_kwargs(args)
-    return read_corpus(args.in_domain, **kw), PoolSource.open(args.pool, args.pool_target,
-                                                               field_target=args.field_target, **kw)
-
-
 def job_options(args) -> dict:
     """What a score job takes from the flags: parameters, seed, reader, execution, cascade."""
     from .engine import Cascade, Execution
@@ -290,15 +279,10 @@ def _print_warnings(out) -> None:
         print(f"warning (before the fit; {rundir.RUN}): {w}")
 
 
-def _plan(args, rule: dict | None = None) -> int:
+def _plan(args, rule=None) -> int:
     """--plan: count the pool, calibrate, print what the run would do and cost; run nothing."""
-    from .jobs.plan import format_plan, plan_run
-    opts = job_options(args)
-    in_domain, pool = read_inputs(args)
-    rule = rule or {}
-    print(format_plan(plan_run(args.method, in_domain, pool, opts["params"], opts["seed"], opts["cascade"],
-                               top=rule.get("top"), fraction=rule.get("fraction"), exclude=rule.get("exclude"),
-                               dedup=rule.get("dedup"), dedup_threshold=rule.get("dedup_threshold"))))
+    from .jobs.run import format_plan, plan
+    print(format_plan(plan(run_spec(args, rule))))
     return 0
 
 
@@ -307,7 +291,7 @@ def _plan_from_scores(args, rule: dict) -> int:
     nothing is written."""
     from .jobs.select import plan_select
     print(plan_select(args.from_scores, args.out, keep_exclude=not args.no_exclude,
-                      **{k: v for k, v in rule.items() if k != "out_format"}))
+                      **{k: v for k, v in rule.keywords().items() if k != "out_format"}))
     return 0
 
 
@@ -330,21 +314,45 @@ def _nothing_to_do(args, command: str) -> None:
                               f"(domainsift {command} --help lists every option; the README's Commands has examples)")
 
 
+def run_spec(args, rule=None, targets: dict | None = None):
+    """The :class:`~domainsift.spec.RunSpec` of a ``score`` or ``select`` command line (checked): the
+    in-domain set(s) read, the pool opened as a stream."""
+    from .io.corpus import read_corpus
+    from .io.source import PoolSource
+    from .spec import RunSpec
+    opts = job_options(args)
+    if targets is None:
+        if not args.in_domain or not args.pool:
+            raise DomainsiftError("--in-domain and --pool are required")
+    elif not args.pool:
+        raise DomainsiftError("--pool and --out are required")
+    kw = reader_kwargs(args)
+    read = {"": args.in_domain} if targets is None else targets
+    spec = RunSpec(args.method, {name: read_corpus(files, **kw) for name, files in read.items()},
+                   PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw), args.out,
+                   rule=rule, mix=None if targets is None or not args.mix else _parse_mix(args.mix, targets),
+                   estimate_share=bool(getattr(args, "estimate_share", False)), **opts)
+    return spec.check()
+
+
+def _parse_mix(text: str, targets: dict) -> dict:
+    from .jobs.mix import parse_mix
+    return parse_mix(text, targets)
+
+
 def cmd_score(args) -> int:
-    from .jobs.score import score
+    from .jobs.run import run
     _nothing_to_do(args, "score")
     if args.plan:
         return _plan(args)
     if not args.out:
         raise DomainsiftError("--out is required")
-    opts = job_options(args)
-    in_domain, pool = read_inputs(args)
     t0 = time.time()
-    job = score(args.method, in_domain, pool, args.out, estimate_share=args.estimate_share, **opts)
-    _print_score(job.signature, t0, args.out)
-    if job.share:
+    done = run(run_spec(args))
+    _print_score(done.signature, t0, args.out)
+    if done.share:
         from .share import ShareEstimate
-        print(f"in-domain share of the pool: {ShareEstimate.from_dict(job.share).describe()}")
+        print(f"in-domain share of the pool: {ShareEstimate.from_dict(done.share).describe()}")
     return 0
 
 
@@ -370,24 +378,21 @@ def _print_selection(sel, t0) -> None:
 
 
 def cmd_select(args) -> int:
-    from .jobs.select import run_select, score_and_select
+    from .jobs.run import run
+    from .jobs.select import run_select
+    from .spec import Rule
     _nothing_to_do(args, "select")
-    if _rules(args) + (args.resample is not None) != 1:
-        raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive, --resample")
-    idle = [f for f, v, needs in (("--temperature", args.temperature, args.resample),
-                                  ("--resample-seed", args.resample_seed, args.resample),
-                                  ("--mix", args.mix, args.target)) if v is not None and needs is None]
-    if idle:  # an option that would change nothing is a mistake to say, not to ignore
-        raise DomainsiftError(f"{idle[0]} goes with {'--target' if idle[0] == '--mix' else '--resample N'}; "
-                              "without it, it would change nothing")
     t0 = time.time()
-    rule = dict(top=args.top, fraction=args.fraction, threshold=args.threshold, positive=args.positive,
-                out_format=args.out_format, dedup=args.dedup, dedup_threshold=args.dedup_threshold,
-                sample=args.resample, temperature=1.0 if args.temperature is None else args.temperature,
-                sample_seed=0 if args.resample_seed is None else args.resample_seed)
+    rule = Rule(top=args.top, fraction=args.fraction, threshold=args.threshold, positive=args.positive,
+                resample=args.resample, temperature=args.temperature, resample_seed=args.resample_seed,
+                dedup=args.dedup, dedup_threshold=args.dedup_threshold, out_format=args.out_format)
+    rule.check()
+    if args.mix is not None and not args.target:
+        raise DomainsiftError("--mix goes with --target; without it, it would change nothing")
     if args.exclude:  # read (and a bad file stopped) before any work
+        from dataclasses import replace
         from .io.corpus import read_corpus
-        rule["exclude"] = read_corpus(args.exclude, **reader_kwargs(args))
+        rule = replace(rule, exclude=read_corpus(args.exclude, **reader_kwargs(args)))
     if args.no_exclude and (args.exclude or not args.from_scores):
         raise DomainsiftError("--no-exclude goes with --from-scores DIR alone: it drops the exclusion DIR's "
                               "selection was made with")
@@ -397,7 +402,7 @@ def cmd_select(args) -> int:
         if args.plan:
             return _plan_from_scores(args, rule)
         _print_selection(run_select(args.from_scores, args.out or args.from_scores, overwrite=args.overwrite,
-                                    keep_exclude=not args.no_exclude, **rule), t0)
+                                    keep_exclude=not args.no_exclude, **rule.keywords()), t0)
         return 0
     if args.target:
         return _select_mix(args, t0, rule)
@@ -405,39 +410,27 @@ def cmd_select(args) -> int:
         return _plan(args, rule)
     if not args.out:
         raise DomainsiftError("--out is required")
-    opts = job_options(args)
-    in_domain, pool = read_inputs(args)
-    sig, sel = score_and_select(args.method, in_domain, pool, args.out, **opts, **rule)
-    _print_score(sig, t0, args.out)
-    _print_selection(sel, t0)
+    done = run(run_spec(args, rule))
+    _print_score(done.signature, t0, args.out)
+    _print_selection(done.selection[""], t0)
     return 0
 
 
-def _select_mix(args, t0: float, rule: dict) -> int:
+def _select_mix(args, t0: float, rule) -> int:
     """select --target NAME=FILE ... [--mix NAME=W,...]: several targets in one run."""
-    from .io.corpus import read_corpus
-    from .io.source import PoolSource
-    from .jobs.mix import parse_mix, parse_targets, select_mix
+    from .jobs.mix import parse_targets
+    from .jobs.run import run
     if args.in_domain:
         raise DomainsiftError("give the in-domain sets as --target NAME=FILE, not --in-domain")
-    others = [f for f, v in (("--threshold", args.threshold), ("--positive", args.positive),
-                             ("--resample", args.resample), ("--out-format", args.out_format),
-                             ("--plan", args.plan)) if v]
-    if others:
-        raise DomainsiftError(f"--target takes --top N or --fraction F (or auto); not {', '.join(others)}")
+    if args.plan:
+        raise DomainsiftError("--target takes --top N or --fraction F (or auto); not --plan")
     if not args.pool or not args.out:
         raise DomainsiftError("--pool and --out are required")
-    names = parse_targets(args.target)
-    mix = parse_mix(args.mix, names) if args.mix else None
-    opts = job_options(args)
-    kw = reader_kwargs(args)
-    targets = {name: read_corpus(files, **kw) for name, files in names.items()}
-    pool = PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw)
-    meta = select_mix(args.method, targets, pool, args.out, mix=mix, top=args.top, fraction=args.fraction,
-                      exclude=rule.get("exclude"), dedup=args.dedup, dedup_threshold=args.dedup_threshold, **opts)
+    done = run(run_spec(args, rule, targets=parse_targets(args.target)))
+    meta = done.mix
     from .select import selector_class
     shared = f" ({selector_class(meta['method']).shared_fit_note})" if "shared_fit" in meta else ""
-    print(f"mixed {len(targets)} targets over {meta['n_pool']} pool lines with {meta['method']}{shared} in "
+    print(f"mixed {len(meta['targets'])} targets over {meta['n_pool']} pool lines with {meta['method']}{shared} in "
           f"{time.time() - t0:.1f} s -> {args.out}")
     for name, t in meta["targets"].items():
         share = f"  (estimated share {t['share']['share']:.1%})" if "share" in t else ""
@@ -471,13 +464,16 @@ def cmd_combine(args) -> int:
     return 0
 
 
+def train_settings(args, prefix: str = ""):
+    from .nmt.trainer import TrainSettings
+    given = {k: getattr(args, prefix + k) for k in ("preset", "epochs", "patience", "max_tokens", "lr", "warmup", "vocab")}
+    return TrainSettings(**given, seed=args.seed)
+
+
 def cmd_nmt(args) -> int:
     from .jobs import nmt
     if args.nmt_command == "train":
-        from .nmt.trainer import TrainSettings
-        settings = TrainSettings(preset=args.preset, epochs=args.epochs, patience=args.patience,
-                                 max_tokens=args.max_tokens, lr=args.lr, warmup=args.warmup, vocab=args.vocab,
-                                 seed=args.seed)
+        settings = train_settings(args)
         rec = nmt.train_job(tuple(args.train), tuple(args.dev), args.out, tuple(args.test) if args.test else None,
                             settings, init_from=args.init_from, beam=args.beam, progress=_bars(args),
                             overwrite=args.overwrite)
@@ -547,6 +543,23 @@ def cmd_demo(args) -> int:
 
 
 # ================================================================ parser
+
+def train_opts(t, seed: bool = True, prefix: str = "") -> None:
+    """The options of a translation model's training (``nmt train``; ``adapt`` names them ``--nmt-*``: the
+    selection method's own ``--epochs``, ``--lr`` ... are there too)."""
+    t.add_argument(f"--{prefix}preset", choices=["proxy", "paper"], default="proxy",
+                   help="proxy: small, for a CPU (d 128, 2+2 layers, 4k vocabulary); paper: paper 003's appendix "
+                        "(6+6 layers, d 256, ff 1024, 4 heads, dropout 0.3), for a GPU")
+    t.add_argument(f"--{prefix}epochs", type=positive_int, default=10, help="epochs at most (default 10)")
+    t.add_argument(f"--{prefix}patience", type=positive_int, default=3,
+                   help="stop after this many epochs without a better dev loss (default 3)")
+    t.add_argument(f"--{prefix}max-tokens", type=positive_int, help="padded target tokens a batch (default: the preset's)")
+    t.add_argument(f"--{prefix}lr", type=finite, help="peak learning rate (default: the preset's)")
+    t.add_argument(f"--{prefix}warmup", type=int, help="warm-up steps of the inverse-square-root schedule (default: the preset's)")
+    t.add_argument(f"--{prefix}vocab", type=positive_int, help="sentencepiece pieces (default: the preset's)")
+    if seed:
+        t.add_argument("--seed", type=int, default=0)
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="domainsift", description=(
@@ -706,17 +719,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--test", nargs=2, metavar=("SRC", "TGT"),
                    help="translate it at the end and record BLEU and chrF (refused if the training data holds it)")
     t.add_argument("--out", required=True, help="the model folder: model/, spm.model, nmt.json")
-    t.add_argument("--preset", choices=["proxy", "paper"], default="proxy",
-                   help="proxy: small, for a CPU (d 128, 2+2 layers, 4k vocabulary); paper: paper 003's appendix "
-                        "(6+6 layers, d 256, ff 1024, 4 heads, dropout 0.3), for a GPU")
-    t.add_argument("--epochs", type=positive_int, default=10, help="epochs at most (default 10)")
-    t.add_argument("--patience", type=positive_int, default=3,
-                   help="stop after this many epochs without a better dev loss (default 3)")
-    t.add_argument("--max-tokens", type=positive_int, help="padded target tokens a batch (default: the preset's)")
-    t.add_argument("--lr", type=finite, help="peak learning rate (default: the preset's)")
-    t.add_argument("--warmup", type=int, help="warm-up steps of the inverse-square-root schedule (default: the preset's)")
-    t.add_argument("--vocab", type=positive_int, help="sentencepiece pieces (default: the preset's)")
-    t.add_argument("--seed", type=int, default=0)
+    train_opts(t)
     t.add_argument("--init-from", metavar="DIR", help="train on from a model folder this command wrote (its vocabulary)")
     t.add_argument("--beam", type=positive_int, default=5, help="beam size for --test (default 5)")
     t.add_argument("--overwrite", action="store_true", help="replace a trained model in --out")

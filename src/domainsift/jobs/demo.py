@@ -63,7 +63,8 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
     from ..metrics import precision_recall
     from ..rundir import read_selected_ids
     from ..pipeline.combine import combine_runs
-    from ..pipeline.score import run_score
+    from ..pipeline.run import run as run_spec
+    from ..spec import RunSpec
     from ..pipeline.choose import run_select
 
     in_idx = [i for i, g in enumerate(gold) if g == target][:n_in]
@@ -81,7 +82,7 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
                            ("moore-lewis", {"order": 2, "progress": False}),
                            ("random", {})):
         run = out / "select" / method
-        run_score(method, in_domain, pool, run, params, seed=0)
+        run_spec(RunSpec.single(method, in_domain, pool, run, params=params, seed=0))
         run_select(run, top=n)
         ids = read_selected_ids(run)
         pr = precision_recall(ids, gold_ids)

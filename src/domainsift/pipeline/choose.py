@@ -55,24 +55,16 @@ AUTO = "auto"
 
 
 def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup=None, exclude=None) -> dict:
-    """The selection rule: exactly one of top, fraction, threshold, positive, sample (with its temperature
-    and seed), checked before any work. ``top`` or ``fraction`` ``"auto"``: the pool's estimated
-    in-domain share (:mod:`domainsift.share`)."""
-    if sum(v is not None for v in (top, fraction, threshold, sample)) + bool(positive) != 1:
-        raise DomainsiftError("give exactly one of --top, --fraction, --threshold, --positive, --resample")
-    for name, v in (("top", top), ("fraction", fraction)):
-        if isinstance(v, str) and v != AUTO:
-            raise DomainsiftError(f"--{name} takes a number or 'auto', got {v!r}")
-    if sample is not None and dedup is not None:
-        raise DomainsiftError("--dedup with --resample is not supported (a draw has no best-scored copy to keep); "
-                              "deduplicate with --top, --fraction, --threshold or --positive")
-    if sample is not None and exclude is not None:
-        raise DomainsiftError("--exclude with --resample is not supported (the draw would have to be made again "
-                              "without them); exclude with --top, --fraction, --threshold or --positive")
+    """The selection rule as the stages record it, checked by :meth:`domainsift.spec.Rule.check` (the one
+    check) before any work. ``top`` or ``fraction`` ``"auto"``: the pool's estimated in-domain share
+    (:mod:`domainsift.share`)."""
+    from ..spec import Rule
+    drawn = sample is not None
+    Rule(top=top, fraction=fraction, threshold=threshold, positive=positive, resample=sample,
+         temperature=temperature if drawn else None, resample_seed=sample_seed if drawn else None,
+         dedup=dedup, exclude=exclude).check()
     rule = dict(top=top, fraction=fraction, threshold=threshold, positive=positive)
-    if sample is not None:
-        from ..select.base import check_resample
-        check_resample(temperature, sample_seed)  # before any scoring
+    if drawn:
         rule.update(sample=sample, temperature=temperature, sample_seed=sample_seed)
     return rule
 
@@ -185,23 +177,19 @@ def _check_scores(run) -> None:
                               "score the pool again")
 
 
-def score_and_select(method: str, in_domain, pool, out_dir, params: dict | None = None, seed: int = 0,
+def score_then_select(method: str, in_domain, pool, out_dir, params: dict | None = None, seed: int = 0,
                      reader: dict | None = None, execution=None, cascade=None, overwrite: bool = False,
                      top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
                      positive: bool = False, out_format: str | None = None, dedup: str | None = None,
                      dedup_threshold: float | None = None, sample: int | None = None, temperature: float = 1.0,
                      sample_seed: int = 0, exclude=None) -> tuple[dict, dict]:
-    """Score ``pool`` (as :func:`domainsift.pipeline.score.run_score`) and select from it into the same
+    """Score ``pool`` (as :func:`domainsift.jobs.score.run_score`) and select from it into the same
     directory; a ``top`` larger than the pool is refused once the pool is counted, before any fit.
     Returns the score signature and the selection."""
     from .score import score
     rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
     index = deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
     left_out = exclusion(exclude, dedup, dedup_threshold)
-    if positive:
-        from ..select import selector_class
-        if not selector_class(method).probabilistic:
-            raise DomainsiftError("--positive needs probability scores (method finetune)")
     auto = _auto(rule)
 
     def share_of(n: int, estimate: dict | None):

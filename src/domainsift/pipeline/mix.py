@@ -138,7 +138,7 @@ def assign(scores: dict, want: dict, barred: np.ndarray | None = None, order: bo
             depth[t] = min(n, 2 * depth[t])
 
 
-def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix: dict | None = None,
+def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix: dict | None = None,
                top: int | str | None = None, fraction: float | str | None = None, params: dict | None = None,
                seed: int = 0, reader: dict | None = None, execution=None, cascade=None,
                overwrite: bool = False, exclude=None, dedup: str | None = None,
@@ -151,13 +151,7 @@ def select_mix(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix
     ``dedup`` compares, exact without it). Returns ``mix.json``'s contents."""
     from .._internal.signature import make_signature, signature_string
     from .score import prepare, score_prepared
-    if len(targets) < 2:
-        raise DomainsiftError("several targets need at least two --target NAME=FILE")
-    if (top is None) == (fraction is None):
-        raise DomainsiftError("a mixture needs exactly one of --top N and --fraction F (or 'auto')")
-    auto = "auto" in (top, fraction)
-    if auto and mix is not None:
-        raise DomainsiftError("--mix weighs a total; with 'auto' each target takes its own estimated share")
+    auto = "auto" in (top, fraction)  # the rule, the targets and --mix were checked (domainsift.spec.RunSpec)
     weights = None if auto else (mix or {n: 1 / len(targets) for n in targets})
     from ..dedup import Deduplicator, deduplicator, exclusion
     index = deduplicator(dedup, dedup_threshold)  # checked, and the exclusion read, before any work

@@ -1,6 +1,6 @@
 """``domainsift score``: fit a method and score the pool into a run directory.
 
-:func:`run_score` checks everything it can before reading (the method's parameters, the engine, the
+:func:`score` checks everything it can before reading (the method's parameters, the engine, the
 cascade, the inputs against ``--out``), then reads the pool once to count, fingerprint and sample it
 (:meth:`domainsift.io.source.PoolSource.scan`), hands the work to the engine
 (:func:`domainsift.engine.run.execute`: fit, shards, resume, the cascade) and writes the run directory
@@ -89,31 +89,11 @@ def counting_pass(selector, params: dict, execution: Execution, cascade: Cascade
                                    share=estimate_share)
 
 
-def run_score(method: str, in_domain: Corpus, pool, out_dir: str | os.PathLike, params: dict | None = None,
-              seed: int = 0, reader: dict | None = None, execution: Execution | None = None,
-              cascade: Cascade | None = None, overwrite: bool = False, estimate_share: bool = False) -> dict:
-    """Fit ``method`` on the in-domain set (and the pool), score the pool, write the run directory.
-
-    ``pool``: a :class:`~domainsift.io.source.PoolSource` (read as a stream, shard by shard) or a
-    :class:`Corpus` in memory. The run records how the pool's files are read: a ``PoolSource``'s
-    own reader; for a ``Corpus``, ``reader`` (format, column, field) says how it was read.
-    ``execution``: how it runs (:class:`~domainsift.engine.run.Execution`: local or Ray, shard size,
-    the fit sample); ``cascade``: a :class:`~domainsift.engine.run.Cascade` to let a student score
-    every line and ``method`` only the student's top candidates. Returns the signature; the wall time
-    is in ``DIR/run.json``. A killed run resumes: it loads the saved fit and scores only the shards
-    without a completion marker (under ``DIR/.resume/``). ``out_dir`` is locked while the run writes;
-    a directory that holds another kind of run is refused unless ``overwrite``. ``estimate_share``: also
-    estimate the pool's in-domain share (:mod:`domainsift.share`, on a seeded sample of the pool) into
-    ``DIR/share.json``, for ``select --from-scores DIR --fraction auto``."""
-    return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
-                 estimate_share=estimate_share).signature
-
-
 def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
           reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
           overwrite: bool = False, check_pool=None, selection_share=None, stack: ExitStack | None = None,
           estimate_share: bool = False, exclude=None) -> ScoreJob:
-    """:func:`run_score`, returning the :class:`ScoreJob`. ``check_pool(n)`` is called once the pool is
+    """A score run (:func:`domainsift.jobs.score.run_score`), returning its :class:`ScoreJob`. ``check_pool(n)`` is called once the pool is
     counted, before any fit (``select`` refuses a ``--top`` larger than the pool there);
     ``selection_share(n, share)``: the share of the pool the selection will take (the student learns it,
     the cascade plans for it), given the pool's size and its estimated in-domain share (a dict, or None).

@@ -30,8 +30,9 @@ def selector_class(name: str):
 
 
 def get_selector(name: str, **params) -> Selector:
-    """Build a selector by registry name with its parameters."""
-    return selector_class(name)(**params)
+    """Build a selector by registry name with its parameters, checked (:meth:`BaseSelector.check_params`:
+    a bad value is a one-line error here, before any work). The class itself only stores them."""
+    return selector_class(name)(**params).check_params()
 
 
 def method_flags() -> dict:

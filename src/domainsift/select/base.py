@@ -152,7 +152,17 @@ class BaseSelector:
     # A fit starts from nothing: ``_fit_input`` calls :meth:`reset` first, so a selector fitted on a
     # second pool keeps nothing of the first.
 
+    def __init_subclass__(cls, **kw):
+        """Each selector's constructor shows its declared parameters as keywords with their defaults
+        (``inspect.signature(CosineSelector)``, ``help()``): declared once, in ``params``."""
+        super().__init_subclass__(**kw)
+        import inspect
+        cls.__signature__ = inspect.Signature(
+            [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default) for p in cls.params])
+
     def __init__(self, **kwargs):
+        """Store the parameters (a keyword it does not declare is refused); :meth:`check_params` checks
+        their values, and :meth:`fit` calls it first."""
         known = {p.name: p for p in self.params}
         unknown = sorted(set(kwargs) - set(known))
         if unknown:
@@ -160,10 +170,11 @@ class BaseSelector:
                                   f"(known: {', '.join(known)})")
         for p in self.params:
             setattr(self, p.name, kwargs.get(p.name, p.default))
-        self.check_params()
 
-    def check_params(self) -> None:
-        """Reject bad values with a one-line error (called on construction, before any work)."""
+    def check_params(self) -> "BaseSelector":
+        """Reject bad values with a one-line error, and cap a transformers encoder's ``max_length`` at what
+        the model takes (reading its config). :meth:`fit` calls it first; a run calls it once it has built
+        the selector, before it reads the pool."""
         self._clamp_max_length()
         for p in self.params:
             value = getattr(self, p.name)
@@ -176,6 +187,7 @@ class BaseSelector:
                 msg = p.check(value)
                 if msg:
                     raise DomainsiftError(f"{self.name}: {p.name} {msg}")
+        return self
 
     def _clamp_max_length(self) -> None:
         """A transformers encoder's ``max_length`` capped at what the model takes (with a warning), so
@@ -315,6 +327,7 @@ class BaseSelector:
         return []
 
     def _fit_input(self, in_domain, pool) -> tuple[Corpus, Corpus | None]:
+        self.check_params()
         self.reset()
         in_domain = as_corpus(in_domain)
         pool = as_corpus(pool) if pool is not None else None

@@ -137,7 +137,7 @@ class FinetuneSelector(EncoderSelector):
     #: one run's time; at 10 epochs 0.8648 in 2.35x (bench/results/mix.md)
     shared_defaults = {"epochs": 5}
 
-    def check_params(self) -> None:
+    def check_params(self):
         super().check_params()
         if self.layers:  # a readable config says how many layers there are before any work (else the fit says it)
             from ..embed.transformers import model_layers
@@ -147,6 +147,7 @@ class FinetuneSelector(EncoderSelector):
         if self.negatives != "preranked" and self.neg_cut != DEFAULT_CUT:
             raise DomainsiftError("finetune: the negatives' cut refines the pre-ranking: it needs "
                                   "negatives 'preranked'")
+        return self
 
 
     @property

@@ -355,7 +355,7 @@ class StudentSelector(BaseSelector):
         if self.is_fitted:
             self.student_.token_weights()
 
-    def check_params(self) -> None:
+    def check_params(self):
         super().check_params()
         if self.teacher in NO_TEACHER:
             raise DomainsiftError(f"student: --teacher {self.teacher} has nothing to teach; choose a method "
@@ -364,6 +364,7 @@ class StudentSelector(BaseSelector):
         if self.teacher not in SELECTORS:
             raise DomainsiftError(f"student: unknown teacher '{self.teacher}' (choose from "
                                   f"{', '.join(m for m in SELECTORS if m not in NO_TEACHER)})")
+        return self
 
     @property
     def fit_uses_pool(self) -> bool:
