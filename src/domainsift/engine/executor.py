@@ -23,9 +23,8 @@ def score_shards(selector, source, state: Path, execution: Execution, model_dir:
 def score_targets(selectors: list, source, states: list, execution: Execution, model_dirs: list | None = None,
                   positions=None) -> int:
     """:func:`score_shards` for several fitted selectors at once (a mixture's targets), each into its own
-    state folder: the local engine reads each shard once and every selector that lacks it scores it
-    (so the pool is read once for any number of targets); the Ray engine scores them one after another
-    (its workers read the shards of each)."""
+    state folder: each shard is read once and every selector that lacks it scores it, here or on a Ray
+    actor that holds every target's selector (so the pool is read once for any number of targets)."""
     execution.check()
     model_dirs = list(model_dirs or [None] * len(selectors))
     for state in states:
@@ -33,10 +32,6 @@ def score_targets(selectors: list, source, states: list, execution: Execution, m
     n = len(source) if positions is None else len(positions)
     shard_size = execution.shard_size
     n_shards = max(1, -(-n // shard_size))
-    if execution.engine != "local" and len(selectors) > 1:
-        for selector, state, model_dir in zip(selectors, states, model_dirs):
-            score_targets([selector], source, [state], execution, [model_dir], positions)
-        return n_shards
     each = [finished_shards(state) & set(range(n_shards)) for state in states]
     done = set.intersection(*each)  # a shard is read again only while some target lacks it
     todo = n_shards - len(done)
@@ -56,9 +51,9 @@ def score_targets(selectors: list, source, states: list, execution: Execution, m
                         processes=min(execution.local_processes(), todo))
         else:
             from .ray import score_on_ray
-            score_on_ray(selectors[0], source, states[0], shard_size, done, bar, execution.workers,
-                         execution.address, model_dirs[0], execution.on_shard, positions=positions,
-                         n_shards=n_shards)
+            score_on_ray(selectors, source, states, shard_size, [set(range(n_shards)) - e for e in each], bar,
+                         execution.workers, execution.address, model_dirs, execution.on_shard,
+                         positions=positions, n_shards=n_shards)
     finally:
         bar.close()
     return n_shards

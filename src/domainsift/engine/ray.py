@@ -77,40 +77,49 @@ def _read(source, segments, raw):
 
 
 class _Scorer:
-    """A Ray actor's state: the selector, built once from its method, parameters and fitted state, and
-    the pool's files (a :class:`~domainsift.io.source.PoolSource`, or None for a pool in memory)."""
+    """A Ray actor's state: the selectors (one per target of a mixture; one for a plain run), each built
+    once from its method, parameters and fitted state, and the pool's files (a
+    :class:`~domainsift.io.source.PoolSource`, or None for a pool in memory)."""
 
-    def __init__(self, method: str, params: dict, packed_state: bytes | None, fitted: dict | None, source=None,
-                 threads: int = 1):
+    def __init__(self, fits: list, source=None, threads: int = 1):
         # the actor's share of the CPUs bounds every library's threads: Ray sets OMP_NUM_THREADS (torch,
         # and so ONNX Runtime, take it), and the Rust tokenizers' pool (Rayon) reads this when it starts
         os.environ["RAYON_NUM_THREADS"] = str(threads)
         from ..select import get_selector
-        if "progress" in params:
-            params = {**params, "progress": False}
         self.source = source
-        self.selector = get_selector(method, **params)
-        if packed_state is not None:
-            self.tmp = tempfile.mkdtemp(prefix="domainsift-ray-")
-            with tarfile.open(fileobj=io.BytesIO(packed_state)) as tar:
-                tar.extractall(self.tmp, filter="data")
-            self.selector.load_state(Path(self.tmp) / "model")
-        elif fitted is not None:
-            self.selector.set_fitted(fitted)
+        self.selectors = []
+        for k, (method, params, packed_state, fitted) in enumerate(fits):
+            if "progress" in params:
+                params = {**params, "progress": False}
+            selector = get_selector(method, **params)
+            if packed_state is not None:
+                if not isinstance(packed_state, bytes):  # a reference inside a list: Ray hands it over as it is
+                    packed_state = _ray().get(packed_state)
+                tmp = tempfile.mkdtemp(prefix=f"domainsift-ray-{k}-")
+                with tarfile.open(fileobj=io.BytesIO(packed_state)) as tar:
+                    tar.extractall(tmp, filter="data")
+                selector.load_state(Path(tmp) / "model")
+            elif fitted is not None:
+                selector.set_fitted(fitted)
+            self.selectors.append(selector)
 
-    def score(self, state: str, shard: int, segments: list, start: int) -> tuple[int, int]:
-        """Read a shard of the pool, score it, write its files and marker; the driver gets its length."""
+    def score(self, states: list, which: list, shard: int, segments: list, start: int) -> tuple[int, int]:
+        """Read a shard of the pool once; every target in ``which`` (those that lack it) scores it and writes
+        its files and marker into its state folder; the driver gets the shard's length."""
         texts, targets, fidx, lines, _ = _read(self.source, segments, False)
         records = self.source._corpus(texts, targets, fidx, lines)
-        scores = score_one(self.selector, records, start)
-        shards.write_shard(Path(state), shard, scores, np.asarray(fidx, np.int32), np.asarray(lines, np.int64))
-        return shard, len(scores)
+        fidx, lines = np.asarray(fidx, np.int32), np.asarray(lines, np.int64)
+        for k in which:
+            scores = score_one(self.selectors[k], records, start)
+            shards.write_shard(Path(states[k]), shard, scores, fidx, lines)
+        return shard, len(texts)
 
-    def score_texts(self, shard: int, texts: list, targets: list | None, start: int) -> tuple[int, np.ndarray]:
+    def score_texts(self, which: list, shard: int, texts: list, targets: list | None,
+                    start: int) -> tuple[int, list]:
         from ..io.corpus import Corpus
         records = Corpus(texts=texts, ids=[("<shard>", i) for i in range(len(texts))], files=["<shard>"],
                          targets=targets)
-        return shard, score_one(self.selector, records, start)
+        return shard, [score_one(self.selectors[k], records, start) for k in which]
 
 
 # ------------------------------------------------------------------ the driver
@@ -266,20 +275,27 @@ class RemoteSource:
         return self.layout.segments(wanted)
 
 
-def score_on_ray(selector, source, state, shard_size, done, bar, workers, address, model_dir, on_shard,
-                 positions=None, n_shards=None) -> None:
-    """Score the shards not in ``done`` on Ray actors: read and written by the actors for a
-    :class:`RemoteSource` (``positions``: the pool positions to score, by default all), or shipped
-    as texts for a pool in memory. A shard whose actor died is handed to a new actor (at most
-    :data:`RETRIES` times a shard)."""
+def score_on_ray(selectors: list, source, states: list, shard_size, lacking: list, bar, workers, address,
+                 model_dirs: list, on_shard, positions=None, n_shards=None) -> None:
+    """Score the shards that some target lacks (``lacking[k]``: the shards target ``k`` has no marker for)
+    on Ray actors, each shard read once for every target that lacks it: read and written by the actors for
+    a :class:`RemoteSource` (``positions``: the pool positions to score, by default all), or shipped as
+    texts for a pool in memory. A shard whose actor died is handed to a new actor (at most :data:`RETRIES`
+    times a shard)."""
     ray = _ray()
-    fitted = selector.fitted_state()
-    if fitted is not None:
-        packed = None
-    elif selector.saves_state and model_dir is not None and model_dir.exists():
-        packed = _pack(model_dir)
-    else:
-        raise DomainsiftError(f"method '{selector.name}' cannot be shipped to Ray workers; use --engine local")
+    fits = []
+    for selector, model_dir in zip(selectors, model_dirs):
+        fitted = selector.fitted_state()
+        if fitted is not None:
+            packed = None
+        elif selector.saves_state and model_dir is not None and model_dir.exists():
+            packed = _pack(model_dir)
+        else:
+            raise DomainsiftError(f"method '{selector.name}' cannot be shipped to Ray workers; use --engine local")
+        fits.append((selector, packed, fitted))
+    states = [str(s) for s in states]
+    which_of = {k: [t for t in range(len(selectors)) if k in lacking[t]] for k in range(n_shards)}
+    done = {k for k, w in which_of.items() if not w}
     remote = isinstance(source, RemoteSource)
     with session(workers, address):
         cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
@@ -289,12 +305,12 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
         n_workers = max(1, workers or cluster_cpus)
         threads = max(1, cluster_cpus // n_workers)
         actor = ray.remote(num_cpus=threads)(_Scorer)
-        params = selector.param_values()
-        packed_ref = ray.put(packed) if packed else None
+        shipped = [(sel.name, sel.param_values(), ray.put(packed) if packed else None, fitted)
+                   for sel, packed, fitted in fits]
         src = source.source if remote else None
 
         def new_actor():
-            return actor.remote(selector.name, params, packed_ref, fitted, src, threads)
+            return actor.remote(shipped, src, threads)
 
         actors = [new_actor() for _ in range(n_workers)]
         todo = iter([k for k in range(n_shards) if k not in done]) if remote else source.shards(shard_size, done)
@@ -304,11 +320,12 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
             a = actors[slot]
             if remote:
                 shard = item
-                ref = a.score.remote(str(state), shard, source.shard_segments(shard, shard_size, positions),
-                                     shard * shard_size)
+                ref = a.score.remote(states, which_of[shard], shard,
+                                     source.shard_segments(shard, shard_size, positions), shard * shard_size)
             else:
                 shard, records = item[0], item[1]
-                ref = a.score_texts.remote(shard, records.texts, records.targets, shard * shard_size)
+                ref = a.score_texts.remote(which_of[shard], shard, records.texts, records.targets,
+                                           shard * shard_size)
             pending[ref] = (shard, slot, a)
             work[shard] = item
 
@@ -343,8 +360,9 @@ def score_on_ray(selector, source, state, shard_size, done, bar, workers, addres
                     bar.update(got)
                 else:
                     _, _, fidx, lines = item
-                    shards.write_shard(state, shard, got, fidx, lines)
-                    bar.update(len(got))
+                    for k, scores in zip(which_of[shard], got):
+                        shards.write_shard(Path(states[k]), shard, scores, fidx, lines)
+                    bar.update(len(got[0]))
                 if on_shard:
                     on_shard(shard)
                 next_item(slot)
