@@ -26,6 +26,7 @@ def _method_args(method, tiny_models):
     return {
         "cosine-tfidf": ["--method", "cosine", "--model", "tfidf"],
         "cosine-bert": ["--method", "cosine", "--model", bert, "--backend", "torch", "--cache", ""],
+        "cosine-minilm": ["--method", "cosine", "--model", "minilm", "--cache", ""],  # the default encoder
         "moore-lewis": ["--method", "moore-lewis"],
         "student": ["--method", "student", "--teacher", "cosine", "--model", bert, "--cache", ""],
         "finetune": ["--method", "finetune", "--model", bert, "--epochs", "1", "--batch-size", "8",
@@ -39,7 +40,8 @@ def _scores(folder):
 
 # every method, with and without --cascade; the student is the cascade's own first stage, so --cascade
 # refuses it as a teacher (below)
-CASES = [(m, c) for m in ("cosine-tfidf", "cosine-bert", "moore-lewis", "student", "finetune") for c in (False, True)
+CASES = [(m, c) for m in ("cosine-tfidf", "cosine-bert", "cosine-minilm", "moore-lewis", "student", "finetune")
+         for c in (False, True)
          if not (m == "student" and c)]
 
 
@@ -55,7 +57,7 @@ def test_a_two_target_mixture_works_for_every_method(method, cascade, tmp_path, 
     meta = json.loads((tmp_path / "mix" / "mix.json").read_text())
     assert {n: t["n_selected"] for n, t in meta["targets"].items()} == {"med": 20, "law": 20}
     assert not (tmp_path / "mix" / ".shared").exists()
-    if method in ("cosine-tfidf", "cosine-bert", "moore-lewis") and not cascade:
+    if method in ("cosine-tfidf", "cosine-bert", "cosine-minilm", "moore-lewis") and not cascade:
         # a method that fits each target alone scores each target as a one-target run does, byte for byte
         for name in ("med", "law"):
             rc, err, _ = run_cli(["score", *args, "--in-domain", d[f"in_{name}"], "--pool", *d["pool"],
