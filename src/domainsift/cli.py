@@ -470,6 +470,40 @@ def train_settings(args, prefix: str = ""):
     return TrainSettings(**given, seed=args.seed)
 
 
+def cmd_adapt(args) -> int:
+    from .jobs.adapt import adapt
+    from .spec import Rule
+    selection = None
+    if args.selected:
+        if args.method or args.pool:
+            raise DomainsiftError("give --selected FILE or a selection (--method M --pool FILE --top N), not both")
+    else:
+        if not args.method or not args.pool:
+            raise DomainsiftError("give the selection (--method M --in-domain FILE --pool FILE --top N) or "
+                                  "--selected FILE")
+        selection = run_spec(args, Rule(top=args.top, fraction=args.fraction))
+    source = args.new_source or args.in_domain
+    if not source:
+        raise DomainsiftError("--new-source FILE (the new domain's source-language sentences) is required with "
+                              "--selected; with a selection it defaults to --in-domain")
+    mixing = dict(losses=args.losses, lambda_old=args.lambda_old, lambda_src=args.lambda_src,
+                  lambda_tgt=args.lambda_tgt)
+    from .nmt.guda import Mixing
+    Mixing.check_options(**mixing)  # a bad setting stops before any reading
+    t0 = time.time()
+    rec = adapt(tuple(args.old), tuple(args.dev), source, args.out, selection=selection, selected=args.selected,
+                reverse=args.reverse, base=args.base, start=args.start, settings=train_settings(args, "nmt_"),
+                test=tuple(args.test) if args.test else None, beam=args.beam, progress=_bars(args), **mixing)
+    steps = rec["steps"]
+    print(f"adapted ({rec['start']} start, {rec['losses']}) on {steps['pseudo']['n']:,} back-translated lines and "
+          f"{rec['n_old']:,} old pairs in {time.time() - t0:.1f} s -> {args.out}/model")
+    if "test" in rec:
+        print(f"test: BLEU {rec['test']['bleu']:.2f}  chrF {rec['test']['chrf']:.2f} ({rec['test']['n']} pairs, "
+              f"beam {rec['test']['beam']})")
+    print(f"signature: {rec['signature']}")
+    return 0
+
+
 def cmd_nmt(args) -> int:
     from .jobs import nmt
     if args.nmt_command == "train":
@@ -733,6 +767,39 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--ref", required=True, metavar="FILE")
     t.add_argument("--out", metavar="JSON", help="also write the scores here")
     s.set_defaults(func=cmd_nmt)
+
+    s = command("adapt", help="paper 003's domain adaptation (GUDA): select the new domain's target-language "
+                              "lines, back-translate them, train with domain discriminators")
+    add_method_opts(s)
+    g = s.add_argument_group("the selection (or --selected FILE)")
+    g.add_argument("--top", type=positive_int, help="the N best pool lines")
+    g.add_argument("--fraction", type=fraction, help="the best fraction of the pool (0-1]")
+    g.add_argument("--selected", metavar="FILE", help="the new domain's target-language lines, already chosen")
+    g = s.add_argument_group("the adaptation")
+    g.add_argument("--old", nargs=2, required=True, metavar=("SRC", "TGT"), help="the old domain's bitext")
+    g.add_argument("--dev", nargs=2, required=True, metavar=("SRC", "TGT"),
+                   help="the dev bitext of early stopping (in unsupervised adaptation: the old domain's)")
+    g.add_argument("--new-source", nargs="+", metavar="FILE",
+                   help="the new domain's source-language sentences, for the source discriminator (default: "
+                        "--in-domain)")
+    g.add_argument("--test", nargs=2, metavar=("SRC", "TGT"), help="the new domain's test bitext: BLEU and chrF at the end")
+    g.add_argument("--out", required=True, help="the folder: select/, reverse/, pseudo.src/.tgt, base/, model/, adapt.json")
+    g.add_argument("--reverse", metavar="DIR", help="a reverse (target -> source) model folder of 'nmt train' (default: "
+                                                    "trained on --old)")
+    g.add_argument("--base", metavar="DIR", help="the warm start's old-domain model (default: trained on --old)")
+    g.add_argument("--start", choices=["warm", "cold"], default="warm",
+                   help="warm (default): train on from the old-domain model; cold: from nothing")
+    from .nmt.guda import LOSSES
+    g.add_argument("--losses", choices=LOSSES, default="bi+s+t",
+                   help="bi: the bitext loss alone; +s: the source discriminator; +t: the target discriminator "
+                        "(paper 003's Table 5; default bi+s+t)")
+    for name, what in (("old", "the old bitext in the NMT loss (lambda1)"),
+                       ("src", "the old sources in the source discriminator's loss (lambda2)"),
+                       ("tgt", "the old targets in the target discriminator's loss (lambda3)")):
+        g.add_argument(f"--lambda-{name}", type=finite, default=1.0, help=f"the weight of {what}; default 1")
+    train_opts(g, seed=False, prefix="nmt-")
+    g.add_argument("--beam", type=positive_int, default=5, help="beam size of the back-translation and --test")
+    s.set_defaults(func=cmd_adapt)
 
     s = command("evaluate", help="precision and recall of a selection against an oracle")
     s.add_argument("run_dir", metavar="DIR")

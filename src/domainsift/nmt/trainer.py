@@ -205,16 +205,21 @@ def inverse_sqrt(warmup: int):
 # ---------------------------------------------------------------- training
 
 def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: TrainSettings = TrainSettings(),
-              init_from: str | os.PathLike | None = None, progress: bool = False, overwrite: bool = False) -> dict:
+              init_from: str | os.PathLike | None = None, progress: bool = False, overwrite: bool = False,
+              mixing=None) -> dict:
     """Train a model on ``train``, choosing its epoch by the loss on ``dev``, into ``out_dir`` (see the
     module docstring); ``init_from``: a folder this function wrote, trained on from its weights and with its
-    vocabulary. Returns ``nmt.json``'s contents. A killed training resumes from its last finished epoch."""
+    vocabulary. ``mixing``: a :class:`~domainsift.nmt.guda.Mixing` (GUDA: ``train`` is the pseudo-bitext,
+    trained with the old bitext and the domain discriminators). Returns ``nmt.json``'s contents. A killed
+    training resumes from its last finished epoch."""
     import torch
 
     from .._internal.atomic import atomic_dir, save_json
     from .._internal.signature import make_signature, signature_string
     from .._version import __version__
     s = settings.resolved()
+    if mixing is not None:
+        mixing.check()
     out = Path(out_dir)
     if not len(train):
         raise InputError("the training bitext has no pairs")
@@ -231,17 +236,24 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
     out.mkdir(parents=True, exist_ok=True)
     state = out / RESUME
     state.mkdir(exist_ok=True)
-    identity = _identity(train, dev, s, init_from)
+    identity = _identity(train, dev, s, init_from, mixing)
     vocab_path = state / f"{identity}.spm.model"
     if init_from is not None:
         if not vocab_path.exists():
             shutil.copyfile(init / VOCAB, vocab_path)
     elif not vocab_path.exists():
         tmp = vocab_path.with_suffix(".tmp")
-        train_vocab(list(train.src) + list(train.tgt), s.vocab, s.seed, tmp)
+        texts = list(train.src) + list(train.tgt)
+        if mixing is not None:  # the old bitext and the new sources are trained on too
+            texts += list(mixing.old.src) + list(mixing.old.tgt) + list(mixing.source)
+        train_vocab(texts, s.vocab, s.seed, tmp)
         os.replace(tmp, vocab_path)
     sp = load_vocab(vocab_path)
-    src, tgt = encode(sp, train.src), encode(sp, train.tgt)
+    if mixing is None:
+        src, tgt, kinds = encode(sp, train.src), encode(sp, train.tgt), None
+    else:
+        from .guda import items
+        src, tgt, kinds = items(train, mixing, lambda texts: encode(sp, texts), [EOS])
     dsrc, dtgt = encode(sp, dev.src), encode(sp, dev.tgt)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(s.seed)
@@ -251,28 +263,42 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
         else:
             model = build_model(s, sp.get_piece_size())
         model.train(True)
-        opt = torch.optim.Adam(model.parameters(), lr=s.lr, betas=(0.9, 0.98), eps=1e-9)
+        params = list(model.parameters())
+        discs = None
+        if mixing is not None:
+            from .guda import discriminators
+            discs = discriminators(torch, model.config.d_model)
+            params += list(discs.parameters())
+        opt = torch.optim.Adam(params, lr=s.lr, betas=(0.9, 0.98), eps=1e-9)
         sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(s.warmup))
         rng = np.random.default_rng(s.seed)
-        history, best, best_epoch, start, seconds, tokens = [], math.inf, 0, 0, 0.0, 0
+        history, best, best_epoch, start, seconds, tokens, losses = [], math.inf, 0, 0, 0.0, 0, []
         ckpt = state / f"{identity}.{CHECKPOINT}"
         if ckpt.exists():
-            resumed = _resume(torch, ckpt, model, opt, sched, rng)
+            resumed = _resume(torch, ckpt, model, opt, sched, rng, discs)
             if resumed is not None:
-                start, history, best, best_epoch, seconds, tokens = resumed
+                start, history, best, best_epoch, seconds, tokens, losses = resumed
         from tqdm.auto import tqdm
         bar = tqdm(total=s.epochs, initial=start, desc="train nmt", unit="epoch", disable=not progress)
         stopped = start > 0 and start - best_epoch >= s.patience
         for epoch in range(start, s.epochs):
             if stopped:
                 break
-            t0, n_tok = time.time(), 0
+            t0, n_tok, terms = time.time(), 0, {}
             for idx in token_batches(src, tgt, s.max_tokens, rng):
                 batch = collate(torch, src, tgt, idx)
-                loss = _loss(torch, model, batch, s.label_smoothing)
+                if mixing is None:
+                    loss = _loss(torch, model, batch, s.label_smoothing)
+                else:
+                    from .guda import mixed_loss, row_weights
+                    weights = row_weights(kinds[idx], mixing)
+                    loss, parts = mixed_loss(torch, model, discs, batch, weights, s.label_smoothing)
+                    for k, v in parts.items():
+                        terms[k] = terms.get(k, 0.0) + v
+                    terms["batches"] = terms.get("batches", 0) + 1
                 opt.zero_grad()
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+                torch.nn.utils.clip_grad_norm_(params, CLIP)
                 opt.step()
                 sched.step()
                 n_tok += int((batch["labels"] != -100).sum())
@@ -282,11 +308,14 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
             tokens += n_tok
             d = dev_loss(torch, model, dsrc, dtgt, s.max_tokens)
             history.append(round(d, 6))
+            if terms:  # GUDA: each term's mean over the epoch's batches
+                losses.append({k: round(v / terms["batches"], 6) for k, v in terms.items() if k != "batches"})
             if d < best:
                 best, best_epoch = d, epoch + 1
                 _save_best(state / f"{identity}.best", model)
             bar.update(1)
-            _checkpoint(torch, ckpt, model, opt, sched, rng, epoch + 1, history, best, best_epoch, seconds, tokens)
+            _checkpoint(torch, ckpt, model, opt, sched, rng, epoch + 1, history, best, best_epoch, seconds, tokens,
+                        discs, losses)
             if epoch + 1 - best_epoch >= s.patience:
                 stopped = True
         bar.close()
@@ -296,14 +325,16 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
                          **{k: v for k, v in s.arch.items()}, vocab=sp.get_piece_size(), max_tokens=s.max_tokens,
                          lr=s.lr, warmup=s.warmup, label_smoothing=s.label_smoothing, epochs=s.epochs,
                          patience=s.patience, train=list(train.files), n_train=len(train), dev=list(dev.files),
-                         n_dev=len(dev), **({"init_from": str(Path(init_from).resolve())} if init_from else {}))
+                         n_dev=len(dev), **({"init_from": str(Path(init_from).resolve())} if init_from else {}),
+                         **({f"guda_{k}": v for k, v in mixing.describe().items()} if mixing is not None else {}))
     record = {"signature": signature_string(sig), "settings": {k: v for k, v in asdict(s).items()},
               "version": __version__, "n_train": len(train), "n_dev": len(dev), "vocab": sp.get_piece_size(),
               "parameters": int(sum(p.numel() for p in best_model.parameters())),
               "epochs_run": len(history), "best_epoch": best_epoch, "dev_loss": history,
               "train_seconds": round(seconds, 1), "target_tokens": tokens,
               "target_tokens_per_second": round(tokens / seconds, 1) if seconds else None,
-              "stopped_early": len(history) < s.epochs}
+              "stopped_early": len(history) < s.epochs,
+              **({"guda": {**mixing.describe(), "train_losses": losses}} if mixing is not None else {})}
     with atomic_dir(out / MODEL) as tmp:
         best_model.save_pretrained(tmp)
     shutil.copyfile(vocab_path, out / (VOCAB + ".tmp"))
@@ -313,7 +344,7 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
     return record
 
 
-def _identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from) -> str:
+def _identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from, mixing=None) -> str:
     import hashlib
 
     from .._internal.checksums import hash_texts
@@ -321,6 +352,10 @@ def _identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from) -> str:
     h = hashlib.sha256(json.dumps([__version__, asdict(s), str(init_from)], sort_keys=True, default=repr).encode())
     for texts in (train.src, train.tgt, dev.src, dev.tgt):
         hash_texts(h, texts)
+    if mixing is not None:
+        h.update(json.dumps(mixing.describe(), sort_keys=True).encode())
+        for texts in (mixing.old.src, mixing.old.tgt, mixing.source):
+            hash_texts(h, texts)
     return h.hexdigest()[:20]
 
 
@@ -330,17 +365,20 @@ def _save_best(path: Path, model) -> None:
         model.save_pretrained(tmp)
 
 
-def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch, history, best, best_epoch, seconds, tokens):
+def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch, history, best, best_epoch, seconds, tokens,
+                discs=None, losses=()):
     from .._internal.atomic import atomic_dir
     with atomic_dir(path) as tmp:
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                    "torch_rng": torch.get_rng_state()}, tmp / "state.pt")
+                    "torch_rng": torch.get_rng_state(),
+                    **({"discs": discs.state_dict()} if discs is not None else {})}, tmp / "state.pt")
         (tmp / "state.json").write_text(json.dumps({"epoch": epoch, "history": history, "best": best,
                                                     "best_epoch": best_epoch, "seconds": seconds, "tokens": tokens,
-                                                    "rng": rng.bit_generator.state}), encoding="utf-8")
+                                                    "rng": rng.bit_generator.state, "losses": list(losses)}),
+                                        encoding="utf-8")
 
 
-def _resume(torch, path: Path, model, opt, sched, rng):
+def _resume(torch, path: Path, model, opt, sched, rng, discs=None):
     import logging
 
     from .._internal.checksums import verify
@@ -349,12 +387,14 @@ def _resume(torch, path: Path, model, opt, sched, rng):
         doc = json.loads((path / "state.json").read_text(encoding="utf-8"))
         saved = torch.load(path / "state.pt", weights_only=True)
         model.load_state_dict(saved["model"])
+        if discs is not None:
+            discs.load_state_dict(saved["discs"])
         opt.load_state_dict(saved["opt"])
         sched.load_state_dict(saved["sched"])
         torch.set_rng_state(saved["torch_rng"])
         rng.bit_generator.state = doc["rng"]
         return (int(doc["epoch"]), list(doc["history"]), float(doc["best"]), int(doc["best_epoch"]),
-                float(doc["seconds"]), int(doc["tokens"]))
+                float(doc["seconds"]), int(doc["tokens"]), list(doc.get("losses", [])))
     except Exception as exc:  # noqa: BLE001: a damaged checkpoint costs the epochs, never the run
         logging.getLogger(__name__).warning("the training checkpoint in %s cannot be used (%s); training from the "
                                             "first epoch", path, str(exc).splitlines()[0] if str(exc) else
