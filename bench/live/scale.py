@@ -514,9 +514,11 @@ def cost_model(rows: list) -> dict | None:
     teacher = cores * r["teacher_score_seconds"] / r["candidates"]
     share = r["candidates"] / r["size"]
     n = 1e9
+    from domainsift.pipeline.plan import cascade_seconds  # the product's own cost model, extrapolated
+    core_s = cascade_seconds(n, n * share, student, teacher)
     return {"size": r["size"], "cores": cores, "student_us": 1e6 * student, "teacher_ms": 1e3 * teacher,
-            "share": share, "student_core_h": n * student / 3600, "teacher_core_h": n * share * teacher / 3600,
-            "cascade_core_h": n * (student + share * teacher) / 3600, "full_core_h": n * teacher / 3600,
+            "share": share, "student_core_h": core_s["student"] / 3600, "teacher_core_h": core_s["teacher"] / 3600,
+            "cascade_core_h": (core_s["student"] + core_s["teacher"]) / 3600, "full_core_h": n * teacher / 3600,
             "dsir_core_h": DSIR_CORE_HOURS * n / DSIR_EXAMPLES}
 
 

@@ -114,7 +114,8 @@ def cost_model(rates: dict) -> dict | None:
              if rates.get("cosine-ray2") else eff_s)
     n = 1e9
     # an efficiency above 1 (two one-thread workers beat one worker's core) is not extrapolated to a cluster
-    core_s = n * student / min(1.0, eff_s) + n * share * encoder / min(1.0, eff_c)
+    from domainsift.pipeline.plan import cascade_seconds  # the product's own cost model, at each stage's efficiency
+    core_s = sum(cascade_seconds(n, n * share, student / min(1.0, eff_s), encoder / min(1.0, eff_c)).values())
     per_m = [rates[k]["driver_cpu_s_per_million"] for k in ("student-ray1", "student-ray2")]
     driver_lo, driver_hi = (n / 1e6 * max(0.0, x) / 3600 for x in (min(per_m), max(per_m)))
     return {"share": share, "share_from": f"scale_cascade.json, {big['size']:,}-line row", "student_core_us": 1e6 * student,

@@ -177,17 +177,18 @@ def _check_scores(run) -> None:
                               "score the pool again")
 
 
-def score_then_select(method: str, in_domain, pool, out_dir, params: dict | None = None, seed: int = 0,
-                     reader: dict | None = None, execution=None, cascade=None, overwrite: bool = False,
-                     top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
-                     positive: bool = False, out_format: str | None = None, dedup: str | None = None,
-                     dedup_threshold: float | None = None, sample: int | None = None, temperature: float = 1.0,
-                     sample_seed: int = 0, exclude=None) -> tuple[dict, dict]:
-    """Score ``pool`` (as :func:`domainsift.jobs.score.run_score`) and select from it into the same
-    directory; a ``top`` larger than the pool is refused once the pool is counted, before any fit.
-    Returns the score signature and the selection."""
+def score_then_select(method: str, in_domain, pool, out_dir, rule, params: dict | None = None, seed: int = 0,
+                      reader: dict | None = None, execution=None, cascade=None,
+                      overwrite: bool = False) -> tuple[dict, dict]:
+    """Score ``pool`` (as :func:`domainsift.jobs.score.run_score`) and choose by ``rule`` (a checked
+    :class:`~domainsift.spec.Rule`) into the same directory; a ``top`` larger than the pool is refused once
+    the pool is counted, before any fit. Returns the score signature and the selection."""
+    kw = rule.keywords()
+    top, fraction, sample, out_format = kw["top"], kw["fraction"], kw["sample"], kw["out_format"]
+    dedup, dedup_threshold, exclude = kw["dedup"], kw["dedup_threshold"], kw["exclude"]
     from .score import score
-    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
+    rule = _rule(top, fraction, kw["threshold"], kw["positive"], sample, kw["temperature"], kw["sample_seed"], dedup,
+                 exclude)
     index = deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
     left_out = exclusion(exclude, dedup, dedup_threshold)
     auto = _auto(rule)

@@ -172,6 +172,13 @@ def _fine_tunes(method: str) -> bool:
     return selector_class(method).cost_model == "fine-tune"
 
 
+def cascade_seconds(n_lines: float, candidates: float, student: float, teacher: float) -> dict:
+    """A cascade's scoring cost: the student over every line and the teacher over its candidates, in the
+    units of ``student`` (seconds a line) and ``teacher`` (seconds a candidate): the one model ``--plan``
+    prints and the scale benchmarks extrapolate (to 10^9 lines, in core-seconds)."""
+    return {"student": n_lines * student, "teacher": candidates * teacher}
+
+
 def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, selection: int | None,
              cascade: bool, student_sample: int = 20000, share_sample: int = 0, fitted: bool = False) -> dict:
     """Seconds for each stage of the run (module docstring) and their sum; ``share_sample``: the pool lines
@@ -202,8 +209,9 @@ def estimate(method: str, params: dict, n_pool: int, n_in: int, costs: dict, sel
         cand = min(n_pool, 2 * (selection or max(1, n_pool // 100)))
         parts[f"the teacher scores the student's sample ({k:,} lines"
               + (f", {more:,} more)" if more else ")")] = (k + more) * costs["encode"]
-        parts[f"the student scores {n_pool:,} lines"] = n_pool * costs["student"]
-        parts[f"the teacher scores at least {cand:,} candidates"] = cand * costs["encode"]
+        scoring = cascade_seconds(n_pool, cand, costs["student"], costs["encode"])
+        parts[f"the student scores {n_pool:,} lines"] = scoring["student"]
+        parts[f"the teacher scores at least {cand:,} candidates"] = scoring["teacher"]
     return {"parts": {k: round(v, 1) for k, v in parts.items()}, "seconds": round(sum(parts.values()), 1)}
 
 

@@ -112,7 +112,7 @@ def _run(spec: RunSpec) -> RunResult:
         raise DomainsiftError("--estimate-share is a score run's; a selection estimates the share with "
                               "--top auto or --fraction auto")
     from .choose import score_then_select
-    sig, sel = score_then_select(spec.method, spec.in_domain, spec.pool, out, **common, **spec.rule.keywords())
+    sig, sel = score_then_select(spec.method, spec.in_domain, spec.pool, out, spec.rule, **common)
     return RunResult(out, sig, {"": sel}, share=rundir.read_json(out, rundir.SHARE), dirs={"": out})
 
 
