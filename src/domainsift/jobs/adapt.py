@@ -15,7 +15,9 @@ set) and a generic target-language pool:
 6. with a ``test`` bitext of the new domain, translate it and record BLEU and chrF.
 
 Every step keeps its result under ``OUT`` (``select/``, ``reverse/``, ``pseudo.*``, ``base/``, ``model/``)
-and a killed run started again goes on from the first step without one (a training from its last epoch).
+and a run started again takes each step that holds the same result (the same selection, a model of the
+same identity: settings, warm start and texts) and redoes or resumes the others (a training from its last
+epoch): a changed input never reuses a stale step.
 ``OUT/adapt.json`` says what ran.
 """
 
@@ -48,7 +50,7 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     from ..nmt import check_disjoint, read_bitext, score_translation, translate
     from ..nmt.data import Bitext
     from ..nmt.guda import Mixing
-    from ..nmt.trainer import RECORD as NMT_RECORD, TrainSettings, train_nmt
+    from ..nmt.trainer import RECORD as NMT_RECORD, TrainSettings, train_nmt, training_identity
     settings = (settings or TrainSettings()).resolved()
     Mixing.check_options(losses, lambda_old, lambda_src, lambda_tgt)
     if start not in STARTS:
@@ -80,8 +82,7 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
         from .. import rundir
         from ..pipeline.run import run
         sel_dir = out / SELECT
-        if rundir.read_json(sel_dir, rundir.SELECTION) is None:  # a finished selection is kept
-            run(selection.with_out(sel_dir))
+        run(selection.with_out(sel_dir))  # a finished run of the same inputs resumes in a pass; another is refused
         chosen = [text for text, _ in rundir.selection_records(sel_dir)]
         steps["select"] = {"dir": str(sel_dir), "method": selection.method,
                            "signature": rundir.read_signature(sel_dir).get("signature")}
@@ -93,11 +94,22 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
         raise InputError("the selection holds no line to back-translate")
     steps["select"]["n"] = len(chosen)
 
+    def trained(folder: Path, train, dev, init=None, mix=None) -> dict:
+        """The model of this training in ``folder``: kept when the folder holds it (the same identity),
+        trained (or resumed) otherwise."""
+        record = folder / NMT_RECORD
+        if record.is_file():
+            done = json.loads(record.read_text(encoding="utf-8"))
+            if done.get("identity") == training_identity(train, dev, settings.resolved(), init, mix):
+                return done
+        return train_nmt(train, dev, folder, settings, init_from=init, progress=progress, overwrite=True, mixing=mix)
+
     # 2. the reverse model (target -> source) on the old bitext
     rev_dir = Path(reverse) if reverse is not None else out / REVERSE
-    if reverse is None and not (rev_dir / NMT_RECORD).is_file():
-        flip = lambda b: Bitext(b.tgt, b.src, (b.files[1], b.files[0]))  # noqa: E731
-        train_nmt(flip(old_b), flip(dev_b), rev_dir, settings, progress=progress, overwrite=True)
+    if reverse is None:
+        def flip(b):
+            return Bitext(b.tgt, b.src, (b.files[1], b.files[0]))
+        trained(rev_dir, flip(old_b), flip(dev_b))
     steps["reverse"] = str(rev_dir)
 
     # 3. back-translation: the pseudo-bitext
@@ -119,15 +131,13 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     init = None
     if start == "warm":
         init = Path(base) if base is not None else out / BASE
-        if base is None and not (init / NMT_RECORD).is_file():
-            train_nmt(old_b, dev_b, init, settings, progress=progress, overwrite=True)
+        if base is None:
+            trained(init, old_b, dev_b)
         steps["base"] = str(init)
 
     # 5. GUDA's training
     model_dir = out / MODEL
-    record = train_nmt(pseudo, dev_b, model_dir, settings, init_from=init, progress=progress, overwrite=True,
-                       mixing=mixing) if not (model_dir / NMT_RECORD).is_file() else \
-        json.loads((model_dir / NMT_RECORD).read_text(encoding="utf-8"))
+    record = trained(model_dir, pseudo, dev_b, init, mixing)
     steps["model"] = str(model_dir)
     result = {"start": start, **mixing.describe(), "steps": steps, "model": record.get("signature"),
               "best_epoch": record.get("best_epoch"), "dev_loss": record.get("dev_loss")}

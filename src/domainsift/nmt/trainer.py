@@ -236,7 +236,7 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
     out.mkdir(parents=True, exist_ok=True)
     state = out / RESUME
     state.mkdir(exist_ok=True)
-    identity = _identity(train, dev, s, init_from, mixing)
+    identity = training_identity(train, dev, s, init_from, mixing)
     vocab_path = state / f"{identity}.spm.model"
     if init_from is not None:
         if not vocab_path.exists():
@@ -327,7 +327,8 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
                          patience=s.patience, train=list(train.files), n_train=len(train), dev=list(dev.files),
                          n_dev=len(dev), **({"init_from": str(Path(init_from).resolve())} if init_from else {}),
                          **({f"guda_{k}": v for k, v in mixing.describe().items()} if mixing is not None else {}))
-    record = {"signature": signature_string(sig), "settings": {k: v for k, v in asdict(s).items()},
+    record = {"signature": signature_string(sig), "identity": identity,
+              "settings": {k: v for k, v in asdict(s).items()},
               "version": __version__, "n_train": len(train), "n_dev": len(dev), "vocab": sp.get_piece_size(),
               "parameters": int(sum(p.numel() for p in best_model.parameters())),
               "epochs_run": len(history), "best_epoch": best_epoch, "dev_loss": history,
@@ -344,7 +345,10 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
     return record
 
 
-def _identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from, mixing=None) -> str:
+def training_identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from=None, mixing=None) -> str:
+    """What a training's result depends on (the version, the resolved settings, the warm start, every text),
+    as a hash: the name of its checkpoints, and ``nmt.json``'s ``identity`` (a caller that finds a folder
+    with the same identity may take it as trained)."""
     import hashlib
 
     from .._internal.checksums import hash_texts
