@@ -86,6 +86,7 @@ def test_a_spec_refuses_what_would_change_nothing_or_cannot_run(inputs, tmp_path
         (RunSpec("cosine", {"med": med, "law": law}, pool, rule=Rule(top="auto"), mix={"med": 1, "law": 1}),
          "--mix weighs a total"),
         (RunSpec.single("nope", med, pool), "unknown method 'nope'"),
+        (RunSpec.single("cosine", med, pool, rule=Rule(top=3), estimate_share=True), "a score run's"),
     ]
     for spec, says in cases:
         with pytest.raises(DomainsiftError, match=says):

@@ -3,7 +3,8 @@ the working tree, and compare every output file except timings.
 
     python bench/live/same_bytes.py --ref <rev>        # e.g. the commit before a re-layout
 
-The commands cover cosine, finetune (one epoch), moore-lewis, the student, ``--cascade``, crosslingual,
+The commands cover cosine, finetune (one epoch), moore-lewis (also ``score --estimate-share``), the
+student, ``--cascade``, crosslingual,
 ``select --from-scores``, ``combine``, ``evaluate``, ``embed`` and ``cluster`` on a small slice of the
 shared pool (three domains, 240 lines each; 120 in-domain lines). Each side runs in its own folder
 with its own embedding cache, the reference from a ``git worktree`` of ``--ref`` put first on
@@ -57,6 +58,7 @@ def commands(data: dict) -> list[list[str]]:
         ["select", "--method", "cosine", "--cascade", *base, "--top", "60", "--out", "cascade"],
         ["select", "--method", "crosslingual", "--in-domain", data["in_de"], "--pool", *data["pool"], "--seed", "0",
          "--top", "100", "--out", "crosslingual"],
+        ["score", "--method", "moore-lewis", *base, "--estimate-share", "--out", "ml-score"],
         ["select", "--from-scores", "cosine", "--fraction", "0.2", "--out", "cosine-fraction"],
         ["combine", "cosine", "ml", "--out", "combined", "--top", "100"],
         ["evaluate", "combined", "--gold", data["gold"]],

@@ -184,4 +184,7 @@ class RunSpec:
                                       "share")
         elif self.mix is not None:
             raise DomainsiftError("--mix goes with --target; without it, it would change nothing")
+        elif self.estimate_share and self.rule is not None:
+            raise DomainsiftError("--estimate-share is a score run's; a selection estimates the share with "
+                                  "--top auto or --fraction auto")
         return self

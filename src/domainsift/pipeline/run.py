@@ -108,9 +108,6 @@ def _run(spec: RunSpec) -> RunResult:
         from .score import score
         job = score(spec.method, spec.in_domain, spec.pool, out, estimate_share=spec.estimate_share, **common)
         return RunResult(out, job.signature, share=job.share, dirs={"": out})
-    if spec.estimate_share:
-        raise DomainsiftError("--estimate-share is a score run's; a selection estimates the share with "
-                              "--top auto or --fraction auto")
     from .choose import score_then_select
     sig, sel = score_then_select(spec.method, spec.in_domain, spec.pool, out, spec.rule, **common)
     return RunResult(out, sig, {"": sel}, share=rundir.read_json(out, rundir.SHARE), dirs={"": out})
