@@ -319,6 +319,7 @@ def run_spec(args, rule=None, targets: dict | None = None):
     in-domain set(s) read, the pool opened as a stream."""
     from .io.corpus import read_corpus
     from .io.source import PoolSource
+    from .jobs.mix import parse_mix
     from .spec import RunSpec
     opts = job_options(args)
     if targets is None:
@@ -330,14 +331,9 @@ def run_spec(args, rule=None, targets: dict | None = None):
     read = {"": args.in_domain} if targets is None else targets
     spec = RunSpec(args.method, {name: read_corpus(files, **kw) for name, files in read.items()},
                    PoolSource.open(args.pool, args.pool_target, field_target=args.field_target, **kw), args.out,
-                   rule=rule, mix=None if targets is None or not args.mix else _parse_mix(args.mix, targets),
+                   rule=rule, mix=None if targets is None or not args.mix else parse_mix(args.mix, targets),
                    estimate_share=bool(getattr(args, "estimate_share", False)), **opts)
-    return spec.check()
-
-
-def _parse_mix(text: str, targets: dict) -> dict:
-    from .jobs.mix import parse_mix
-    return parse_mix(text, targets)
+    return spec  # run() and plan() check it before any work
 
 
 def cmd_score(args) -> int:
@@ -488,8 +484,6 @@ def cmd_adapt(args) -> int:
                               "--selected; with a selection it defaults to --in-domain")
     mixing = dict(losses=args.losses, lambda_old=args.lambda_old, lambda_src=args.lambda_src,
                   lambda_tgt=args.lambda_tgt)
-    from .nmt.guda import Mixing
-    Mixing.check_options(**mixing)  # a bad setting stops before any reading
     t0 = time.time()
     rec = adapt(tuple(args.old), tuple(args.dev), source, args.out, selection=selection, selected=args.selected,
                 reverse=args.reverse, base=args.base, start=args.start, settings=train_settings(args, "nmt_"),

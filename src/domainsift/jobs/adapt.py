@@ -100,7 +100,7 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
         record = folder / NMT_RECORD
         if record.is_file():
             done = json.loads(record.read_text(encoding="utf-8"))
-            if done.get("identity") == training_identity(train, dev, settings.resolved(), init, mix):
+            if done.get("identity") == training_identity(train, dev, settings, init, mix):
                 return done
         return train_nmt(train, dev, folder, settings, init_from=init, progress=progress, overwrite=True, mixing=mix)
 

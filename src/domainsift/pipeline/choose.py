@@ -60,13 +60,18 @@ def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, 
     (:mod:`domainsift.share`)."""
     from ..spec import Rule
     drawn = sample is not None
-    Rule(top=top, fraction=fraction, threshold=threshold, positive=positive, resample=sample,
-         temperature=temperature if drawn else None, resample_seed=sample_seed if drawn else None,
-         dedup=dedup, exclude=exclude).check()
-    rule = dict(top=top, fraction=fraction, threshold=threshold, positive=positive)
-    if drawn:
-        rule.update(sample=sample, temperature=temperature, sample_seed=sample_seed)
-    return rule
+    return _recorded(Rule(top=top, fraction=fraction, threshold=threshold, positive=positive, resample=sample,
+                          temperature=temperature if drawn else None, resample_seed=sample_seed if drawn else None,
+                          dedup=dedup, exclude=exclude).check())
+
+
+def _recorded(rule) -> dict:
+    """A checked :class:`~domainsift.spec.Rule` as the stages record it (``selection.json``'s ``rule``)."""
+    out = dict(top=rule.top, fraction=rule.fraction, threshold=rule.threshold, positive=rule.positive)
+    if rule.resample is not None:
+        out.update(sample=rule.resample, temperature=rule.temperature_or_default,
+                   sample_seed=rule.resample_seed_or_default)
+    return out
 
 
 def _auto(rule: dict) -> bool:
@@ -187,8 +192,7 @@ def score_then_select(method: str, in_domain, pool, out_dir, rule, params: dict 
     top, fraction, sample, out_format = kw["top"], kw["fraction"], kw["sample"], kw["out_format"]
     dedup, dedup_threshold, exclude = kw["dedup"], kw["dedup_threshold"], kw["exclude"]
     from .score import score
-    rule = _rule(top, fraction, kw["threshold"], kw["positive"], sample, kw["temperature"], kw["sample_seed"], dedup,
-                 exclude)
+    rule = _recorded(rule)  # checked with the spec
     index = deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
     left_out = exclusion(exclude, dedup, dedup_threshold)
     auto = _auto(rule)
