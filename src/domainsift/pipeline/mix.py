@@ -172,6 +172,8 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
             if not auto:  # before any fit
                 check_n_against_pool(scanned.scan.n, top, fraction)
             shared, shared_params = _shared_fit(method, targets, scanned, out, params, seed, execution)
+            if shared is not None:  # this process lets go of the shared model at the end, refused or not
+                stack.callback(next(iter(shared.values())).release)
             prepared = [prepare(method, corpus, scanned, out / rundir.MIX_TARGETS / name,
                                 params if shared is None else {**shared_params, "shared": shared[name]}, seed, reader,
                                 execution, cascade,
@@ -286,7 +288,6 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
                 meta["exclude"] = {**left_out.describe(), "lines_excluded": sum(passed["exclude"].values())}
             if shared is not None:
                 meta["shared_fit"] = str(next(iter(shared.values())).identity)
-                next(iter(shared.values())).release()  # this process no longer holds the shared model
             rundir.write_mix(out, chosen, texts, meta, sides)
     except DomainsiftError:  # refused on the way: what this run made and nothing can resume from goes
         _tidy(out, held.created)
