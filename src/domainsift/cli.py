@@ -534,12 +534,34 @@ def cmd_evaluate(args) -> int:
 # ================================================================ checks
 
 def cmd_downstream(args) -> int:
-    from .jobs.downstream import format_rows, parse_named, run_downstream
+    from .jobs.downstream import format_nmt_rows, format_rows, judge_nmt, parse_named, run_downstream
+    if args.judge == "nmt":
+        if len(args.test) != 2 or not args.dev:
+            raise DomainsiftError("--judge nmt needs the test and dev bitexts: --test SRC TGT --dev SRC TGT")
+        if args.reference:
+            raise DomainsiftError("--judge nmt trains on pairs: give a reference as --reference-bitext NAME SRC TGT")
+        refs = [(name, (a, b)) for name, a, b in args.reference_bitext or []]
+        if not args.run_dirs and not refs:
+            raise DomainsiftError("give at least one selection run directory or --reference-bitext NAME SRC TGT")
+        result = judge_nmt(args.run_dirs, tuple(args.test), tuple(args.dev), args.out, refs,
+                           whole_pool=args.whole_pool, reverse=args.reverse,
+                           settings=train_settings(args, "nmt_"), beam=args.beam, progress=_bars(args))
+        print(f"the translation model ({result['signature']['preset']}, {result['direction']}) trained on each, "
+              f"BLEU and chrF on {args.test[1]} ({result['n_test']} pairs):")
+        print(format_nmt_rows(result["rows"]))
+        print(f"-> {rundir.path(args.out, rundir.DOWNSTREAM)}")
+        return 0
+    nmt_only = [f for f, v in (("--dev", args.dev), ("--reference-bitext", args.reference_bitext),
+                               ("--whole-pool", args.whole_pool), ("--reverse", args.reverse)) if v]
+    if nmt_only:
+        raise DomainsiftError(f"{nmt_only[0]} is an option of --judge nmt")
+    if len(args.test) != 1:
+        raise DomainsiftError("the LM judge reads one --test file (--judge nmt reads a bitext: SRC TGT)")
     refs = parse_named(args.reference, "--reference")
     if not args.run_dirs and not refs:
         raise DomainsiftError("give at least one run directory or --reference NAME=FILE")
-    result = run_downstream(args.run_dirs, args.test, refs, order=args.order, out_dir=args.out)
-    print(f"{args.order}-gram LMs (VariKN, Kneser-Ney) on {args.test}:")
+    result = run_downstream(args.run_dirs, args.test[0], refs, order=args.order, out_dir=args.out)
+    print(f"{args.order}-gram LMs (VariKN, Kneser-Ney) on {args.test[0]}:")
     print(format_rows(result["rows"]))
     print(f"-> {rundir.path(args.out, rundir.DOWNSTREAM)}")
     return 0
@@ -802,13 +824,29 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_evaluate)
 
     # -- checks
-    s = command("downstream", help="perplexity of an n-gram LM trained on each selection, on held-out text")
+    s = command("downstream", help="judge selections: an n-gram LM's perplexity (default), or the BLEU of a "
+                                   "translation model trained on each (--judge nmt)")
     s.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help="selection run directories")
-    s.add_argument("--test", required=True, help="held-out in-domain text")
+    s.add_argument("--judge", choices=["lm", "nmt"], default="lm",
+                   help="lm: a 4-gram LM's perplexity on held-out text (fast); nmt: a translation model trained "
+                        "from scratch on each selection of a bitext pool, BLEU and chrF on a test bitext")
+    s.add_argument("--test", nargs="+", required=True, metavar="FILE",
+                   help="held-out in-domain text (lm); the test bitext SRC TGT in the model's direction (nmt)")
     s.add_argument("--reference", nargs="+", default=[], metavar="NAME=FILE",
                    help="reference corpora, e.g. all=pool.txt oracle=in-domain-train.txt")
     s.add_argument("--order", type=positive_int, default=4, help="n-gram order (4)")
     s.add_argument("--out", required=True, help="output directory")
+    g = s.add_argument_group("--judge nmt")
+    g.add_argument("--dev", nargs=2, metavar=("SRC", "TGT"),
+                   help="the dev bitext of early stopping (each row leaves out the pairs it trains on)")
+    g.add_argument("--reference-bitext", nargs=3, action="append", metavar=("NAME", "SRC", "TGT"),
+                   help="a reference row, e.g. oracle D.train.de D.train.en (repeat for more)")
+    g.add_argument("--whole-pool", action="store_true", help="a row trained on every pair of the selections' pool")
+    g.add_argument("--reverse", action="store_true",
+                   help="translate the scored side into the other (default: the other side, --pool-target, "
+                        "into the scored side)")
+    train_opts(g, seed=True, prefix="nmt-")
+    g.add_argument("--beam", type=positive_int, default=5, help="beam size of the test's translation (5)")
     s.set_defaults(func=cmd_downstream)
 
     s = command("crossdomain", help="cross-domain LM perplexity matrix and its link to centroid similarity")

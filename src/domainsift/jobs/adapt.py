@@ -23,7 +23,6 @@ epoch): a changed input never reuses a stale step.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -50,7 +49,7 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     from ..nmt import check_disjoint, read_bitext, score_translation, translate
     from ..nmt.data import Bitext
     from ..nmt.guda import Mixing
-    from ..nmt.trainer import RECORD as NMT_RECORD, TrainSettings, train_nmt, training_identity
+    from ..nmt.trainer import TrainSettings, ensure_trained
     settings = (settings or TrainSettings()).resolved()
     Mixing.check_options(losses, lambda_old, lambda_src, lambda_tgt)
     if start not in STARTS:
@@ -95,14 +94,7 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     steps["select"]["n"] = len(chosen)
 
     def trained(folder: Path, train, dev, init=None, mix=None) -> dict:
-        """The model of this training in ``folder``: kept when the folder holds it (the same identity),
-        trained (or resumed) otherwise."""
-        record = folder / NMT_RECORD
-        if record.is_file():
-            done = json.loads(record.read_text(encoding="utf-8"))
-            if done.get("identity") == training_identity(train, dev, settings, init, mix):
-                return done
-        return train_nmt(train, dev, folder, settings, init_from=init, progress=progress, overwrite=True, mixing=mix)
+        return ensure_trained(folder, train, dev, settings, init, mix, progress)
 
     # 2. the reverse model (target -> source) on the old bitext
     rev_dir = Path(reverse) if reverse is not None else out / REVERSE

@@ -345,6 +345,20 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
     return record
 
 
+def ensure_trained(folder: str | os.PathLike, train: Bitext, dev: Bitext, settings: TrainSettings,
+                   init_from=None, mixing=None, progress: bool = False) -> dict:
+    """The model of this training in ``folder``: kept when the folder holds one of the same identity
+    (:func:`training_identity`), trained (or resumed from its last sealed epoch) otherwise. Returns
+    ``nmt.json``'s contents."""
+    record = Path(folder) / RECORD
+    if record.is_file():
+        done = json.loads(record.read_text(encoding="utf-8"))
+        if done.get("identity") == training_identity(train, dev, settings.resolved(), init_from, mixing):
+            return done
+    return train_nmt(train, dev, folder, settings, init_from=init_from, progress=progress, overwrite=True,
+                     mixing=mixing)
+
+
 def training_identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from=None, mixing=None) -> str:
     """What a training's result depends on (the version, the resolved settings, the warm start, every text),
     as a hash: the name of its checkpoints, and ``nmt.json``'s ``identity`` (a caller that finds a folder

@@ -339,10 +339,18 @@ def _section(bk, d: Path, name: str) -> tuple[Path, list, list]:
     ds = rundir.read_json(d, rundir.DOWNSTREAM)
     if ds is not None:
         found.append("downstream")
-        blocks.append(("html", f"<h3>Downstream: {ds['order']}-gram LM perplexity on {_esc(Path(ds['test']).name)}</h3>"
-                       + _table(["training data", "perplexity", "OOV rate", "sentences"],
-                                [[r["name"], f"{r['perplexity']:.1f}", f"{r['oov_rate']:.3f}", r["n_sentences"]]
-                                 for r in ds["rows"]])))
+        if ds.get("judge") == "nmt":
+            blocks.append(("html", f"<h3>Downstream: BLEU of the translation model trained on each "
+                                   f"({_esc(ds['direction'])}), on {_esc(Path(ds['test'][1]).name)}</h3>"
+                           + _table(["training data", "BLEU", "chrF", "pairs", "best epoch"],
+                                    [[r["name"], f"{r['bleu']:.2f}", f"{r['chrf']:.2f}", r["n_pairs"],
+                                      f"{r['best_epoch']}/{r['epochs_run']}"] for r in ds["rows"]])))
+        else:
+            blocks.append(("html", f"<h3>Downstream: {ds['order']}-gram LM perplexity on "
+                                   f"{_esc(Path(ds['test']).name)}</h3>"
+                           + _table(["training data", "perplexity", "OOV rate", "sentences"],
+                                    [[r["name"], f"{r['perplexity']:.1f}", f"{r['oov_rate']:.3f}", r["n_sentences"]]
+                                     for r in ds["rows"]])))
     cd = rundir.read_json(d, rundir.CROSSDOMAIN)
     if cd is not None:
         found.append("cross-domain")

@@ -1,0 +1,117 @@
+"""``downstream --judge nmt``: the translation model trained on each selection of a bitext pool, judged by BLEU
+on a test bitext no row trained on (small data, the proxy model for two epochs: seconds)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import backwards, make_sentences, run_cli, write_lines
+
+pytest.importorskip("sacrebleu")
+pytest.importorskip("sentencepiece")
+pytest.importorskip("torch")
+
+NMT = ["--nmt-epochs", "2", "--nmt-vocab", "60", "--nmt-max-tokens", "300", "--nmt-warmup", "5", "--nmt-lr", "5e-3",
+       "--beam", "2"]
+
+
+@pytest.fixture
+def judged(tmp_path, monkeypatch):
+    """A 90-pair pool (language A scored, its backwards twin B as --pool-target) of three domains, two
+    selections of 20 pairs (Moore-Lewis toward med, random), a med test and dev bitext in the direction
+    B -> A; the dev's last pair is one of the pool's."""
+    monkeypatch.chdir(tmp_path)
+    pool_a = sum((make_sentences(d, 30, i) for i, d in enumerate(("med", "law", "it"))), [])
+    write_lines(tmp_path / "pool.a", pool_a)
+    write_lines(tmp_path / "pool.b", [backwards(s) for s in pool_a])
+    write_lines(tmp_path / "in.a", make_sentences("med", 20, 40))
+    test = make_sentences("med", 8, 50)
+    dev = make_sentences("med", 5, 60) + [pool_a[3]]
+    for name, lines in (("test", test), ("dev", dev)):
+        write_lines(tmp_path / f"{name}.a", lines)
+        write_lines(tmp_path / f"{name}.b", [backwards(s) for s in lines])
+    oracle = make_sentences("med", 25, 70)
+    write_lines(tmp_path / "oracle.a", oracle)
+    write_lines(tmp_path / "oracle.b", [backwards(s) for s in oracle])
+    return tmp_path
+
+
+def _select(capsys, method, out, *extra):
+    rc, err, _ = run_cli(["select", "--method", method, *extra, "--in-domain", "in.a", "--pool", "pool.a",
+                          "--pool-target", "pool.b", "--top", "20", "--out", out], capsys)
+    assert rc == 0, err
+
+
+def test_nmt_judge_trains_a_model_on_each_selection_and_scores_it(judged, capsys):
+    import sacrebleu
+
+    from domainsift.nmt import translate
+    _select(capsys, "moore-lewis", "ml", "--order", "1")
+    _select(capsys, "random", "rnd")
+    argv = ["downstream", "ml", "rnd", "--judge", "nmt", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a",
+            "--reference-bitext", "oracle", "oracle.b", "oracle.a", "--whole-pool", "--out", "ds", *NMT]
+    rc, err, out = run_cli(argv, capsys)
+    assert rc == 0, err
+    res = json.loads((judged / "ds" / "downstream.json").read_text())
+    assert res["judge"] == "nmt" and res["direction"] == "other->scored" and res["n_test"] == 8
+    rows = {r["name"]: r for r in res["rows"]}
+    assert list(rows) == ["moore-lewis", "random", "oracle", "pool"]
+    assert [rows[n]["n_pairs"] for n in rows] == [20, 20, 25, 90]
+    assert rows["oracle"]["n_dev"] == 6 and rows["pool"]["n_dev"] == 5  # the pool holds the dev's last pair
+    assert "downstream|model:marian" in res["signature"]["signature"] and "nrefs:1" in res["signature"]["bleu"]
+    # each row's BLEU is its own model's, on the test bitext, in the B -> A direction
+    test_b = (judged / "test.b").read_text().splitlines()
+    test_a = (judged / "test.a").read_text().splitlines()
+    for name in ("moore-lewis", "pool"):
+        hyp = translate(rows[name]["model"], test_b, beam=2)
+        assert rows[name]["bleu"] == round(sacrebleu.corpus_bleu(hyp, [test_a]).score, 4)
+    assert "BLEU" in out and "oracle" in out
+    rc, err, _ = run_cli(["report", "ds", "--out", "report.html"], capsys)
+    assert rc == 0, err
+    page = (judged / "report.html").read_text()
+    assert "BLEU of the translation model trained on each" in page and f"{rows['pool']['bleu']:.2f}" in page
+
+    # again: every model is found trained, and the same table comes out
+    weights = judged / "ds" / "models" / "pool" / "model" / "model.safetensors"
+    before = weights.stat().st_mtime_ns
+    rc, err, _ = run_cli(argv, capsys)
+    assert rc == 0, err
+    assert weights.stat().st_mtime_ns == before
+    again = json.loads((judged / "ds" / "downstream.json").read_text())
+    assert [(r["name"], r["bleu"]) for r in again["rows"]] == [(r["name"], r["bleu"]) for r in res["rows"]]
+
+
+def test_the_selection_as_pairs_and_reversed(judged, capsys):
+    from domainsift.jobs.downstream import selection_bitext
+    _select(capsys, "random", "rnd")
+    fwd, rev = selection_bitext("rnd"), selection_bitext("rnd", reverse=True)
+    chosen = (judged / "rnd" / "selected.a").read_text().splitlines()
+    assert list(fwd.tgt) == chosen and list(fwd.src) == [backwards(s) for s in chosen]
+    assert rev.src == fwd.tgt and rev.tgt == fwd.src
+
+
+def test_nmt_judge_refusals_before_any_training(judged, capsys):
+    _select(capsys, "random", "rnd")
+    rc, err, _ = run_cli(["select", "--method", "random", "--in-domain", "in.a", "--pool", "pool.a", "--top", "20",
+                          "--out", "mono"], capsys)
+    assert rc == 0, err
+    write_lines(judged / "leak.a", (judged / "pool.a").read_text().splitlines()[:4])
+    write_lines(judged / "leak.b", [backwards(s) for s in (judged / "pool.a").read_text().splitlines()[:4]])
+    cases = [
+        (["rnd", "--whole-pool", "--test", "leak.b", "leak.a", "--dev", "dev.b", "dev.a"], "leak.b: pair 1 repeats"),
+        (["mono", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a"], "not a selection of a bitext pool"),
+        (["rnd", "--test", "test.b", "test.a"], "--dev SRC TGT"),
+        (["rnd", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a", "--reference-bitext", "random", "oracle.b",
+          "oracle.a"], "two rows are named 'random'"),
+        (["rnd", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a", "--reference", "all=pool.a"],
+         "--reference-bitext NAME SRC TGT"),
+    ]
+    for extra, message in cases:
+        rc, err, _ = run_cli(["downstream", "--judge", "nmt", *extra, "--out", "ds", *NMT], capsys)
+        assert rc == 2 and message in err, (extra, err)
+        assert not (judged / "ds").exists()
+    # the LM judge refuses what only the NMT judge takes
+    rc, err, _ = run_cli(["downstream", "rnd", "--test", "test.a", "--dev", "dev.b", "dev.a", "--out", "lm"], capsys)
+    assert rc == 2 and "--dev is an option of --judge nmt" in err
