@@ -146,3 +146,37 @@ def test_bad_input_is_one_line_and_nothing_is_written(bitexts, tmp_path, capsys,
     assert rc == 2 and "not a model folder" in err and not (tmp_path / "h.txt").exists()
     rc, err, _ = run_cli(["nmt", "score", "--hyp", bitexts["dev.a"], "--ref", short], capsys)
     assert rc == 2 and "references" in err and err.count("\n") == 0
+
+
+def test_ctranslate2_runs_the_same_model(bitexts, tmp_path, capsys, monkeypatch):
+    """Converted without quantization, CTranslate2 gives generate's greedy translations the log-probabilities
+    the model itself gives them (the weights, the positions and the decoder's start token carried over); the
+    int8 model translates from the CLI."""
+    ct2 = pytest.importorskip("ctranslate2")
+    import torch
+
+    from domainsift.nmt import load_nmt, read_bitext, train_nmt, translate
+    from domainsift.nmt.ct2 import converted
+    from domainsift.nmt.trainer import EOS, PAD, encode
+    train, dev = read_bitext(bitexts["train.a"], bitexts["train.b"]), read_bitext(bitexts["dev.a"], bitexts["dev.b"])
+    train_nmt(train, dev, tmp_path / "m", _settings(epochs=2, patience=2, arch={**TINY, "dropout": 0.0}))
+    nmt = load_nmt(tmp_path / "m")
+    sents = list(dev.src[:5])
+    hyps = translate(nmt, sents, beam=1)
+    src = encode(nmt.vocab, sents)
+    tgt = [ids for ids in encode(nmt.vocab, hyps)]
+    translator = ct2.Translator(str(converted(nmt, "float32")), device="cpu")
+    pieces = [[nmt.vocab.id_to_piece(i) for i in x] for x in src]
+    scored = translator.score_batch(pieces, [[nmt.vocab.id_to_piece(i) for i in y[:-1]] for y in tgt])
+    with torch.no_grad():
+        for s, t, res in zip(src, tgt, scored):
+            dec = torch.tensor([[PAD] + t[:-1]])
+            logits = nmt.model(input_ids=torch.tensor([s]), decoder_input_ids=dec).logits[0]
+            own = torch.log_softmax(logits, -1)[torch.arange(len(t)), torch.tensor(t)]
+            assert t[-1] == EOS and len(res.log_probs) == len(t)
+            np.testing.assert_allclose(res.log_probs, own.numpy(), atol=2e-3)
+    monkeypatch.chdir(tmp_path)
+    rc, err, out = run_cli(["nmt", "translate", "--model", "m", "--input", str(bitexts["test.a"]), "--out", "t.txt",
+                            "--backend", "ctranslate2", "--beam", "2"], capsys)
+    assert rc == 0, err
+    assert len((tmp_path / "t.txt").read_text().splitlines()) == 12 and (tmp_path / "m" / "ct2-int8" / "model.bin").is_file()

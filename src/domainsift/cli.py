@@ -514,7 +514,8 @@ def cmd_nmt(args) -> int:
         print(f"signature: {rec['signature']}")
         return 0
     if args.nmt_command == "translate":
-        n = nmt.translate_job(args.model, args.input, args.out, beam=args.beam, progress=_bars(args))
+        n = nmt.translate_job(args.model, args.input, args.out, beam=args.beam, progress=_bars(args),
+                              backend=args.backend)
         print(f"translated {n:,} lines -> {args.out}")
         return 0
     r = nmt.score_job(args.hyp, args.ref, args.out)
@@ -778,6 +779,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--input", required=True, metavar="FILE")
     t.add_argument("--out", required=True, metavar="FILE", help="one translation a line")
     t.add_argument("--beam", type=positive_int, default=5, help="beam size (default 5; 1: greedy)")
+    t.add_argument("--backend", choices=["generate", "ctranslate2"], default="generate",
+                   help="generate: transformers' beam search (default); ctranslate2: the model converted to int8 "
+                        "once (extra ct2), faster on a CPU (bench/results/nmt_speed.md)")
     t = nsub.add_parser("score", parents=[common], help="BLEU and chrF (sacrebleu) of translations against references")
     t.add_argument("--hyp", required=True, metavar="FILE")
     t.add_argument("--ref", required=True, metavar="FILE")

@@ -34,7 +34,7 @@ def train_job(train: tuple, dev: tuple, out_dir: str | os.PathLike, test: tuple 
 
 
 def translate_job(model_dir: str | os.PathLike, input_file: str | os.PathLike, out_file: str | os.PathLike,
-                  beam: int = 5, progress: bool = False) -> int:
+                  beam: int = 5, progress: bool = False, backend: str = "generate") -> int:
     """Translate every line of ``input_file`` into ``out_file`` (one a line; empty lines stay empty)."""
     from .._internal.atomic import atomic_open
     from ..io.corpus import read_corpus
@@ -43,7 +43,7 @@ def translate_job(model_dir: str | os.PathLike, input_file: str | os.PathLike, o
         raise InputError(f"{out_file}: is the input; choose another output file")
     nmt = load_nmt(model_dir)
     lines = read_corpus([input_file])
-    hyp = translate(nmt, lines.texts, beam=beam, progress=progress)
+    hyp = translate(nmt, lines.texts, beam=beam, progress=progress, backend=backend)
     by_line = {ln: h for (_, ln), h in zip(lines.ids, hyp)}
     n = max(ln for _, ln in lines.ids)
     with atomic_open(out_file) as fh:

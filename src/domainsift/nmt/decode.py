@@ -1,5 +1,6 @@
 """Translate with a trained model (``domainsift nmt translate``): beam search through ``transformers``'
-``generate``, sentences batched by length, the output in input order."""
+``generate`` (the default), or CTranslate2 (``backend="ctranslate2"``, extra ``ct2``: :mod:`.ct2`), sentences
+batched by length, the output in input order."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .trainer import EOS, MAX_LEN, MODEL, PAD, RECORD, VOCAB, encode, load_vocab
 
 BEAM = 5
 BATCH = 32  # sentences a generate() call
+BACKENDS = ("generate", "ctranslate2")
 
 
 @dataclass
@@ -44,10 +46,12 @@ def load_nmt(folder: str | os.PathLike) -> NMTModel:
 
 
 def translate(nmt: NMTModel | str | os.PathLike, sentences, beam: int = BEAM, batch_size: int = BATCH,
-              max_len: int = MAX_LEN, progress: bool = False) -> list[str]:
-    """Each sentence translated by beam search (``beam`` hypotheses; 1: greedy), in input order."""
+              max_len: int = MAX_LEN, progress: bool = False, backend: str = "generate") -> list[str]:
+    """Each sentence translated by beam search (``beam`` hypotheses; 1: greedy), in input order;
+    ``backend``: ``generate`` (transformers) or ``ctranslate2`` (the model converted to int8 once)."""
     import numpy as np
-    import torch
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend '{backend}' (one of: {', '.join(BACKENDS)})")
     if not isinstance(nmt, NMTModel):
         nmt = load_nmt(nmt)
     if beam < 1 or batch_size < 1:
@@ -55,24 +59,35 @@ def translate(nmt: NMTModel | str | os.PathLike, sentences, beam: int = BEAM, ba
     sentences = list(sentences)
     ids = encode(nmt.vocab, sentences)
     order = np.argsort([len(x) for x in ids], kind="stable")
+    parts = [order[start:start + batch_size].tolist() for start in range(0, len(order), batch_size)]
+    batches = (([ids[i] for i in part], max(len(ids[i]) for i in part)) for part in parts)
+    if backend == "ctranslate2":
+        from .ct2 import translate_ct2
+        outputs = translate_ct2(nmt, batches, beam, max_len)
+    else:
+        outputs = _generate(nmt, batches, beam, max_len)
     out: list[str | None] = [None] * len(sentences)
     from tqdm.auto import tqdm
     bar = tqdm(total=len(sentences), desc="translate", unit="sent", disable=not progress)
+    for part, toks in zip(parts, outputs):
+        for i, t in zip(part, toks):
+            out[i] = nmt.vocab.decode(t)
+        bar.update(len(part))
+    bar.close()
+    return [x or "" for x in out]
+
+
+def _generate(nmt: NMTModel, batches, beam: int, max_len: int):
+    """Each batch translated by ``generate``: lists of output ids (``</s>`` and ``<pad>`` removed)."""
+    import torch
     with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            part = order[start:start + batch_size].tolist()
-            longest = max(len(ids[i]) for i in part)
+        for part, longest in batches:
             inp = torch.full((len(part), longest), PAD, dtype=torch.long)
             mask = torch.zeros((len(part), longest), dtype=torch.long)
-            for k, i in enumerate(part):
-                inp[k, :len(ids[i])] = torch.tensor(ids[i])
-                mask[k, :len(ids[i])] = 1
+            for k, x in enumerate(part):
+                inp[k, :len(x)] = torch.tensor(x)
+                mask[k, :len(x)] = 1
             gen = nmt.model.generate(input_ids=inp, attention_mask=mask, num_beams=beam, do_sample=False,
                                      max_new_tokens=min(max_len, 2 * longest + 10), early_stopping=True,
                                      decoder_start_token_id=PAD, eos_token_id=EOS, pad_token_id=PAD)
-            for k, i in enumerate(part):
-                toks = [t for t in gen[k].tolist() if t not in (PAD, EOS)]
-                out[i] = nmt.vocab.decode(toks)
-            bar.update(len(part))
-    bar.close()
-    return [x or "" for x in out]
+            yield [[t for t in g.tolist() if t not in (PAD, EOS)] for g in gen]
