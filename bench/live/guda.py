@@ -12,7 +12,11 @@ Rows (each a ``domainsift.jobs.adapt.adapt`` run; the selection through a ``RunS
 - ``guda``: N English lines selected by a method (``crosslingual``: the German in-domain set against the
   English pool over USE-m; ``random``), back-translated, and trained on with the old bitext and ``--losses``
   (``bi``, ``bi+s``, ``bi+t``, ``bi+s+t``), warm or cold start;
-- ``sup``: the true bitext of D's training file (N pairs) in place of the pseudo-bitext (the upper bound).
+- ``sup``: the true bitext of D's training file (N pairs) in place of the pseudo-bitext (the upper bound);
+- ``trans:bi:warm``: Table 2's ``trans`` baseline: D's German sentences forward-translated by the old-domain
+  model, trained on with the old bitext (the bitext loss alone);
+- ``control:warm``: the old-domain model trained the adaptation's epochs more on the old bitext alone (how
+  much of base -> GUDA is only more training).
 
 Every model is a proxy (d 128, 2+2 layers, 4k vocabulary): it ranks the choices; its absolute BLEU says little
 of a full-size model. A finished row is written to bench/results/guda.json as it lands (resumable; one
@@ -112,7 +116,12 @@ def main() -> None:
             out = work / spec.replace(":", "-").replace("+", "")
             kw = dict(losses=losses, start=start, reverse=models["reverse"], settings=adapt_settings,
                       base=models["base"] if start == "warm" else None)
-            if parts[0] == "sup":  # the true bitext of the new domain in place of the pseudo-bitext
+            if parts[0] in ("trans", "control"):
+                rec = _trans_or_control(parts[0], models["base"], old, dev, str(source), out, kw, train_nmt,
+                                        read_bitext, translate)
+                hyp = translate(out, [d for d, _ in judge], beam=BEAM)
+                rec["test"] = score_translation(hyp, [e for _, e in judge])
+            elif parts[0] == "sup":  # the true bitext of the new domain in place of the pseudo-bitext
                 rec = _sup(new, old, dev, str(source), out, kw, train_nmt, read_bitext)
                 hyp = translate(out, [d for d, _ in judge], beam=BEAM)
                 rec["test"] = score_translation(hyp, [e for _, e in judge])
@@ -147,6 +156,27 @@ def _sup(new, old, dev, source, out, kw, train_nmt, read_bitext) -> dict:
         rec = train_nmt(true, read_bitext(*dev), out, kw["settings"], init_from=kw["base"], overwrite=True,
                         mixing=mixing)
     return rec
+
+
+def _trans_or_control(kind, base, old, dev, source, out, kw, train_nmt, read_bitext, translate) -> dict:
+    """``trans`` (Table 2's baseline): the new domain's source sentences forward-translated by the old-domain
+    model, that pseudo-bitext trained on with the old bitext (the bitext loss alone), warm; ``control``: the
+    old-domain model trained the adaptation's epochs more on the old bitext alone (what the adapted rows'
+    extra training gives without the new domain)."""
+    from domainsift.io.corpus import read_lines as lines_of
+    from domainsift.nmt import Bitext
+    from domainsift.nmt.guda import Mixing
+    if (out / "nmt.json").exists():
+        return json.loads((out / "nmt.json").read_text())
+    old_b, dev_b = read_bitext(*old), read_bitext(*dev)
+    if kind == "control":
+        return train_nmt(old_b, dev_b, out, kw["settings"], init_from=base, overwrite=True)
+    src = [x.strip() for x in lines_of(source) if x.strip()]
+    fwd = translate(base, src, beam=BT_BEAM)
+    keep = [k for k, t in enumerate(fwd) if t.strip()]
+    pseudo = Bitext(tuple(src[k] for k in keep), tuple(fwd[k] for k in keep), ("query.de", "forward.en"))
+    return train_nmt(pseudo, dev_b, out, kw["settings"], init_from=base, overwrite=True,
+                     mixing=Mixing(old_b, tuple(src), "bi"))
 
 
 def _precision(out: Path, new: str) -> float | None:
