@@ -80,14 +80,14 @@ def translate(nmt: NMTModel | str | os.PathLike, sentences, beam: int = BEAM, ba
 def _generate(nmt: NMTModel, batches, beam: int, max_len: int):
     """Each batch translated by ``generate``: lists of output ids (``</s>`` and ``<pad>`` removed)."""
     import torch
-    with torch.no_grad():
-        for part, longest in batches:
-            inp = torch.full((len(part), longest), PAD, dtype=torch.long)
-            mask = torch.zeros((len(part), longest), dtype=torch.long)
-            for k, x in enumerate(part):
-                inp[k, :len(x)] = torch.tensor(x)
-                mask[k, :len(x)] = 1
+    for part, longest in batches:
+        inp = torch.full((len(part), longest), PAD, dtype=torch.long)
+        mask = torch.zeros((len(part), longest), dtype=torch.long)
+        for k, x in enumerate(part):
+            inp[k, :len(x)] = torch.tensor(x)
+            mask[k, :len(x)] = 1
+        with torch.no_grad():  # around the call: a generator suspended inside it would leave gradients off
             gen = nmt.model.generate(input_ids=inp, attention_mask=mask, num_beams=beam, do_sample=False,
                                      max_new_tokens=min(max_len, 2 * longest + 10), early_stopping=True,
                                      decoder_start_token_id=PAD, eos_token_id=EOS, pad_token_id=PAD)
-            yield [[t for t in g.tolist() if t not in (PAD, EOS)] for g in gen]
+        yield [[t for t in g.tolist() if t not in (PAD, EOS)] for g in gen]
