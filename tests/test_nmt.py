@@ -52,9 +52,10 @@ def test_training_lowers_the_dev_loss_and_translates(bitexts, tmp_path):
     assert len(out) == 2 and all(isinstance(x, str) for x in out)
 
 
-def test_a_killed_training_resumes_to_the_same_weights(bitexts, tmp_path):
-    """Killed after its first epoch's checkpoint, the same call goes on from it and ends with the weights
-    of a training never killed (batches, dropout and the schedule drawn as if it had not stopped)."""
+def _killed_and_resumed(tmp_path, train_call: str) -> tuple[dict, dict]:
+    """Run ``train_call`` (Python, in a fresh process, with ``out``, ``tr``, ``dv`` and ``s`` defined) whole,
+    and again killed after its first epoch's checkpoint and started once more; the two folders' weights
+    must be the same. Returns the two ``nmt.json``."""
     script = f"""
 import os, signal, sys
 sys.path.insert(0, {str(tmp_path)!r})
@@ -69,12 +70,15 @@ def once(*a, **kw):
         os.kill(os.getpid(), signal.SIGKILL)
 trainer._checkpoint = once
 s = TrainSettings(epochs=3, patience=3, vocab=60, arch={TINY!r}, lr=5e-3, warmup=5, max_tokens=300)
-train_nmt(read_bitext({str(bitexts['train.a'])!r}, {str(bitexts['train.b'])!r}),
-          read_bitext({str(bitexts['dev.a'])!r}, {str(bitexts['dev.b'])!r}), sys.argv[1], s)
+out = sys.argv[1]
+tr = read_bitext({str(tmp_path / 'train.a')!r}, {str(tmp_path / 'train.b')!r})
+dv = read_bitext({str(tmp_path / 'dev.a')!r}, {str(tmp_path / 'dev.b')!r})
+{train_call}
 """
     run = lambda out, how: subprocess.run([sys.executable, "-c", script, str(out), how],  # noqa: E731
                                           capture_output=True, text=True)
-    assert run(tmp_path / "whole", "run").returncode == 0
+    whole = run(tmp_path / "whole", "run")
+    assert whole.returncode == 0, whole.stderr
     killed = run(tmp_path / "killed", "kill")
     assert killed.returncode == -9, killed.stderr
     assert list((tmp_path / "killed" / ".resume").glob("*.checkpoint"))
@@ -87,6 +91,13 @@ train_nmt(read_bitext({str(bitexts['train.a'])!r}, {str(bitexts['train.b'])!r}),
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     ra, rb = (json.loads((tmp_path / d / "nmt.json").read_text()) for d in ("whole", "killed"))
     assert ra["dev_loss"] == rb["dev_loss"] and ra["best_epoch"] == rb["best_epoch"]
+    return ra, rb
+
+
+def test_a_killed_training_resumes_to_the_same_weights(bitexts, tmp_path):
+    """Killed after its first epoch's checkpoint, the same call goes on from it and ends with the weights
+    of a training never killed (batches, dropout and the schedule drawn as if it had not stopped)."""
+    _killed_and_resumed(tmp_path, "train_nmt(tr, dv, out, s)")
 
 
 def test_bleu_and_chrf_are_sacrebleus():
@@ -180,3 +191,59 @@ def test_ctranslate2_runs_the_same_model(bitexts, tmp_path, capsys, monkeypatch)
                             "--backend", "ctranslate2", "--beam", "2"], capsys)
     assert rc == 0, err
     assert len((tmp_path / "t.txt").read_text().splitlines()) == 12 and (tmp_path / "m" / "ct2-int8" / "model.bin").is_file()
+
+
+def _sampling_inputs(bitexts):
+    from domainsift.nmt import read_bitext
+    train, dev = read_bitext(bitexts["train.a"], bitexts["train.b"]), read_bitext(bitexts["dev.a"], bitexts["dev.b"])
+    labels = ["med"] * 40 + ["law"] * 40 + ["it"] * 40  # _pairs: 40 of each domain, in this order
+    devs = {d: dev.take(range(6 * i, 6 * i + 6)) for i, d in enumerate(("med", "law", "it"))}
+    return train, dev, labels, devs
+
+
+def test_a_sampled_training_draws_its_batches_by_the_policy(bitexts, tmp_path):
+    """Paper 004's sampling drives the batches: Mixed-alpha's fixed weights (alpha 0 uniform over the domains,
+    1 their shares), MDAC's weights updated every update_every batches from the dev loss of the target; the
+    weights' history is in nmt.json and the policy in the signature."""
+    from domainsift.nmt import train_nmt
+    from domainsift.nmt.sampled import Sampling
+    from domainsift.sampling import MDAC, MixedAlpha
+    train, dev, labels, devs = _sampling_inputs(bitexts)
+    two = ["a"] * 80 + ["b"] * 40
+    for alpha, want in ((0.0, [0.5, 0.5]), (1.0, [2 / 3, 1 / 3])):
+        rec = train_nmt(train, dev, tmp_path / f"mixed{alpha}", _settings(epochs=1, patience=1),
+                        sampling=Sampling(two, MixedAlpha(alpha), batch_size=8))
+        np.testing.assert_allclose(rec["sampling"]["history"][0]["weights"], want)
+        assert rec["sampling"]["policy"] == "mixed" and rec["sampling"]["domains"] == {"a": 80, "b": 40}
+    policy = MDAC(k=2, iterations=5, lr_data=0.05)
+    rec = train_nmt(train, dev, tmp_path / "mdac", _settings(epochs=2, patience=2),
+                    sampling=Sampling(labels, policy, batch_size=8, update_every=5, dev=devs, target={"med": 1.0}))
+    history = rec["sampling"]["history"]
+    assert [h["batch"] for h in history if h["reason"] == "mdac"] == [5, 10, 15, 20, 25, 30]  # 15 batches an epoch
+    assert history[-1]["weights"] != history[0]["weights"] and rec["epochs_run"] == 2
+    assert "sampling_policy:mdac" in rec["signature"] and not hasattr(policy, "sampler")  # the caller's policy untouched
+
+
+def test_a_killed_sampled_training_resumes_to_the_same_weights_and_mixture(bitexts, tmp_path):
+    call = """from domainsift.nmt.sampled import Sampling
+from domainsift.sampling import MDAC
+labels = ["med"] * 40 + ["law"] * 40 + ["it"] * 40
+devs = {d: dv.take(range(6 * i, 6 * i + 6)) for i, d in enumerate(("med", "law", "it"))}
+train_nmt(tr, dv, out, s, sampling=Sampling(labels, MDAC(k=2, iterations=5, lr_data=0.05), batch_size=8,
+                                            update_every=5, dev=devs))"""
+    ra, rb = _killed_and_resumed(tmp_path, call)
+    assert ra["sampling"]["history"] == rb["sampling"]["history"] and len(ra["sampling"]["history"]) == 10
+
+
+def test_sampling_refusals(bitexts, tmp_path):
+    from domainsift._internal.errors import DomainsiftError
+    from domainsift.nmt import train_nmt
+    from domainsift.nmt.sampled import Sampling
+    from domainsift.sampling import DDS
+    train, dev, labels, devs = _sampling_inputs(bitexts)
+    for sampling, message in ((Sampling(labels[:-1]), "119 domain labels for 120 training pairs"),
+                              (Sampling(labels, DDS()), "the dds policy learns from dev bitexts"),
+                              (Sampling(labels, batch_size=0), "batch_size must be a positive integer")):
+        with pytest.raises(DomainsiftError, match=message):
+            train_nmt(train, dev, tmp_path / "m", _settings(), sampling=sampling)
+        assert not (tmp_path / "m").exists()

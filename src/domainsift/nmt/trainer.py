@@ -208,12 +208,13 @@ def inverse_sqrt(warmup: int):
 
 def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: TrainSettings = TrainSettings(),
               init_from: str | os.PathLike | None = None, progress: bool = False, overwrite: bool = False,
-              mixing=None) -> dict:
+              mixing=None, sampling=None) -> dict:
     """Train a model on ``train``, choosing its epoch by the loss on ``dev``, into ``out_dir`` (see the
     module docstring); ``init_from``: a folder this function wrote, trained on from its weights and with its
     vocabulary. ``mixing``: a :class:`~domainsift.nmt.guda.Mixing` (GUDA: ``train`` is the pseudo-bitext,
-    trained with the old bitext and the domain discriminators). Returns ``nmt.json``'s contents. A killed
-    training resumes from its last finished epoch."""
+    trained with the old bitext and the domain discriminators); ``sampling``: a
+    :class:`~domainsift.nmt.sampled.Sampling` (paper 004: the batches drawn by domain weights that a policy
+    updates). Returns ``nmt.json``'s contents. A killed training resumes from its last finished epoch."""
     import torch
 
     from .._internal.atomic import atomic_dir, save_json
@@ -222,6 +223,10 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
     s = settings.resolved()
     if mixing is not None:
         mixing.check()
+    if sampling is not None:
+        if mixing is not None:
+            raise DomainsiftError("a training takes GUDA's mixing or domain sampling, not both")
+        sampling.check(len(train))
     out = Path(out_dir)
     if not len(train):
         raise InputError("the training bitext has no pairs")
@@ -238,7 +243,7 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
     out.mkdir(parents=True, exist_ok=True)
     state = out / RESUME
     state.mkdir(exist_ok=True)
-    identity = training_identity(train, dev, s, init_from, mixing)
+    identity = training_identity(train, dev, s, init_from, mixing, sampling)
     vocab_path = state / f"{identity}.spm.model"
     if init_from is not None:
         if not vocab_path.exists():
@@ -274,10 +279,15 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
         opt = torch.optim.Adam(params, lr=s.lr, betas=(0.9, 0.98), eps=1e-9)
         sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(s.warmup))
         rng = np.random.default_rng(s.seed)
+        sampler = None
+        if sampling is not None:
+            from . import sampled
+            sampler, learner = sampled.start(torch, sampling, model, opt, src, tgt, lambda texts: encode(sp, texts),
+                                             _loss, collate, s.max_tokens, s.seed, CLIP)
         history, best, best_epoch, start, seconds, tokens, losses = [], math.inf, 0, 0, 0.0, 0, []
         ckpt = state / f"{identity}.{CHECKPOINT}"
         if ckpt.exists():
-            resumed = _resume(torch, ckpt, model, opt, sched, rng, discs)
+            resumed = _resume(torch, ckpt, model, opt, sched, rng, discs, sampler)
             if resumed is not None:
                 start, history, best, best_epoch, seconds, tokens, losses = resumed
         step_model = torch.compile(model, dynamic=True) if s.compile else model  # shares model's weights
@@ -288,7 +298,7 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
             if stopped:
                 break
             t0, n_tok, terms = time.time(), 0, {}
-            for idx in token_batches(src, tgt, s.max_tokens, rng):
+            for idx in (sampler if sampler is not None else token_batches(src, tgt, s.max_tokens, rng)):
                 batch = collate(torch, src, tgt, idx)
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=s.bf16):
                     if mixing is None:
@@ -306,6 +316,8 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
                 opt.step()
                 sched.step()
                 n_tok += int((batch["labels"] != -100).sum())
+                if sampler is not None and sampler.position % sampling.update_every == 0:
+                    sampler.update(learner)  # the weights of the batches from the next on
                 if progress:
                     bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{(tokens + n_tok) / (seconds + time.time() - t0):,.0f}")
             seconds += time.time() - t0
@@ -319,7 +331,7 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
                 _save_best(state / f"{identity}.best", model)
             bar.update(1)
             _checkpoint(torch, ckpt, model, opt, sched, rng, epoch + 1, history, best, best_epoch, seconds, tokens,
-                        discs, losses)
+                        discs, losses, sampler)
             if epoch + 1 - best_epoch >= s.patience:
                 stopped = True
         bar.close()
@@ -331,7 +343,9 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
                          patience=s.patience, **({"compile": True} if s.compile else {}),
                          **({"bf16": True} if s.bf16 else {}), train=list(train.files), n_train=len(train), dev=list(dev.files),
                          n_dev=len(dev), **({"init_from": str(Path(init_from).resolve())} if init_from else {}),
-                         **({f"guda_{k}": v for k, v in mixing.describe().items()} if mixing is not None else {}))
+                         **({f"guda_{k}": v for k, v in mixing.describe().items()} if mixing is not None else {}),
+                         **({f"sampling_{k}": v for k, v in sampling.describe().items() if k not in ("domains", "dev")}
+                            if sampling is not None else {}))
     record = {"signature": signature_string(sig), "identity": identity,
               "settings": {k: v for k, v in asdict(s).items()},
               "version": __version__, "n_train": len(train), "n_dev": len(dev), "vocab": sp.get_piece_size(),
@@ -340,7 +354,8 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
               "train_seconds": round(seconds, 1), "target_tokens": tokens,
               "target_tokens_per_second": round(tokens / seconds, 1) if seconds else None,
               "stopped_early": len(history) < s.epochs,
-              **({"guda": {**mixing.describe(), "train_losses": losses}} if mixing is not None else {})}
+              **({"guda": {**mixing.describe(), "train_losses": losses}} if mixing is not None else {}),
+              **({"sampling": {**sampling.describe(), "history": sampler.history}} if sampling is not None else {})}
     with atomic_dir(out / MODEL) as tmp:
         best_model.save_pretrained(tmp)
     shutil.copyfile(vocab_path, out / (VOCAB + ".tmp"))
@@ -364,7 +379,7 @@ def ensure_trained(folder: str | os.PathLike, train: Bitext, dev: Bitext, settin
                      mixing=mixing)
 
 
-def training_identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from=None, mixing=None) -> str:
+def training_identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from=None, mixing=None, sampling=None) -> str:
     """What a training's result depends on (the version, the resolved settings, the warm start, every text),
     as a hash: the name of its checkpoints, and ``nmt.json``'s ``identity`` (a caller that finds a folder
     with the same identity may take it as trained)."""
@@ -380,6 +395,11 @@ def training_identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from=No
         h.update(json.dumps(mixing.describe(), sort_keys=True).encode())
         for texts in (mixing.old.src, mixing.old.tgt, mixing.source):
             hash_texts(h, texts)
+    if sampling is not None:
+        h.update(json.dumps(sampling.describe(), sort_keys=True).encode())
+        hash_texts(h, sampling.domains)
+        for name, b in sorted((sampling.dev or {}).items()):
+            hash_texts(h, [name, *b.src, *b.tgt])
     return h.hexdigest()[:20]
 
 
@@ -390,7 +410,7 @@ def _save_best(path: Path, model) -> None:
 
 
 def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch, history, best, best_epoch, seconds, tokens,
-                discs=None, losses=()):
+                discs=None, losses=(), sampler=None):
     from .._internal.atomic import atomic_dir
     with atomic_dir(path) as tmp:
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
@@ -398,11 +418,13 @@ def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch, history, best,
                     **({"discs": discs.state_dict()} if discs is not None else {})}, tmp / "state.pt")
         (tmp / "state.json").write_text(json.dumps({"epoch": epoch, "history": history, "best": best,
                                                     "best_epoch": best_epoch, "seconds": seconds, "tokens": tokens,
-                                                    "rng": rng.bit_generator.state, "losses": list(losses)}),
+                                                    "rng": rng.bit_generator.state, "losses": list(losses),
+                                                    **({"sampler": sampler.state_dict()} if sampler is not None
+                                                       else {})}),
                                         encoding="utf-8")
 
 
-def _resume(torch, path: Path, model, opt, sched, rng, discs=None):
+def _resume(torch, path: Path, model, opt, sched, rng, discs=None, sampler=None):
     import logging
 
     from .._internal.checksums import verify
@@ -417,6 +439,8 @@ def _resume(torch, path: Path, model, opt, sched, rng, discs=None):
         sched.load_state_dict(saved["sched"])
         torch.set_rng_state(saved["torch_rng"])
         rng.bit_generator.state = doc["rng"]
+        if sampler is not None:
+            sampler.load_state_dict(doc["sampler"])
         return (int(doc["epoch"]), list(doc["history"]), float(doc["best"]), int(doc["best_epoch"]),
                 float(doc["seconds"]), int(doc["tokens"]), list(doc.get("losses", [])))
     except Exception as exc:  # noqa: BLE001: a damaged checkpoint costs the epochs, never the run
