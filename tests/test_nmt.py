@@ -215,6 +215,7 @@ def test_a_sampled_training_draws_its_batches_by_the_policy(bitexts, tmp_path):
                         sampling=Sampling(two, MixedAlpha(alpha), batch_size=8))
         np.testing.assert_allclose(rec["sampling"]["history"][0]["weights"], want)
         assert rec["sampling"]["policy"] == "mixed" and rec["sampling"]["domains"] == {"a": 80, "b": 40}
+        assert rec["sampling"]["names"] == ["a", "b"]
     policy = MDAC(k=2, iterations=5, lr_data=0.05)
     rec = train_nmt(train, dev, tmp_path / "mdac", _settings(epochs=2, patience=2),
                     sampling=Sampling(labels, policy, batch_size=8, update_every=5, dev=devs, target={"med": 1.0}))

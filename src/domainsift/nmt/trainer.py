@@ -355,7 +355,8 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
               "target_tokens_per_second": round(tokens / seconds, 1) if seconds else None,
               "stopped_early": len(history) < s.epochs,
               **({"guda": {**mixing.describe(), "train_losses": losses}} if mixing is not None else {}),
-              **({"sampling": {**sampling.describe(), "history": sampler.history}} if sampling is not None else {})}
+              **({"sampling": {**sampling.describe(), "names": list(sampler.names), "history": sampler.history}}
+                 if sampling is not None else {})}
     with atomic_dir(out / MODEL) as tmp:
         best_model.save_pretrained(tmp)
     shutil.copyfile(vocab_path, out / (VOCAB + ".tmp"))

@@ -1,0 +1,136 @@
+"""Benchmark "nmt_sampling": paper 004's samplers in BLEU. A translation model (domainsift nmt, the proxy
+preset, de->en) trained on a skewed mixture of the seven domains' bitexts with each sampling policy driving
+its batches (``train_nmt(..., sampling=Sampling(...))``), judged on the target domain.
+
+Data: bench/live/sampling.py's skew (paper 004's Table 1: one large domain, one medium, five small): the
+first EMEA 5,000, JRC-Acquis 1,100, OpenSubtitles 650, KDE4 600, QED 400, TED2020 350, Tanzil 250 pairs of
+each train file (8,350 pairs). Each domain's test file: pairs 1-100 are the dev set (early stopping, and
+the learned policies' reward: the target's dev loss), pairs 251-500 the evaluation set, never seen by a
+policy. Target: Tanzil (adapting to a small domain, paper 004 §5.1) or uniform (the seven domains' mean).
+
+Policies: mixed-0 (uniform over domains), mixed-0.5, mixed-1 (the natural shares), mdac (from Mixed-0.5,
+lr_data 0.0003: the LM benchmark's best, bench/results/sampling.md), dds (its defaults). Batches of 32
+pairs; the adaptive policies update every UPDATE batches; at most EPOCHS epochs (an epoch: the batches
+that cover the 8,350 pairs once), early stopping on the target's dev loss (patience PATIENCE). BLEU and
+chrF (sacrebleu, beam 5) on the target's evaluation pairs (uniform: each domain's, and their mean).
+
+A row is a run under bench/work/nmt_sampling/<target>/<policy>-s<seed>; finished rows land in
+bench/results/nmt_sampling.json (resumable; one benchmark at a time: seconds are timings). On a CPU a row
+takes about 20 minutes; a GPU machine runs the table in one sitting.
+
+    python bench/live/nmt_sampling.py [--targets Tanzil] [--policies mixed-0 ... mdac dds] [--seeds 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from _common import ROOT, SEVEN, apply_threads, command_line, data_file, earlier_rows, merge_rows, read_lines, \
+    threads_option, write_results
+
+WORK = ROOT / "bench" / "work" / "nmt_sampling"
+SIZES = {"EMEA": 5000, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "QED": 400, "TED2020": 350,
+         "Tanzil": 250}
+DEV, EVAL = (0, 100), (250, 500)
+POLICIES = ["mixed-0", "mixed-0.5", "mixed-1", "mdac", "dds"]
+BATCH, UPDATE, EPOCHS, PATIENCE, BEAM, WARMUP = 32, 50, 20, 3, 5, 400
+SETTINGS = f"batch {BATCH} pairs, update every {UPDATE}, epochs {EPOCHS}, patience {PATIENCE}, warmup {WARMUP}, beam {BEAM}"
+
+
+def _pairs(domain: str, split: str, lo: int, hi: int) -> list[tuple[str, str]]:
+    de, en = read_lines(data_file(domain, split, "de")), read_lines(data_file(domain, split, "en"))
+    return [(a.strip(), b.strip()) for a, b in list(zip(de, en))[lo:hi] if a.strip() and b.strip()]
+
+
+def policy_of(name: str):
+    from domainsift.sampling import DDS, MDAC, MixedAlpha
+    if name.startswith("mixed-"):
+        return MixedAlpha(float(name.split("-", 1)[1]))
+    if name == "mdac":
+        return MDAC(lr_data=0.0003, init_alpha=0.5)
+    return DDS()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--targets", nargs="+", default=["Tanzil"], choices=["Tanzil", "uniform"])
+    ap.add_argument("--policies", nargs="+", default=POLICIES, choices=POLICIES)
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0])
+    threads_option(ap)
+    args = ap.parse_args()
+    apply_threads(args)
+    from domainsift import __version__
+    from domainsift.nmt import Bitext, score_translation, train_nmt, translate
+    from domainsift.nmt.sampled import Sampling
+    from domainsift.nmt.trainer import TrainSettings
+    train, labels = [], []
+    for d in SEVEN:
+        got = _pairs(d, "train", 0, SIZES[d])
+        train += got
+        labels += [d] * len(got)
+    tb = Bitext(tuple(a for a, _ in train), tuple(b for _, b in train), ("mix.de", "mix.en"))
+    devs = {d: Bitext.of(*zip(*_pairs(d, "test", *DEV)), (f"{d}.dev.de", f"{d}.dev.en")) for d in SEVEN}
+    evals = {d: _pairs(d, "test", *EVAL) for d in SEVEN}
+    rows = earlier_rows("nmt_sampling")
+    for target in args.targets:
+        weights = {target: 1.0} if target != "uniform" else {d: 1.0 for d in SEVEN}
+        dev_names = [d for d in SEVEN if d in weights]
+        dev = Bitext(sum((devs[d].src for d in dev_names), ()), sum((devs[d].tgt for d in dev_names), ()),
+                     ("dev.de", "dev.en"))
+        for seed in args.seeds:
+            for name in args.policies:
+                key = (target, name, seed, __version__, SETTINGS)
+                if any(_key(r) == key for r in rows):
+                    continue
+                t0 = time.time()
+                sampling = Sampling(labels, policy_of(name), batch_size=BATCH, update_every=UPDATE,
+                                    dev={d: devs[d] for d in dev_names}, target=weights)
+                settings = TrainSettings(preset="proxy", epochs=EPOCHS, patience=PATIENCE, seed=seed, warmup=WARMUP)
+                out = WORK / target / f"{name}-s{seed}"
+                rec = train_nmt(tb, dev, out, settings, overwrite=True, sampling=sampling)
+                scores = {}
+                for d in dev_names:
+                    hyp = translate(out, [a for a, _ in evals[d]], beam=BEAM)
+                    scores[d] = score_translation(hyp, [b for _, b in evals[d]])
+                bleu = sum(s["bleu"] for s in scores.values()) / len(scores)
+                chrf = sum(s["chrf"] for s in scores.values()) / len(scores)
+                history = rec["sampling"]["history"]
+                row = {"target": target, "policy": name, "seed": seed, "version": __version__, "settings": SETTINGS,
+                       "bleu": round(bleu, 4), "chrf": round(chrf, 4),
+                       "per_domain": {d: {"bleu": s["bleu"], "chrf": s["chrf"]} for d, s in scores.items()},
+                       "best_epoch": rec["best_epoch"], "epochs_run": rec["epochs_run"],
+                       "updates": sum(1 for h in history if h["reason"] not in ("initial", "set")),
+                       "first_weights": dict(zip(rec["sampling"]["names"], history[0]["weights"])),
+                       "last_weights": dict(zip(rec["sampling"]["names"], history[-1]["weights"])),
+                       "train_seconds": rec["train_seconds"], "seconds": round(time.time() - t0, 1),
+                       "bleu_signature": next(iter(scores.values()))["signature"]["bleu"],
+                       "nmt_signature": rec["signature"], "command": command_line()}
+                rows = merge_rows(rows, [row], _key)
+                print(f"{target} {name} s{seed}: BLEU {bleu:.2f} chrF {chrf:.2f} ({row['seconds']:.0f} s)", flush=True)
+                _write(rows)
+    _write(rows)
+
+
+def _key(r: dict) -> tuple:
+    return r["target"], r["policy"], r["seed"], r["version"], r["settings"]
+
+
+def _write(rows: list[dict]) -> None:
+    lines = ["# Paper 004's samplers in BLEU (domainsift nmt, the proxy preset)", "",
+             "de->en on a skewed mixture of the seven domains (8,350 pairs: EMEA 5,000 ... Tanzil 250); each policy "
+             f"draws the batches ({SETTINGS}); early stopping on the target's dev pairs (test pairs 1-100, also "
+             "the learned policies' reward); BLEU and chrF (sacrebleu) on the target's test pairs 251-500 (uniform: "
+             "each domain's, averaged); last weights: the sampler's at the end.", "",
+             "| target | policy | seed | version | BLEU | chrF | best epoch | updates | last weights | train s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["target"], r["seed"], -r["bleu"])):
+        w = ", ".join(f"{k} {v:.2f}" for k, v in r["last_weights"].items())
+        lines.append(f"| {r['target']} | {r['policy']} | {r['seed']} | {r['version']} | {r['bleu']:.2f} | "
+                     f"{r['chrf']:.2f} | {r['best_epoch']}/{r['epochs_run']} | {r['updates']} | {w} | "
+                     f"{r['train_seconds']:.0f} |")
+    write_results("nmt_sampling", {"rows": rows, "sizes": SIZES, "settings": SETTINGS}, "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
