@@ -107,6 +107,8 @@ def test_nmt_judge_refusals_before_any_training(judged, capsys):
           "oracle.a"], "two rows are named 'random'"),
         (["rnd", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a", "--reference", "all=pool.a"],
          "--reference-bitext NAME SRC TGT"),
+        (["rnd", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a", "--reference-bitext", "../up", "oracle.b",
+          "oracle.a"], "'../up' cannot name a row"),
     ]
     for extra, message in cases:
         rc, err, _ = run_cli(["downstream", "--judge", "nmt", *extra, "--out", "ds", *NMT], capsys)

@@ -251,6 +251,9 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     if not rows:
         raise DomainsiftError("give at least one selection run directory or reference bitext to judge")
     names = [r["name"] for r in rows]
+    bad = next((n for n in names if not n or n.startswith(".") or "/" in n or "\\" in n), None)
+    if bad is not None:
+        raise DomainsiftError(f"{bad!r} cannot name a row: its model is kept in OUT/models/<name>")
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise DomainsiftError(f"two rows are named {twice[0]!r}; give each reference its own name")
