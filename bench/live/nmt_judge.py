@@ -152,11 +152,14 @@ def _write(rows: list[dict]) -> None:
                      f"{'-' if r['precision'] is None else r['precision']} | {r['bleu']:.2f} | {r['chrf']:.2f} | "
                      f"{r['n_train']} | {r['best_epoch']}/{r['epochs_run']} | {r['train_seconds']:.0f} | "
                      f"{r['target_tokens_per_second'] or 0:,.0f} |")
-    both = [r for r in rows if r["precision"] is not None and r["method"] != "oracle"]
-    if len(both) >= 3:
-        p, b = np.array([r["precision"] for r in both]), np.array([r["bleu"] for r in both])
-        lines += ["", f"Pearson correlation of precision and BLEU over the {len(both)} selection rows: "
-                  f"{np.corrcoef(p, b)[0, 1]:.3f}."]
+    lines.append("")
+    for target, seed in sorted({(r["target"], r["seed"]) for r in rows}):  # within a target: BLEU's scale is its own
+        both = [r for r in rows if (r["target"], r["seed"]) == (target, seed) and r["precision"] is not None
+                and r["method"] != "oracle"]
+        if len(both) >= 3:
+            p, b = np.array([r["precision"] for r in both]), np.array([r["bleu"] for r in both])
+            lines.append(f"Pearson correlation of precision and BLEU over {target}'s {len(both)} selection rows "
+                         f"(seed {seed}): {np.corrcoef(p, b)[0, 1]:.3f}.  ")
     write_results("nmt_judge", {"rows": rows, "n": N, "epochs": EPOCHS, "patience": PATIENCE, "beam": BEAM,
                                 "max_tokens": MAX_TOKENS, "warmup": WARMUP},
                   "\n".join(lines) + "\n")
