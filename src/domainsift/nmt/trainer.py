@@ -70,8 +70,6 @@ class TrainSettings:
     seed: int = 0
     label_smoothing: float = LABEL_SMOOTHING
     arch: dict = field(default_factory=dict)  # MarianConfig keywords over the preset's (tests: tiny models)
-    compile: bool = False  # the training steps through torch.compile (dynamic shapes)
-    bf16: bool = False  # the training steps' forward pass under bfloat16 autocast
 
     def resolved(self) -> "TrainSettings":
         if self.preset not in PRESETS:
@@ -290,7 +288,6 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
             resumed = _resume(torch, ckpt, model, opt, sched, rng, discs, sampler)
             if resumed is not None:
                 start, history, best, best_epoch, seconds, tokens, losses = resumed
-        step_model = torch.compile(model, dynamic=True) if s.compile else model  # shares model's weights
         from tqdm.auto import tqdm
         bar = tqdm(total=s.epochs, initial=start, desc="train nmt", unit="epoch", disable=not progress)
         stopped = start > 0 and start - best_epoch >= s.patience
@@ -300,16 +297,15 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
             t0, n_tok, terms = time.time(), 0, {}
             for idx in (sampler if sampler is not None else token_batches(src, tgt, s.max_tokens, rng)):
                 batch = collate(torch, src, tgt, idx)
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=s.bf16):
-                    if mixing is None:
-                        loss = _loss(torch, step_model, batch, s.label_smoothing)
-                    else:
-                        from .guda import mixed_loss, row_weights
-                        weights = row_weights(kinds[idx], mixing)
-                        loss, parts = mixed_loss(torch, step_model, discs, batch, weights, s.label_smoothing)
-                        for k, v in parts.items():
-                            terms[k] = terms.get(k, 0.0) + v
-                        terms["batches"] = terms.get("batches", 0) + 1
+                if mixing is None:
+                    loss = _loss(torch, model, batch, s.label_smoothing)
+                else:
+                    from .guda import mixed_loss, row_weights
+                    weights = row_weights(kinds[idx], mixing)
+                    loss, parts = mixed_loss(torch, model, discs, batch, weights, s.label_smoothing)
+                    for k, v in parts.items():
+                        terms[k] = terms.get(k, 0.0) + v
+                    terms["batches"] = terms.get("batches", 0) + 1
                 opt.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(params, CLIP)
@@ -340,8 +336,7 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
     sig = make_signature("nmt", model="marian", seed=s.seed, preset=s.preset,
                          **{k: v for k, v in s.arch.items()}, vocab=sp.get_piece_size(), max_tokens=s.max_tokens,
                          lr=s.lr, warmup=s.warmup, label_smoothing=s.label_smoothing, epochs=s.epochs,
-                         patience=s.patience, **({"compile": True} if s.compile else {}),
-                         **({"bf16": True} if s.bf16 else {}), train=list(train.files), n_train=len(train), dev=list(dev.files),
+                         patience=s.patience, train=list(train.files), n_train=len(train), dev=list(dev.files),
                          n_dev=len(dev), **({"init_from": str(Path(init_from).resolve())} if init_from else {}),
                          **({f"guda_{k}": v for k, v in mixing.describe().items()} if mixing is not None else {}),
                          **({f"sampling_{k}": v for k, v in sampling.describe().items() if k not in ("domains", "dev")}
@@ -388,8 +383,7 @@ def training_identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from=No
 
     from .._internal.checksums import hash_texts
     from .._version import __version__
-    settings = {k: v for k, v in asdict(s).items() if k not in ("compile", "bf16") or v}  # off: as before them
-    h = hashlib.sha256(json.dumps([__version__, settings, str(init_from)], sort_keys=True, default=repr).encode())
+    h = hashlib.sha256(json.dumps([__version__, asdict(s), str(init_from)], sort_keys=True, default=repr).encode())
     for texts in (train.src, train.tgt, dev.src, dev.tgt):
         hash_texts(h, texts)
     if mixing is not None:
