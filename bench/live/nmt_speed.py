@@ -36,7 +36,7 @@ from _common import ROOT, SEVEN, command_line, cpu_isa, data_file, earlier_rows,
 WORK = ROOT / "bench" / "work" / "nmt_speed"
 N, N_DEV, EPOCHS, SEED = 5000, 200, 3, 0
 # name: (threads, max_tokens); the rows "compile" (torch.compile of the training steps, dynamic shapes) and
-# "bf16" (bfloat16 autocast of the forward pass) ran at commit 643d282..b834a1a, whose TrainSettings had those
+# "bf16" (bfloat16 autocast of the forward pass) ran at commit c7b541f, whose TrainSettings had those
 # options; both measured slower (bench/results/nmt_speed.md) and left the code
 ROWS = {"base": (2, 800), "t1": (1, 800), "mt1600": (2, 1600), "mt3000": (2, 3000)}
 
