@@ -77,9 +77,13 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=["KDE4"])
     ap.add_argument("--methods", nargs="+", default=METHODS, choices=METHODS + ["pool"])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
+    ap.add_argument("--table-only", action="store_true", help="rewrite the table from the finished rows; train nothing")
     threads_option(ap)
     args = ap.parse_args()
     apply_threads(args)
+    if args.table_only:
+        _write(earlier_rows("nmt_judge"))
+        return
     from domainsift import __version__
     from domainsift.nmt import Bitext, read_bitext, score_translation, train_nmt, translate
     from domainsift.nmt.trainer import TrainSettings
