@@ -63,16 +63,14 @@ class Sampling:
                 "dev": {k: len(v) for k, v in sorted((self.dev or {}).items())}}
 
 
-def start(torch, sampling: Sampling, model, opt, src, tgt, encode, loss_of, collate, max_tokens: int, seed: int,
+def start(torch, sampling: Sampling, model, opt, src, tgt, encode, loss_of, collate, dev_batches, seed: int,
           clip: float):
-    """The sampler (one pass: the batches that cover the pairs once) and the learner its policy sees."""
+    """The sampler (one pass: the batches that cover the pairs once) and the learner its policy sees;
+    ``dev_batches(src, tgt)``: the batches of index arrays a dev set is cut into (the trainer's)."""
     import copy
     import math
 
-    import numpy as np
-
     from ..sampling import DomainSampler, Learner, mixture_loss
-    from .trainer import token_batches
     policy = copy.deepcopy(sampling.policy)  # the caller's policy object is never trained
     sampler = DomainSampler(sampling.domains, sampling.batch_size, policy,
                             num_batches=math.ceil(len(src) / sampling.batch_size), seed=seed)
@@ -83,8 +81,7 @@ def start(torch, sampling: Sampling, model, opt, src, tgt, encode, loss_of, coll
     dev_sets = {}
     for name, b in (sampling.dev or {}).items():
         ds, dt = encode(b.src), encode(b.tgt)
-        dev_sets[name] = [collate(torch, ds, dt, idx) for idx in token_batches(ds, dt, max_tokens,
-                                                                                np.random.default_rng(0))]
+        dev_sets[name] = [collate(torch, ds, dt, idx) for idx in dev_batches(ds, dt)]
 
     def dev_batches_loss(m, batches):  # the mean token cross-entropy, differentiable (DDS takes its gradient)
         total, count = 0.0, 0

@@ -281,7 +281,9 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
         if sampling is not None:
             from . import sampled
             sampler, learner = sampled.start(torch, sampling, model, opt, src, tgt, lambda texts: encode(sp, texts),
-                                             _loss, collate, s.max_tokens, s.seed, CLIP)
+                                             _loss, collate,
+                                             lambda a, b: token_batches(a, b, s.max_tokens, np.random.default_rng(0)),
+                                             s.seed, CLIP)
         history, best, best_epoch, start, seconds, tokens, losses = [], math.inf, 0, 0, 0.0, 0, []
         ckpt = state / f"{identity}.{CHECKPOINT}"
         if ckpt.exists():
