@@ -198,12 +198,8 @@ def pool_bitext(run_dir: str | os.PathLike, reverse: bool = False):
 def _without(dev, train):
     """``dev`` minus the pairs that ``train`` holds a sentence of (either side, compared as ``--exclude``
     compares lines): a row's epoch is never chosen on what it learnt from."""
-    from ..dedup import normalise
-    from ..nmt.data import Bitext
-    seen_s, seen_t = {normalise(x) for x in train.src}, {normalise(x) for x in train.tgt}
-    keep = [k for k, (a, b) in enumerate(zip(dev.src, dev.tgt))
-            if normalise(a) not in seen_s and normalise(b) not in seen_t]
-    return Bitext(tuple(dev.src[k] for k in keep), tuple(dev.tgt[k] for k in keep), dev.files)
+    from ..nmt.data import held
+    return dev.take([k for k, h in enumerate(held(train, dev)) if h is None])
 
 
 def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, references: Sequence = (),

@@ -58,15 +58,24 @@ def _key(s: str) -> str:
     return normalise(s)
 
 
+def held(train: Bitext, other: Bitext) -> list[str | None]:
+    """For each pair of ``other``: the side of it that ``train`` holds (``"src"``, else ``"tgt"``; compared
+    as ``--exclude`` compares lines), or None."""
+    seen_src = {_key(s) for s in train.src}
+    seen_tgt = {_key(t) for t in train.tgt}
+    out = []
+    for s, t in zip(other.src, other.tgt):
+        ks, kt = _key(s), _key(t)
+        out.append("src" if ks and ks in seen_src else "tgt" if kt and kt in seen_tgt else None)
+    return out
+
+
 def check_disjoint(train: Bitext, test: Bitext, what: str = "the test set") -> None:
     """Refuse ``test`` when the training pairs hold any of its sentences (either side, compared as
     ``--exclude`` compares lines): a model is never judged on what it learnt from."""
-    seen_src = {_key(s) for s in train.src}
-    seen_tgt = {_key(t) for t in train.tgt}
-    for n, (s, t) in enumerate(zip(test.src, test.tgt), 1):
-        ks, kt = _key(s), _key(t)
-        if (ks and ks in seen_src) or (kt and kt in seen_tgt):
-            side = test.files[0] if ks in seen_src else test.files[1]
-            raise InputError(f"{side or what}: pair {n} repeats a sentence of the training data "
+    for n, side in enumerate(held(train, test), 1):
+        if side is not None:
+            name = test.files[0] if side == "src" else test.files[1]
+            raise InputError(f"{name or what}: pair {n} repeats a sentence of the training data "
                              f"({train.files[0] or 'the training bitext'}); keep {what} out of what the model "
                              "learns from (select with --exclude)")

@@ -11,7 +11,7 @@ sampler's state is in each epoch's checkpoint, so a killed training resumes to t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .._internal.errors import DomainsiftError
@@ -30,7 +30,6 @@ class Sampling:
     update_every: int = 100
     dev: Mapping[str, Any] | None = None
     target: Mapping[str, float] | None = None
-    _policy: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "domains", tuple(str(d) for d in self.domains))
