@@ -43,9 +43,23 @@ def command_line() -> str:
 
 
 def machine() -> str:
-    """The machine a result was measured on: CPU model and instruction-set family, cores, Python."""
+    """The machine a result was measured on: CPU model and instruction-set family (and its native bfloat16
+    units, where it has them), cores, Python."""
     from domainsift.machine import cpu_isa, cpu_model
-    return f"{cpu_model()} ({cpu_isa()}), {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    bf16 = native_bf16()
+    return (f"{cpu_model()} ({cpu_isa()}{', ' + bf16 if bf16 else ''}), {platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}")
+
+
+def native_bf16() -> str:
+    """The CPU's native bfloat16 arithmetic, from Linux's flags: ``amx`` (AMX tiles, which also means
+    AVX512-BF16), ``avx512-bf16``, or ``""`` (none: bfloat16 is emulated in float32)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            flags = next((ln.split(":", 1)[1].split() for ln in fh if ln.startswith("flags")), [])
+    except OSError:
+        return ""
+    return "amx" if "amx_bf16" in flags else "avx512-bf16" if "avx512_bf16" in flags else ""
 
 
 def cpu_isa() -> str:

@@ -5,7 +5,7 @@ Training: the `proxy` preset (d_model 128, 2+2 layers, 4k vocabulary) trained fr
 per setting: torch's threads, the batch size (`max_tokens`, padded target tokens), `compile` (torch.compile
 of the training steps, dynamic shapes; its compilation is inside the seconds) and `bf16` (bfloat16 autocast
 of the forward pass), two options that measured slower and left the code (their rows stay, with the commit
-that made them). Target tokens a second over the whole training (nmt.json's `target_tokens_per_second`)
+that made them; `--rows bf16 compile` measures them again, on another CPU, with that commit's own code). Target tokens a second over the whole training (nmt.json's `target_tokens_per_second`)
 and the wall seconds. A larger batch also changes the training (fewer, larger steps): the dev loss after
 EPOCHS epochs is reported beside its speed.
 
@@ -28,10 +28,11 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
-from _common import ROOT, SEVEN, command_line, cpu_isa, data_file, earlier_rows, machine, merge_rows, read_lines, \
-    write_results
+from _common import DATA, ROOT, SEVEN, command_line, cpu_isa, data_file, earlier_rows, machine, merge_rows, \
+    native_bf16, read_lines, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_speed"
 N, N_DEV, EPOCHS, SEED = 5000, 200, 3, 0
@@ -39,6 +40,9 @@ N, N_DEV, EPOCHS, SEED = 5000, 200, 3, 0
 # "bf16" (bfloat16 autocast of the forward pass) ran at commit c7b541f, whose TrainSettings had those
 # options; both measured slower (bench/results/nmt_speed.md) and left the code
 ROWS = {"base": (2, 800), "t1": (1, 800), "mt1600": (2, 1600), "mt3000": (2, 3000)}
+# rows of options that left the code, run again (on another CPU) by that commit's own code: a git worktree of
+# the commit, its benchmark's `--one ROW` with its own package on the path (the rows' "commit" names it)
+AT = {"compile": "2f26ab3", "bf16": "2f26ab3"}
 
 
 def pairs():
@@ -108,7 +112,7 @@ def decode() -> list[dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
+    ap.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS) + list(AT))
     ap.add_argument("--decode", action="store_true", help="the decoding rows too (after the training rows)")
     ap.add_argument("--one", choices=list(ROWS) + ["decode"], help=argparse.SUPPRESS)  # a row, in its own process
     args = ap.parse_args()
@@ -126,11 +130,13 @@ def main() -> None:
         key = (name, __version__, cpu)
         if any(_key(r) == key for r in rows):
             continue
-        out = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True)
+        out = _at(name, AT[name]) if name in AT else \
+            subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True)
         if out.returncode != 0:
             sys.exit(f"row {name} failed:\n{out.stderr[-3000:]}")
         row = json.loads(next(ln for ln in out.stdout.splitlines() if ln.startswith("ROW "))[4:])
-        row.update(version=__version__, commit=commit, machine=cpu, isa=cpu_isa(), command=command_line())
+        row.update(version=__version__, commit=AT.get(name, commit), machine=cpu, isa=cpu_isa(),
+                   native_bf16=native_bf16(), command=command_line())
         rows = merge_rows(rows, [row], _key)
         print(f"{name}: {row['target_tokens_per_second']:,.0f} target tokens/s ({row['wall_seconds']:.0f} s)", flush=True)
         _write(rows)
@@ -141,13 +147,35 @@ def main() -> None:
             sys.exit(f"the decoding rows failed:\n{out.stderr[-3000:]}")
         new = json.loads(next(ln for ln in out.stdout.splitlines() if ln.startswith("ROWS "))[5:])
         for row in new:
-            row.update(version=__version__, commit=commit, machine=cpu, isa=cpu_isa(), command=command_line())
+            row.update(version=__version__, commit=commit, machine=cpu, isa=cpu_isa(), native_bf16=native_bf16(),
+                       command=command_line())
         rows = merge_rows(rows, new, _key)
     _write(rows)
 
 
+def _at(name: str, commit: str) -> subprocess.CompletedProcess:
+    """Row ``name`` measured by the code of ``commit`` (a detached git worktree, removed afterwards): that
+    commit's benchmark and package, this interpreter, the same data."""
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=ROOT, check=True,
+                       capture_output=True)
+        try:
+            env = dict(os.environ, PYTHONPATH=str(tree / "src"), DOMAINSIFT_DATA=str(DATA))
+            return subprocess.run([sys.executable, str(tree / "bench" / "live" / "nmt_speed.py"), "--one", name],
+                                  capture_output=True, text=True, env=env)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+
+
 def _key(r: dict) -> tuple:
     return r["row"], r["version"], r["machine"]
+
+
+def _cpu(r: dict) -> str:
+    return r["isa"] + (f" + {r['native_bf16']}" if r.get("native_bf16") else "")
 
 
 def _write(rows: list[dict]) -> None:
@@ -162,7 +190,7 @@ def _write(rows: list[dict]) -> None:
     for r in rows:
         if r["row"].startswith("decode"):
             continue
-        lines.append(f"| {r['row']} | {r['version']} | {r.get('commit', '')} | {r['isa']} | {r['threads']} | "
+        lines.append(f"| {r['row']} | {r['version']} | {r.get('commit', '')} | {_cpu(r)} | {r['threads']} | "
                      f"{r['max_tokens']} | "
                      f"{'yes' if r['compile'] else '-'} | {'yes' if r['bf16'] else '-'} | "
                      f"{r['target_tokens_per_second']:,.0f} | {r['train_seconds']:.0f} | {r['dev_loss_last']:.3f} |")
@@ -172,7 +200,7 @@ def _write(rows: list[dict]) -> None:
                   "2 threads:", "", "| backend | version | CPU | beam | sentences/s | target tokens/s | BLEU |",
                   "|---|---|---|---|---|---|---|"]
         for r in dec:
-            lines.append(f"| {r['backend']} | {r['version']} | {r['isa']} | {r['beam']} | {r['sentences_per_second']:.1f} "
+            lines.append(f"| {r['backend']} | {r['version']} | {_cpu(r)} | {r['beam']} | {r['sentences_per_second']:.1f} "
                          f"| {r['target_tokens_per_second']:,.0f} | {r['bleu']:.2f} |")
     write_results("nmt_speed", {"rows": rows, "n": N, "n_dev": N_DEV, "epochs": EPOCHS, "seed": SEED},
                   "\n".join(lines) + "\n")
