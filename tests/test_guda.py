@@ -190,6 +190,17 @@ def test_adapt_runs_end_to_end_from_the_cli(tmp_path, capsys, monkeypatch):
     assert len((tmp_path / "ad" / "pseudo.tgt").read_text().splitlines()) == 12
     assert json.loads((tmp_path / "ad" / "model" / "nmt.json").read_text())["n_train"] == 12
     assert (tmp_path / "ad" / "reverse" / "model" / "model.safetensors").stat().st_mtime_ns == reverse
+    # another beam: the back-translation is made again (pseudo.json says how), the reverse model kept
+    how = json.loads((tmp_path / "ad" / "pseudo.json").read_text())
+    assert how["beam"] == 2 and how["backend"] == "generate"
+    assert how["reverse"] == json.loads((tmp_path / "ad" / "reverse" / "nmt.json").read_text())["identity"]
+    (tmp_path / "ad" / "pseudo.src").write_text("stale\n" * 12)  # a rerun that reused it would keep this
+    rc, err, _ = run_cli(["adapt", *common[:-1], "3", "--method", "moore-lewis", "--in-domain", sample, "--pool",
+                          pool, "--top", "12", "--out", "ad"], capsys)
+    assert rc == 0, err
+    assert json.loads((tmp_path / "ad" / "pseudo.json").read_text())["beam"] == 3
+    assert "stale" not in (tmp_path / "ad" / "pseudo.src").read_text()
+    assert (tmp_path / "ad" / "reverse" / "model" / "model.safetensors").stat().st_mtime_ns == reverse
 
     # a cold start from a file of selected lines, the bitext loss alone (Table 5's BI), the reverse model reused
     rc, err, _ = run_cli(["adapt", *common, "--selected", "ad/pseudo.tgt", "--reverse", "ad/reverse", "--start",

@@ -117,3 +117,31 @@ def test_nmt_judge_refusals_before_any_training(judged, capsys):
     # the LM judge refuses what only the NMT judge takes
     rc, err, _ = run_cli(["downstream", "rnd", "--test", "test.a", "--dev", "dev.b", "dev.a", "--out", "lm"], capsys)
     assert rc == 2 and "--dev is an option of --judge nmt" in err
+    rc, err, _ = run_cli(["downstream", "rnd", "--test", "test.a", "--nmt-backend", "ctranslate2", "--out", "lm"], capsys)
+    assert rc == 2 and "--nmt-backend is an option of --judge nmt" in err
+
+
+def test_nmt_judge_decodes_with_ctranslate2(judged, capsys):
+    """--nmt-backend ctranslate2: the test is translated by the int8 conversion of each row's model; a rerun with
+    the other backend decodes again and trains nothing."""
+    pytest.importorskip("ctranslate2")
+    import sacrebleu
+
+    from domainsift.nmt import translate
+    argv = ["downstream", "--judge", "nmt", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a",
+            "--reference-bitext", "oracle", "oracle.b", "oracle.a", "--out", "ds", *NMT]
+    rc, err, _ = run_cli([*argv, "--nmt-backend", "ctranslate2"], capsys)
+    assert rc == 0, err
+    res = json.loads((judged / "ds" / "downstream.json").read_text())
+    row = res["rows"][0]
+    assert res["backend"] == "ctranslate2" and res["signature"]["backend"] == "ctranslate2"
+    hyp = translate(row["model"], (judged / "test.b").read_text().splitlines(), beam=2, backend="ctranslate2")
+    assert row["bleu"] == round(sacrebleu.corpus_bleu(hyp, [(judged / "test.a").read_text().splitlines()]).score, 4)
+    weights = judged / "ds" / "models" / "oracle" / "model" / "model.safetensors"
+    before = weights.stat().st_mtime_ns
+    rc, err, _ = run_cli(argv, capsys)
+    assert rc == 0, err
+    again = json.loads((judged / "ds" / "downstream.json").read_text())
+    assert again["backend"] == "generate" and weights.stat().st_mtime_ns == before
+    hyp = translate(row["model"], (judged / "test.b").read_text().splitlines(), beam=2)
+    assert again["rows"][0]["bleu"] == round(sacrebleu.corpus_bleu(hyp, [(judged / "test.a").read_text().splitlines()]).score, 4)

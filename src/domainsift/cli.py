@@ -487,7 +487,8 @@ def cmd_adapt(args) -> int:
     t0 = time.time()
     rec = adapt(tuple(args.old), tuple(args.dev), source, args.out, selection=selection, selected=args.selected,
                 reverse=args.reverse, base=args.base, start=args.start, settings=train_settings(args, "nmt_"),
-                test=tuple(args.test) if args.test else None, beam=args.beam, progress=_bars(args), **mixing)
+                test=tuple(args.test) if args.test else None, beam=args.beam, backend=args.nmt_backend,
+                progress=_bars(args), **mixing)
     steps = rec["steps"]
     print(f"adapted ({rec['start']} start, {rec['losses']}) on {steps['pseudo']['n']:,} back-translated lines and "
           f"{rec['n_old']:,} old pairs in {time.time() - t0:.1f} s -> {args.out}/model")
@@ -546,14 +547,16 @@ def cmd_downstream(args) -> int:
             raise DomainsiftError("give at least one selection run directory or --reference-bitext NAME SRC TGT")
         result = judge_nmt(args.run_dirs, tuple(args.test), tuple(args.dev), args.out, refs,
                            whole_pool=args.whole_pool, reverse=args.reverse,
-                           settings=train_settings(args, "nmt_"), beam=args.beam, progress=_bars(args))
+                           settings=train_settings(args, "nmt_"), beam=args.beam, backend=args.nmt_backend,
+                           progress=_bars(args))
         print(f"the translation model ({result['signature']['preset']}, {result['direction']}) trained on each, "
               f"BLEU and chrF on {args.test[1]} ({result['n_test']} pairs):")
         print(format_nmt_rows(result["rows"]))
         print(f"-> {rundir.path(args.out, rundir.DOWNSTREAM)}")
         return 0
     nmt_only = [f for f, v in (("--dev", args.dev), ("--reference-bitext", args.reference_bitext),
-                               ("--whole-pool", args.whole_pool), ("--reverse", args.reverse)) if v]
+                               ("--whole-pool", args.whole_pool), ("--reverse", args.reverse),
+                               ("--nmt-backend", args.nmt_backend != "generate")) if v]
     if nmt_only:
         raise DomainsiftError(f"{nmt_only[0]} is an option of --judge nmt")
     if len(args.test) != 1:
@@ -594,6 +597,14 @@ def cmd_demo(args) -> int:
 
 
 # ================================================================ parser
+
+def backend_opt(group, flag: str = "--backend") -> None:
+    """How a trained translation model decodes: ``nmt translate --backend``; ``--nmt-backend`` where
+    ``--backend`` is the encoder's (adapt, downstream --judge nmt)."""
+    group.add_argument(flag, choices=["generate", "ctranslate2"], default="generate",
+                       help="generate: transformers' beam search (default); ctranslate2: the model converted to "
+                            "int8 once (extra ct2), faster on a CPU (bench/results/nmt_speed.md)")
+
 
 def train_opts(t, seed: bool = True, prefix: str = "") -> None:
     """The options of a translation model's training (``nmt train``; ``adapt`` names them ``--nmt-*``: the
@@ -779,9 +790,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--input", required=True, metavar="FILE")
     t.add_argument("--out", required=True, metavar="FILE", help="one translation a line")
     t.add_argument("--beam", type=positive_int, default=5, help="beam size (default 5; 1: greedy)")
-    t.add_argument("--backend", choices=["generate", "ctranslate2"], default="generate",
-                   help="generate: transformers' beam search (default); ctranslate2: the model converted to int8 "
-                        "once (extra ct2), faster on a CPU (bench/results/nmt_speed.md)")
+    backend_opt(t)
     t = nsub.add_parser("score", parents=[common], help="BLEU and chrF (sacrebleu) of translations against references")
     t.add_argument("--hyp", required=True, metavar="FILE")
     t.add_argument("--ref", required=True, metavar="FILE")
@@ -819,6 +828,7 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument(f"--lambda-{name}", type=finite, default=1.0, help=f"the weight of {what}; default 1")
     train_opts(g, seed=False, prefix="nmt-")
     g.add_argument("--beam", type=positive_int, default=5, help="beam size of the back-translation and --test")
+    backend_opt(g, "--nmt-backend")
     s.set_defaults(func=cmd_adapt)
 
     s = command("evaluate", help="precision and recall of a selection against an oracle")
@@ -851,6 +861,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "into the scored side)")
     train_opts(g, seed=True, prefix="nmt-")
     g.add_argument("--beam", type=positive_int, default=5, help="beam size of the test's translation (5)")
+    backend_opt(g, "--nmt-backend")
     s.set_defaults(func=cmd_downstream)
 
     s = command("crossdomain", help="cross-domain LM perplexity matrix and its link to centroid similarity")

@@ -23,13 +23,14 @@ epoch): a changed input never reuses a stale step.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from .._internal.errors import DomainsiftError, InputError
 
 SELECT, REVERSE, BASE, MODEL = "select", "reverse", "base", "model"
-PSEUDO_SRC, PSEUDO_TGT, RECORD = "pseudo.src", "pseudo.tgt", "adapt.json"
+PSEUDO_SRC, PSEUDO_TGT, PSEUDO_HOW, RECORD = "pseudo.src", "pseudo.tgt", "pseudo.json", "adapt.json"
 STARTS = ("warm", "cold")
 
 
@@ -37,20 +38,25 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
           selected: str | os.PathLike | None = None, reverse: str | os.PathLike | None = None,
           base: str | os.PathLike | None = None, start: str = "warm", losses: str = "bi+s+t",
           lambda_old: float = 1.0, lambda_src: float = 1.0, lambda_tgt: float = 1.0, settings=None,
-          test: tuple | None = None, beam: int = 5, progress: bool = False) -> dict:
+          test: tuple | None = None, beam: int = 5, backend: str = "generate", progress: bool = False) -> dict:
     """Run GUDA (the module docstring). ``old``, ``dev``, ``test``: ``(source file, target file)``; ``source``:
     the new domain's source-language sentences (a file, or a list of files); ``selection``: a :class:`~domainsift.spec.RunSpec` whose
     rule chooses the target-language lines (its ``out`` is set to ``OUT/select``), or ``selected``: a file of
-    them; ``settings``: a :class:`~domainsift.nmt.trainer.TrainSettings` for every model trained here.
+    them; ``settings``: a :class:`~domainsift.nmt.trainer.TrainSettings` for every model trained here;
+    ``beam``, ``backend``: the back-translation's and the test's decoding (``generate``, or ``ctranslate2``:
+    int8, the extra ``ct2``).
     Returns ``adapt.json``'s contents."""
     from .._internal.atomic import atomic_open, save_json
     from .._internal.signature import make_signature, signature_string
     from ..io.corpus import read_corpus
     from ..nmt import check_disjoint, read_bitext, score_translation, translate
     from ..nmt.data import Bitext
+    from ..nmt.decode import check_backend
     from ..nmt.guda import Mixing
+    from ..nmt.trainer import RECORD as NMT_RECORD
     from ..nmt.trainer import TrainSettings, ensure_trained
     settings = (settings or TrainSettings()).resolved()
+    check_backend(backend)
     Mixing.check_options(losses, lambda_old, lambda_src, lambda_tgt)
     if start not in STARTS:
         raise DomainsiftError(f"--start must be one of {', '.join(STARTS)}, got {start!r}")
@@ -104,19 +110,28 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
         trained(rev_dir, flip(old_b), flip(dev_b))
     steps["reverse"] = str(rev_dir)
 
-    # 3. back-translation: the pseudo-bitext
-    pseudo_src, pseudo_tgt = out / PSEUDO_SRC, out / PSEUDO_TGT
-    if not (pseudo_src.is_file() and pseudo_tgt.is_file()
+    # 3. back-translation: the pseudo-bitext, made again when the lines, the reverse model or the decoding
+    # differ from the last one's
+    pseudo_src, pseudo_tgt, pseudo_how = out / PSEUDO_SRC, out / PSEUDO_TGT, out / PSEUDO_HOW
+    how = {"reverse": json.loads((rev_dir / NMT_RECORD).read_text(encoding="utf-8")).get("identity"),
+           "beam": beam, "backend": backend}
+    if not (pseudo_src.is_file() and pseudo_tgt.is_file() and pseudo_how.is_file()
+            and json.loads(pseudo_how.read_text(encoding="utf-8")) == how
             and pseudo_tgt.read_text(encoding="utf-8").splitlines() == chosen):
-        back = translate(rev_dir, chosen, beam=beam, progress=progress)
+        pseudo_how.unlink(missing_ok=True)
+        back = translate(rev_dir, chosen, beam=beam, progress=progress, backend=backend)
         with atomic_open(pseudo_tgt.with_suffix(".tgt.next")) as fh:
             fh.write("".join(t + "\n" for t in chosen))
         with atomic_open(pseudo_src) as fh:
             fh.write("".join(b + "\n" for b in back))
-        os.replace(pseudo_tgt.with_suffix(".tgt.next"), pseudo_tgt)  # last: the pair is complete
+        os.replace(pseudo_tgt.with_suffix(".tgt.next"), pseudo_tgt)
+        save_json(pseudo_how, how)  # last: the pair is complete
     back = pseudo_src.read_text(encoding="utf-8").splitlines()
     keep = [k for k, b in enumerate(back) if b.strip()]  # a back-translation can come out empty
     pseudo = Bitext(tuple(back[k] for k in keep), tuple(chosen[k] for k in keep), (str(pseudo_src), str(pseudo_tgt)))
+    if not len(pseudo):
+        raise InputError(f"{pseudo_src}: all {len(chosen)} back-translations came out empty; the reverse model "
+                         f"({rev_dir}) needs more training")
     steps["pseudo"] = {"n": len(pseudo), "empty_dropped": len(chosen) - len(pseudo)}
 
     # 4. the warm start's model
@@ -136,8 +151,8 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
 
     # 6. the new domain's test set
     if test_b is not None:
-        hyp = translate(model_dir, test_b.src, beam=beam, progress=progress)
-        result["test"] = {"files": list(test_b.files), "beam": beam,
+        hyp = translate(model_dir, test_b.src, beam=beam, progress=progress, backend=backend)
+        result["test"] = {"files": list(test_b.files), "beam": beam, "backend": backend,
                           **score_translation(hyp, test_b.tgt, test_b.files[1])}
     sig = make_signature("adapt", model="marian", seed=settings.seed, start=start, **mixing.describe(),
                          preset=settings.preset, selection=steps["select"].get("signature")

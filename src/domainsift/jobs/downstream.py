@@ -204,7 +204,7 @@ def _without(dev, train):
 
 def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, references: Sequence = (),
               whole_pool: bool = False, reverse: bool = False, settings=None, beam: int = 5,
-              progress: bool = False) -> dict:
+              backend: str = "generate", progress: bool = False) -> dict:
     """BLEU and chrF of the translation model trained on each selection (and reference bitext), on ``test``.
 
     ``run_dirs``: selections of a bitext pool; ``test``, ``dev``: ``(source file, target file)`` or a
@@ -212,7 +212,8 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     scored side into the other with ``reverse``); ``references``: ``(name, bitext)`` rows, each bitext
     ``(source file, target file)`` or a ``Bitext`` (an oracle: the domain's own training pairs);
     ``whole_pool``: a row trained on every pair of the selections' pool; ``settings``: the
-    :class:`~domainsift.nmt.trainer.TrainSettings` of every row (the ``proxy`` preset by default).
+    :class:`~domainsift.nmt.trainer.TrainSettings` of every row (the ``proxy`` preset by default);
+    ``backend``: the test's decoding, ``generate`` or ``ctranslate2`` (int8, the extra ``ct2``).
 
     Every row's training data is checked against ``test`` before anything is trained (a model is never
     judged on sentences it learnt from: one line naming the file); a row's dev is ``dev`` minus the pairs
@@ -222,10 +223,12 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     from .._internal.signature import make_signature
     from ..nmt import check_disjoint, read_bitext, score_translation, translate
     from ..nmt.data import Bitext
+    from ..nmt.decode import check_backend
     from ..nmt.trainer import TrainSettings, ensure_trained, training_identity
     settings = (settings or TrainSettings()).resolved()  # a bad setting stops before any reading
     if beam < 1:
         raise DomainsiftError(f"--beam must be at least 1, got {beam}")
+    check_backend(backend)  # before any training
 
     def bitext(b):
         return b if isinstance(b, Bitext) else read_bitext(*b)
@@ -268,13 +271,14 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
         identity = training_identity(r["train"], r["dev"], settings)
         cached = rundir.read_json(folder, JUDGE_ROW) if (folder / JUDGE_ROW).is_file() else None
         if cached and cached.get("identity") == identity and cached.get("test") == test_digest \
-                and cached.get("beam") == beam:
+                and cached.get("beam") == beam and cached.get("backend", "generate") == backend:
             r["result"] = cached
             continue
         rec = ensure_trained(folder, r["train"], r["dev"], settings, progress=progress)
-        hyp = translate(folder, test_b.src, beam=beam, progress=progress)
+        hyp = translate(folder, test_b.src, beam=beam, progress=progress, backend=backend)
         scores = score_translation(hyp, test_b.tgt, test_b.files[0])
-        r["result"] = {"identity": identity, "test": test_digest, "beam": beam, "bleu": scores["bleu"],
+        r["result"] = {"identity": identity, "test": test_digest, "beam": beam, "backend": backend,
+                       "bleu": scores["bleu"],
                        "chrf": scores["chrf"], "bleu_signature": scores["signature"]["bleu"],
                        "best_epoch": rec["best_epoch"], "epochs_run": rec["epochs_run"],
                        "dev_loss": min(rec["dev_loss"]), "train_seconds": rec["train_seconds"],
@@ -293,9 +297,9 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     sig = make_signature("downstream", model="marian", seed=settings.seed, judge="nmt", preset=settings.preset,
                          **settings.arch, vocab=settings.vocab, max_tokens=settings.max_tokens, lr=settings.lr,
                          warmup=settings.warmup, epochs=settings.epochs, patience=settings.patience, beam=beam,
-                         direction="scored->other" if reverse else "other->scored", bleu=bleu_sig)
+                         backend=backend, direction="scored->other" if reverse else "other->scored", bleu=bleu_sig)
     result = {"judge": "nmt", "test": list(test_b.files), "dev": list(dev_b.files), "n_test": len(test_b),
-              "beam": beam, "direction": sig["direction"], "rows": table, "signature": sig}
+              "beam": beam, "backend": backend, "direction": sig["direction"], "rows": table, "signature": sig}
     rundir.write_json(out, rundir.DOWNSTREAM, result)
     return result
 

@@ -45,13 +45,21 @@ def load_nmt(folder: str | os.PathLike) -> NMTModel:
     return NMTModel(folder, model, load_vocab(folder / VOCAB), record)
 
 
+def check_backend(backend: str) -> None:
+    """Refuse an unknown backend, or ``ctranslate2`` without its extra (one line), before any work."""
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend '{backend}' (one of: {', '.join(BACKENDS)})")
+    if backend == "ctranslate2":
+        from .._internal.optional import require
+        require("ctranslate2", "ct2")
+
+
 def translate(nmt: NMTModel | str | os.PathLike, sentences, beam: int = BEAM, batch_size: int = BATCH,
               max_len: int = MAX_LEN, progress: bool = False, backend: str = "generate") -> list[str]:
     """Each sentence translated by beam search (``beam`` hypotheses; 1: greedy), in input order;
     ``backend``: ``generate`` (transformers) or ``ctranslate2`` (the model converted to int8 once)."""
     import numpy as np
-    if backend not in BACKENDS:
-        raise InputError(f"unknown backend '{backend}' (one of: {', '.join(BACKENDS)})")
+    check_backend(backend)
     if not isinstance(nmt, NMTModel):
         nmt = load_nmt(nmt)
     if beam < 1 or batch_size < 1:
