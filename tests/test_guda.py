@@ -216,6 +216,9 @@ def test_adapt_runs_end_to_end_from_the_cli(tmp_path, capsys, monkeypatch):
     (["--lambda-src", "-1"], "--lambda-src must be a number at least 0"),
     (["--start", "cold", "--base", "x"], "--base is the warm start's model"),
     (["--start", "lukewarm"], "invalid choice"),
+    (["--reverse", "."], "not a model folder domainsift nmt wrote"),
+    (["--base", "."], "not a model folder domainsift nmt wrote"),
+    (["--nmt-backend", "nope"], "invalid choice"),
 ])
 def test_adapt_refuses_bad_settings_before_any_work(extra, says, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
