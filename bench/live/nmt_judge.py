@@ -141,6 +141,30 @@ def _key(r: dict) -> tuple:
     return r["target"], r["method"], r["seed"], r["version"], r.get("settings")
 
 
+def _over_seeds(rows: list[dict]) -> list[str]:
+    """The mean BLEU of each method over a target's seeds (the newest row of each seed), for targets with
+    two seeds or more; the order of the methods by the mean, and whether each seed gives that order."""
+    from _common import version_key
+    newest: dict = {}
+    for r in sorted(rows, key=lambda r: version_key(r["version"])):
+        newest[(r["target"], r["method"], r["seed"])] = r
+    out = []
+    for target in sorted({t for t, _, _ in newest}):
+        seeds = sorted({s for t, _, s in newest if t == target})
+        methods = [m for m in METHODS + ["pool"] if all((target, m, s) in newest for s in seeds)]
+        if len(seeds) < 2 or len(methods) < 2:
+            continue
+        mean = {m: float(np.mean([newest[(target, m, s)]["bleu"] for s in seeds])) for m in methods}
+        order = sorted(methods, key=lambda m: -mean[m])
+        same = [s for s in seeds if sorted(methods, key=lambda m: -newest[(target, m, s)]["bleu"]) == order]
+        def each(m):
+            return " / ".join(f"{newest[(target, m, s)]['bleu']:.2f}" for s in seeds)
+        cells = ", ".join(f"{m} {mean[m]:.2f} ({each(m)})" for m in order)
+        out.append(f"{target}, mean BLEU over seeds {', '.join(map(str, seeds))} (each seed's): {cells}; "
+                   f"{len(same)} of {len(seeds)} seeds give this order.  ")
+    return ([""] + out) if out else []
+
+
 def _write(rows: list[dict]) -> None:
     lines = ["# The translation model trained on each selection (paper 000's question in BLEU)", "",
              f"de->en, N = {N} pairs selected from the 35,000-pair pool of seven domains by their English side with "
@@ -164,6 +188,7 @@ def _write(rows: list[dict]) -> None:
             p, b = np.array([r["precision"] for r in both]), np.array([r["bleu"] for r in both])
             lines.append(f"Pearson correlation of precision and BLEU over {target}'s {len(both)} selection rows "
                          f"(seed {seed}): {np.corrcoef(p, b)[0, 1]:.3f}.  ")
+    lines += _over_seeds(rows)
     write_results("nmt_judge", {"rows": rows, "n": N, "epochs": EPOCHS, "patience": PATIENCE, "beam": BEAM,
                                 "max_tokens": MAX_TOKENS, "warmup": WARMUP},
                   "\n".join(lines) + "\n")
