@@ -199,6 +199,7 @@ def test_adapt_runs_end_to_end_from_the_cli(tmp_path, capsys, monkeypatch):
                           pool, "--top", "12", "--out", "ad"], capsys)
     assert rc == 0, err
     assert json.loads((tmp_path / "ad" / "pseudo.json").read_text())["beam"] == 3
+    assert "beam:3|backend:generate" in json.loads((tmp_path / "ad" / "adapt.json").read_text())["signature"]
     assert "stale" not in (tmp_path / "ad" / "pseudo.src").read_text()
     assert (tmp_path / "ad" / "reverse" / "model" / "model.safetensors").stat().st_mtime_ns == reverse
 

@@ -158,8 +158,8 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
         result["test"] = {"files": list(test_b.files), "beam": beam, "backend": backend,
                           **score_translation(hyp, test_b.tgt, test_b.files[1])}
     sig = make_signature("adapt", model="marian", seed=settings.seed, start=start, **mixing.describe(),
-                         preset=settings.preset, selection=steps["select"].get("signature")
-                         or steps["select"].get("file"))
+                         preset=settings.preset, beam=beam, backend=backend,
+                         selection=steps["select"].get("signature") or steps["select"].get("file"))
     result["signature"] = signature_string(sig)
     save_json(out / RECORD, result)
     return result
