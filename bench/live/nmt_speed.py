@@ -5,8 +5,8 @@ Training: the `proxy` preset (d_model 128, 2+2 layers, 4k vocabulary) trained fr
 per setting: torch's threads, the batch size (`max_tokens`, padded target tokens), `compile` (torch.compile
 of the training steps, dynamic shapes; its compilation is inside the seconds) and `bf16` (bfloat16 autocast
 of the forward pass), two options that measured slower and left the code (their rows stay, with the commit
-that made them; `--rows bf16 compile` measures them again, on another CPU, with that commit's own code). Target tokens a second over the whole training (nmt.json's `target_tokens_per_second`)
-and the wall seconds. A larger batch also changes the training (fewer, larger steps): the dev loss after
+that made them; `--rows bf16 compile` measures them again, on another CPU, with that commit's own code).
+Target tokens a second over the whole training (nmt.json's `target_tokens_per_second`) and the wall seconds. A larger batch also changes the training (fewer, larger steps): the dev loss after
 EPOCHS epochs is reported beside its speed.
 
 Translation: the KDE4 oracle model of bench/live/nmt_judge.py (the proxy preset trained on 5,000 KDE4 pairs,

@@ -49,10 +49,11 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     from .._internal.atomic import atomic_open, save_json
     from .._internal.signature import make_signature, signature_string
     from ..io.corpus import read_corpus
-    from ..nmt import check_disjoint, load_nmt, read_bitext, score_translation, translate
+    from ..nmt import check_disjoint, read_bitext, score_translation, translate
     from ..nmt.data import Bitext
-    from ..nmt.decode import check_backend
+    from ..nmt.decode import check_backend, model_folder
     from ..nmt.guda import Mixing
+    from ..nmt.trainer import RECORD as NMT_RECORD
     from ..nmt.trainer import TrainSettings, ensure_trained
     settings = (settings or TrainSettings()).resolved()
     check_backend(backend)
@@ -70,7 +71,7 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
         selection.check()
     for folder in (reverse, base):  # a given model folder that is not one: refused before any work
         if folder is not None:
-            load_nmt(folder)
+            model_folder(folder)
     old_b, dev_b = read_bitext(*old), read_bitext(*dev)
     src_lines = read_corpus([str(source)] if isinstance(source, (str, os.PathLike)) else
                             [str(f) for f in source]).texts
@@ -115,14 +116,13 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     # 3. back-translation: the pseudo-bitext, made again when the lines, the reverse model or the decoding
     # differ from the last one's
     pseudo_src, pseudo_tgt, pseudo_how = out / PSEUDO_SRC, out / PSEUDO_TGT, out / PSEUDO_HOW
-    rev_model = load_nmt(rev_dir)  # a folder that is not a model: one line naming it
-    how = {"reverse": rev_model.record.get("identity"),
+    how = {"reverse": json.loads((rev_dir / NMT_RECORD).read_text(encoding="utf-8")).get("identity"),
            "beam": beam, "backend": backend}
     if not (pseudo_src.is_file() and pseudo_tgt.is_file() and pseudo_how.is_file()
             and json.loads(pseudo_how.read_text(encoding="utf-8")) == how
             and pseudo_tgt.read_text(encoding="utf-8").splitlines() == chosen):
         pseudo_how.unlink(missing_ok=True)
-        back = translate(rev_model, chosen, beam=beam, progress=progress, backend=backend)
+        back = translate(rev_dir, chosen, beam=beam, progress=progress, backend=backend)
         with atomic_open(pseudo_tgt.with_suffix(".tgt.next")) as fh:
             fh.write("".join(t + "\n" for t in chosen))
         with atomic_open(pseudo_src) as fh:

@@ -26,15 +26,22 @@ class NMTModel:
     record: dict
 
 
+def model_folder(folder: str | os.PathLike) -> Path:
+    """``folder`` if it holds what :func:`~domainsift.nmt.trainer.train_nmt` writes (checked without
+    loading the weights); anything else is one line naming it."""
+    folder = Path(folder)
+    if not (folder / MODEL / "config.json").is_file() or not (folder / VOCAB).is_file() or not (folder / RECORD).is_file():
+        raise InputError(f"{folder}: not a model folder domainsift nmt wrote (it needs {MODEL}/, {VOCAB} and {RECORD})")
+    return folder
+
+
 def load_nmt(folder: str | os.PathLike) -> NMTModel:
     """A folder :func:`~domainsift.nmt.trainer.train_nmt` wrote; anything else is one line naming it."""
     import json
 
     import transformers as tf
     from .._internal.checksums import verify
-    folder = Path(folder)
-    if not (folder / MODEL / "config.json").is_file() or not (folder / VOCAB).is_file() or not (folder / RECORD).is_file():
-        raise InputError(f"{folder}: not a model folder domainsift nmt wrote (it needs {MODEL}/, {VOCAB} and {RECORD})")
+    folder = model_folder(folder)
     verify(folder / MODEL)  # sealed when written: a damaged or half-copied model is refused
     try:
         model = tf.MarianMTModel.from_pretrained(str(folder / MODEL))
