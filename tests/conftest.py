@@ -217,6 +217,16 @@ def tiny_models(tmp_path_factory):
     return {fam: build_tiny_model(fam, base / fam) for fam in FAMILIES}
 
 
+GERMAN = ("der die das und ist nicht mit auf für eine werden Patienten Behandlung Arzneimittel Dosis "
+          "Nebenwirkungen sollte Ihr Arzt bei Ihnen wenn oder auch nach").split()
+
+
+def german(n: int, seed: int) -> list[str]:
+    """``n`` seeded lines of German words: a set that language identification takes as German."""
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(GERMAN, size=int(rng.integers(5, 10)))) for _ in range(n)]
+
+
 def backwards(s: str) -> str:
     """Language B of the bilingual fixture: every word of language A written backwards."""
     return " ".join(w[::-1] for w in s.split())

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import backwards, make_sentences, run_cli, write_lines
+from conftest import backwards, german, make_sentences, run_cli, write_lines
 
 pytest.importorskip("sacrebleu")
 pytest.importorskip("sentencepiece")
@@ -212,7 +212,64 @@ def test_adapt_runs_end_to_end_from_the_cli(tmp_path, capsys, monkeypatch):
     assert len((tmp_path / "cold" / "pseudo.src").read_text().splitlines()) == 12
 
 
+def test_adapt_selects_on_the_in_domain_set_translated_by_the_old_domain_model(tmp_path):
+    """``select_on="translated"`` (from Python): the old-domain model translates the in-domain set into the pool's
+    language first, and a method that compares one language selects with those translations; a rerun keeps
+    them, another beam makes them again."""
+    from domainsift import PoolSource, Rule, RunSpec, read_corpus
+    from domainsift.jobs.adapt import adapt
+    from domainsift.nmt import translate
+    old, dev = _bitext(["law", "it"], 25, 3), _bitext(["law", "it"], 4, 70)
+    files = {}
+    for name, b in (("old", old), ("dev", dev)):
+        files[name] = (str(write_lines(tmp_path / f"{name}.a", b.src)), str(write_lines(tmp_path / f"{name}.b", b.tgt)))
+    new_lines = make_sentences("med", 12, 20)
+    new_src = write_lines(tmp_path / "new.a", new_lines)
+    pool = write_lines(tmp_path / "pool.b", [backwards(s) for d, i in (("med", 30), ("law", 31), ("it", 32))
+                                             for s in make_sentences(d, 20, i)])
+
+    def run(beam):
+        spec = RunSpec.single("moore-lewis", read_corpus([str(new_src)]), PoolSource.open([str(pool)]),
+                              rule=Rule(top=10))
+        return adapt(files["old"], files["dev"], str(new_src), tmp_path / "ad", selection=spec, beam=beam,
+                     settings=_settings(), select_on="translated")
+
+    rec = run(2)
+    query = (tmp_path / "ad" / "query.tgt").read_text().splitlines()
+    assert query == translate(tmp_path / "ad" / "base", new_lines, beam=2)  # the old-domain model's translations
+    assert rec["steps"]["query"]["n"] == 12 and rec["steps"]["base"] == str(tmp_path / "ad" / "base")
+    assert "select_on:translated" in rec["signature"] and rec["steps"]["select"]["n"] == 10
+    sel = json.loads((tmp_path / "ad" / "select" / "signature.json").read_text())
+    assert sel["in_domain"] == [str(tmp_path / "ad" / "query.tgt")]  # the selection read the translations
+    made = (tmp_path / "ad" / "query.tgt").stat().st_mtime_ns
+    run(2)
+    assert (tmp_path / "ad" / "query.tgt").stat().st_mtime_ns == made
+    (tmp_path / "ad" / "query.tgt").write_text("stale\n" * 12)  # a rerun that reused it would keep this
+    run(3)
+    assert json.loads((tmp_path / "ad" / "query.json").read_text())["beam"] == 3
+    assert (tmp_path / "ad" / "query.tgt").read_text().splitlines() == translate(tmp_path / "ad" / "base", new_lines,
+                                                                                 beam=3)
+
+
+def test_adapt_points_a_one_language_method_at_select_on_translated(tmp_path, capsys, monkeypatch):
+    """The in-domain set in the source language against a target-language pool: a method that compares one
+    language is refused before any training, and the refusal names --select-on translated."""
+    pytest.importorskip("py3langid")
+    monkeypatch.chdir(tmp_path)
+    old = _bitext(["law"], 5, 3)
+    a, b = write_lines(tmp_path / "o.a", old.src), write_lines(tmp_path / "o.b", old.tgt)
+    d1, d2 = write_lines(tmp_path / "d.a", ["x y"]), write_lines(tmp_path / "d.b", ["y x"])
+    ind = write_lines(tmp_path / "new.de", german(30, 4))
+    pool = write_lines(tmp_path / "pool.en", make_sentences("med", 40, 1) + make_sentences("law", 40, 2))
+    rc, err, _ = run_cli(["adapt", "--old", a, b, "--dev", d1, d2, "--method", "moore-lewis", "--in-domain", ind,
+                          "--pool", pool, "--top", "5", "--out", "o"], capsys)
+    assert rc == 2 and "looks German" in err and "--select-on translated" in err and err.count("\n") == 0, err
+    assert not list((tmp_path / "o").rglob("nmt.json"))  # nothing trained
+
+
 @pytest.mark.parametrize("extra,says", [
+    (["--select-on", "translated"], "--selected FILE is already chosen"),
+    (["--select-on", "sideways"], "invalid choice"),
     (["--losses", "bi+x"], "argument --losses: invalid choice"),
     (["--lambda-src", "-1"], "--lambda-src must be a number at least 0"),
     (["--start", "cold", "--base", "x"], "--base is the warm start's model"),

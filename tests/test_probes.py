@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import make_sentences, run_cli, write_lines
+from conftest import german, make_sentences, run_cli, write_lines
 
 from domainsift import rundir
 
@@ -197,24 +197,14 @@ def test_a_url_without_validators_that_changes_after_scoring_is_refused(tmp_path
         served.close()
 
 
-GERMAN = ("der die das und ist nicht mit auf für eine werden Patienten Behandlung Arzneimittel Dosis "
-          "Nebenwirkungen sollte Ihr Arzt bei Ihnen wenn oder auch nach").split()
-
-
-def _german(n: int, seed: int) -> list[str]:
-    import numpy as np
-    rng = np.random.default_rng(seed)
-    return [" ".join(rng.choice(GERMAN, size=int(rng.integers(5, 10)))) for _ in range(n)]
-
-
 def test_an_in_domain_set_in_another_language_than_the_pool_is_refused(tmp_path, capsys, monkeypatch):
     """A method that compares the two as they are would rank the pool by language: refused in one line,
     before any fit, pointing at crosslingual, or at the bitext's side in the set's language."""
     monkeypatch.chdir(tmp_path)
     en = make_sentences("med", 40, 1) + make_sentences("law", 40, 2)
-    de = _german(80, 3)
+    de = german(80, 3)
     pool_en, pool_de = write_lines(tmp_path / "pool.en", en), write_lines(tmp_path / "pool.de", de)
-    ind = write_lines(tmp_path / "in.de", _german(30, 4))
+    ind = write_lines(tmp_path / "in.de", german(30, 4))
     rc, err, _ = run_cli(["select", "--method", "moore-lewis", "--in-domain", ind, "--pool", pool_en, "--top", "10",
                           "--out", "run"], capsys)
     assert rc == 2 and "looks German" in err and "English" in err and "--method crosslingual" in err, err
@@ -442,9 +432,9 @@ def test_fewer_lines_than_asked_after_dedup_is_said(tmp_path, capsys, monkeypatc
 
 def test_a_mixture_says_the_pools_language_once(tmp_path, capsys, monkeypatch, caplog):
     monkeypatch.chdir(tmp_path)
-    pool = write_lines(tmp_path / "pool.de", _german(60, 7))
-    a = write_lines(tmp_path / "a.de", _german(25, 8))
-    b = write_lines(tmp_path / "b.de", _german(25, 9))
+    pool = write_lines(tmp_path / "pool.de", german(60, 7))
+    a = write_lines(tmp_path / "a.de", german(25, 8))
+    b = write_lines(tmp_path / "b.de", german(25, 9))
     rc, err, _ = run_cli(["select", "--method", "cosine", "--model", "minilm", "--target", f"a={a}", "--target",
                           f"b={b}", "--pool", pool, "--top", "10", "--out", "mix"], capsys)
     assert rc == 0, err

@@ -10,8 +10,11 @@ reverse model (en->de) and one old-domain model (de->en, the warm start) are tra
 Rows (each a ``domainsift.jobs.adapt.adapt`` run; the selection through a ``RunSpec``):
 - ``base``: the old-domain model as it is;
 - ``guda``: N English lines selected by a method (``crosslingual``: the German in-domain set against the
-  English pool over USE-m; ``random``), back-translated, and trained on with the old bitext and ``--losses``
-  (``bi``, ``bi+s``, ``bi+t``, ``bi+s+t``), warm or cold start;
+  English pool over USE-m; ``random``; ``moore-lewis`` and ``finetune``, Table 2's CED and DF, which compare
+  one language: they select with the in-domain set translated into English by the old-domain model,
+  ``adapt(select_on="translated")``, as the paper's CED crosses languages through the old bitext),
+  back-translated, and trained on with the old bitext and ``--losses`` (``bi``, ``bi+s``, ``bi+t``,
+  ``bi+s+t``), warm or cold start;
 - ``sup``: the true bitext of D's training file (N pairs) in place of the pseudo-bitext (the upper bound);
 - ``trans:bi:warm``: Table 2's ``trans`` baseline: D's German sentences forward-translated by the old-domain
   model, trained on with the old bitext (the bitext loss alone);
@@ -41,6 +44,7 @@ N, OLD_PER, DEV_PER = 4000, 2000, 100
 BASE_EPOCHS, ADAPT_EPOCHS, PATIENCE, MAX_TOKENS, WARMUP, BEAM, BT_BEAM = 8, 5, 3, 800, 200, 5, 2
 SETTINGS = (f"N {N}, old {OLD_PER}/domain, base epochs {BASE_EPOCHS}, adapt epochs {ADAPT_EPOCHS}, patience "
             f"{PATIENCE}, max_tokens {MAX_TOKENS}, warmup {WARMUP}, beam {BEAM}, back-translation beam {BT_BEAM}")
+ONE_LANGUAGE = ("moore-lewis", "finetune", "cosine")  # methods that compare one language
 ROWS = ["base", "guda:crosslingual:bi+s+t:warm", "guda:crosslingual:bi:warm", "guda:random:bi+s+t:warm",
         "sup:bi+s+t:warm"]
 
@@ -129,6 +133,8 @@ def main() -> None:
                 method = parts[1]
                 selection = RunSpec.single(method, read_corpus([str(source)]), PoolSource.open(pool_files),
                                            rule=Rule(top=N), seed=seed)
+                if method in ONE_LANGUAGE:  # the old-domain model translates the in-domain set first
+                    kw.update(select_on="translated", base=models["base"])
                 rec = adapt(old, dev, str(source), out, selection=selection, beam=BT_BEAM, **kw) \
                     if not (out / "adapt.json").exists() else json.loads((out / "adapt.json").read_text())
                 hyp = translate(out / "model", [d for d, _ in judge], beam=BEAM)  # the judge half, beam 5

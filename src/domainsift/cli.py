@@ -488,7 +488,7 @@ def cmd_adapt(args) -> int:
     rec = adapt(tuple(args.old), tuple(args.dev), source, args.out, selection=selection, selected=args.selected,
                 reverse=args.reverse, base=args.base, start=args.start, settings=train_settings(args, "nmt_"),
                 test=tuple(args.test) if args.test else None, beam=args.beam, backend=args.nmt_backend,
-                progress=_bars(args), **mixing)
+                select_on=args.select_on, progress=_bars(args), **mixing)
     steps = rec["steps"]
     print(f"adapted ({rec['start']} start, {rec['losses']}) on {steps['pseudo']['n']:,} back-translated lines and "
           f"{rec['n_old']:,} old pairs in {time.time() - t0:.1f} s -> {args.out}/model")
@@ -804,6 +804,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--top", type=positive_int, help="the N best pool lines")
     g.add_argument("--fraction", type=fraction, help="the best fraction of the pool (0-1]")
     g.add_argument("--selected", metavar="FILE", help="the new domain's target-language lines, already chosen")
+    from .jobs.adapt import SELECT_ON
+    g.add_argument("--select-on", choices=SELECT_ON, default="source",
+                   help="source (default): the selection reads --in-domain as given (crosslingual crosses the "
+                        "languages); translated: --in-domain translated into the pool's language by the "
+                        "old-domain model first (OUT/query.tgt), for a method that compares one language "
+                        "(moore-lewis, finetune, cosine)")
     g = s.add_argument_group("the adaptation")
     g.add_argument("--old", nargs=2, required=True, metavar=("SRC", "TGT"), help="the old domain's bitext")
     g.add_argument("--dev", nargs=2, required=True, metavar=("SRC", "TGT"),
@@ -812,10 +818,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the new domain's source-language sentences, for the source discriminator (default: "
                         "--in-domain)")
     g.add_argument("--test", nargs=2, metavar=("SRC", "TGT"), help="the new domain's test bitext: BLEU and chrF at the end")
-    g.add_argument("--out", required=True, help="the folder: select/, reverse/, pseudo.src/.tgt, base/, model/, adapt.json")
+    g.add_argument("--out", required=True, help="the folder: select/, reverse/, pseudo.src/.tgt, base/, query.tgt, model/, "
+                                                         "adapt.json")
     g.add_argument("--reverse", metavar="DIR", help="a reverse (target -> source) model folder of 'nmt train' (default: "
                                                     "trained on --old)")
-    g.add_argument("--base", metavar="DIR", help="the warm start's old-domain model (default: trained on --old)")
+    g.add_argument("--base", metavar="DIR", help="the warm start's old-domain model, and --select-on translated's "
+                                                 "translator (default: trained on --old)")
     g.add_argument("--start", choices=["warm", "cold"], default="warm",
                    help="warm (default): train on from the old-domain model; cold: from nothing")
     from .nmt.guda import LOSSES

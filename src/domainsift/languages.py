@@ -87,7 +87,7 @@ def check_same_language(selector, in_domain: Sequence[str], pool: Sequence[str],
     ``--pool-target`` swapped, for a bitext whose other side is) or ``--method crosslingual``; with an
     encoder trained on both languages, a warning. Only sets whose language is sure (:data:`SURE` of at
     least :data:`MIN_LINES` lines) are compared; without py3langid nothing is."""
-    from ._internal.errors import DomainsiftError
+    from ._internal.errors import LanguageMismatch
     if selector.crosses_languages or not selector.reads_content:
         return []
     mine, theirs = identify(in_domain), identify(pool)
@@ -110,7 +110,7 @@ def check_same_language(selector, in_domain: Sequence[str], pool: Sequence[str],
         # an encoder that puts both languages in one space: the run goes on, warned
         log.warning(msg)
         return [msg]
-    raise DomainsiftError(msg)
+    raise LanguageMismatch(msg)
 
 
 def _sure(found) -> bool:

@@ -9,6 +9,11 @@ class InputError(DomainsiftError):
     """Bad input data; the message names the file and, where it applies, the line."""
 
 
+class LanguageMismatch(DomainsiftError):
+    """The in-domain set and the pool side a method compares it with are in two languages, and the method
+    has no space both share (:func:`domainsift.languages.check_same_language`)."""
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C during a resumable job; the message says what was kept for the same command to resume."""
 
