@@ -140,6 +140,9 @@ def main() -> None:
                 hyp = translate(out / "model", [d for d, _ in judge], beam=BEAM)  # the judge half, beam 5
                 rec["test"] = score_translation(hyp, [e for _, e in judge])
                 row["precision"] = _precision(out, new)
+                if (out / "query.tgt").is_file():  # how well the old-domain model translated the in-domain set
+                    made = (out / "query.tgt").read_text(encoding="utf-8").splitlines()
+                    row["query_bleu"] = score_translation(made, [e for d, e in query if d.strip()])["bleu"]
             row.update(bleu=rec["test"]["bleu"], chrf=rec["test"]["chrf"], best_epoch=rec.get("best_epoch"),
                        signature=rec.get("signature"))
         row.update(seconds=round(time.time() - t0, 1), shared_model_seconds=shared_seconds, command=command_line())
@@ -205,10 +208,14 @@ def _write(rows: list[dict]) -> None:
              f"warm-started from the old-domain model ({BASE_EPOCHS} epochs at most) and adapted for at most "
              f"{ADAPT_EPOCHS} epochs (early stopping on the old domain's dev set); BLEU and chrF (sacrebleu) on the "
              f"judge half, beam {BEAM}. Proxy models (d 128, 2+2 layers) rank choices; absolute BLEU is low.", "",
-             "| new | row | seed | version | selection precision | BLEU | chrF | best epoch | seconds |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "Query BLEU: a row that selects with the in-domain set translated into English by the old-domain "
+             "model (moore-lewis, finetune: `select_on=\"translated\"`), that translation's BLEU against the query "
+             "half's own English lines.", "",
+             "| new | row | seed | version | selection precision | query BLEU | BLEU | chrF | best epoch | seconds |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["new"], r["seed"], -r["bleu"])):
-        lines.append(f"| {r['new']} | {r['row']} | {r['seed']} | {r['version']} | {r.get('precision', '-')} | "
+        qb = f"{r['query_bleu']:.2f}" if "query_bleu" in r else "-"
+        lines.append(f"| {r['new']} | {r['row']} | {r['seed']} | {r['version']} | {r.get('precision', '-')} | {qb} | "
                      f"{r['bleu']:.2f} | {r['chrf']:.2f} | {r.get('best_epoch') or '-'} | {r['seconds']:.0f} |")
     write_results("guda", {"rows": rows, "n": N, "old_per_domain": OLD_PER, "settings": SETTINGS},
                   "\n".join(lines) + "\n")
