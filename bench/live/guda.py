@@ -12,7 +12,9 @@ Rows (each a ``domainsift.jobs.adapt.adapt`` run; the selection through a ``RunS
 - ``guda``: N English lines selected by a method (``crosslingual``: the German in-domain set against the
   English pool over USE-m; ``random``; ``moore-lewis`` and ``finetune``, Table 2's CED and DF, which compare
   one language: they select with the in-domain set translated into English by the old-domain model,
-  ``adapt(select_on="translated")``, as the paper's CED crosses languages through the old bitext),
+  ``adapt(select_on="translated")``, as the paper's CED crosses languages through the old bitext;
+  ``cosine``: Domain-Cosine over USE-m, the German set against the English pool in the encoder's shared
+  space, with no classifier: what crosslingual's trained layer adds),
   back-translated, and trained on with the old bitext and ``--losses`` (``bi``, ``bi+s``, ``bi+t``,
   ``bi+s+t``), warm or cold start;
 - ``sup``: the true bitext of D's training file (N pairs) in place of the pseudo-bitext (the upper bound);
@@ -44,7 +46,8 @@ N, OLD_PER, DEV_PER = 4000, 2000, 100
 BASE_EPOCHS, ADAPT_EPOCHS, PATIENCE, MAX_TOKENS, WARMUP, BEAM, BT_BEAM = 8, 5, 3, 800, 200, 5, 2
 SETTINGS = (f"N {N}, old {OLD_PER}/domain, base epochs {BASE_EPOCHS}, adapt epochs {ADAPT_EPOCHS}, patience "
             f"{PATIENCE}, max_tokens {MAX_TOKENS}, warmup {WARMUP}, beam {BEAM}, back-translation beam {BT_BEAM}")
-ONE_LANGUAGE = ("moore-lewis", "finetune", "cosine")  # methods that compare one language
+ONE_LANGUAGE = ("moore-lewis", "finetune")  # methods that compare one language: they select on a translation
+PARAMS = {"cosine": {"embedder": "multilingual"}}  # cosine in USE-m's shared space, across the languages
 ROWS = ["base", "guda:crosslingual:bi+s+t:warm", "guda:crosslingual:bi:warm", "guda:random:bi+s+t:warm",
         "sup:bi+s+t:warm"]
 
@@ -103,6 +106,9 @@ def main() -> None:
                       overwrite=True)
     shared_seconds = round(time.time() - t0, 1)
     rows = earlier_rows("guda")
+    for r in rows:  # rows made before the query's BLEU was recorded (0.36.0's first): from the run's own files
+        if (r["new"], r["seed"]) == (new, seed) and r["row"].startswith("guda:") and "query_bleu" not in r:
+            r.update(_query_bleu(work / r["row"].replace(":", "-").replace("+", ""), query, score_translation))
     for spec in args.rows:
         key = (new, spec, seed, __version__, SETTINGS)
         if any(_key(r) == key for r in rows):
@@ -132,7 +138,7 @@ def main() -> None:
             else:
                 method = parts[1]
                 selection = RunSpec.single(method, read_corpus([str(source)]), PoolSource.open(pool_files),
-                                           rule=Rule(top=N), seed=seed)
+                                           rule=Rule(top=N), seed=seed, params=PARAMS.get(method, {}))
                 if method in ONE_LANGUAGE:  # the old-domain model translates the in-domain set first
                     kw.update(select_on="translated", base=models["base"])
                 rec = adapt(old, dev, str(source), out, selection=selection, beam=BT_BEAM, **kw) \
@@ -140,9 +146,7 @@ def main() -> None:
                 hyp = translate(out / "model", [d for d, _ in judge], beam=BEAM)  # the judge half, beam 5
                 rec["test"] = score_translation(hyp, [e for _, e in judge])
                 row["precision"] = _precision(out, new)
-                if (out / "query.tgt").is_file():  # how well the old-domain model translated the in-domain set
-                    made = (out / "query.tgt").read_text(encoding="utf-8").splitlines()
-                    row["query_bleu"] = score_translation(made, [e for d, e in query if d.strip()])["bleu"]
+                row.update(_query_bleu(out, query, score_translation))
             row.update(bleu=rec["test"]["bleu"], chrf=rec["test"]["chrf"], best_epoch=rec.get("best_epoch"),
                        signature=rec.get("signature"))
         row.update(seconds=round(time.time() - t0, 1), shared_model_seconds=shared_seconds, command=command_line())
@@ -186,6 +190,15 @@ def _trans_or_control(kind, base, old, dev, source, out, kw, train_nmt, read_bit
     pseudo = Bitext(tuple(src[k] for k in keep), tuple(fwd[k] for k in keep), ("query.de", "forward.en"))
     return train_nmt(pseudo, dev_b, out, kw["settings"], init_from=base, overwrite=True,
                      mixing=Mixing(old_b, tuple(src), "bi"))
+
+
+def _query_bleu(out: Path, query, score_translation) -> dict:
+    """A row that selected on the in-domain set translated by the old-domain model (``query.tgt``): that
+    translation's BLEU against the query half's own English lines."""
+    if not (out / "query.tgt").is_file():
+        return {}
+    made = (out / "query.tgt").read_text(encoding="utf-8").splitlines()
+    return {"query_bleu": score_translation(made, [e for _, e in query])["bleu"]}
 
 
 def _precision(out: Path, new: str) -> float | None:
