@@ -809,7 +809,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="source (default): the selection reads --in-domain as given (crosslingual crosses the "
                         "languages); translated: --in-domain translated into the pool's language by the "
                         "old-domain model first (OUT/query.tgt), for a method that compares one language "
-                        "(moore-lewis, finetune, cosine)")
+                        "(moore-lewis, finetune, cosine on minilm)")
     g = s.add_argument_group("the adaptation")
     g.add_argument("--old", nargs=2, required=True, metavar=("SRC", "TGT"), help="the old domain's bitext")
     g.add_argument("--dev", nargs=2, required=True, metavar=("SRC", "TGT"),
@@ -818,8 +818,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the new domain's source-language sentences, for the source discriminator (default: "
                         "--in-domain)")
     g.add_argument("--test", nargs=2, metavar=("SRC", "TGT"), help="the new domain's test bitext: BLEU and chrF at the end")
-    g.add_argument("--out", required=True, help="the folder: select/, reverse/, pseudo.src/.tgt, base/, query.tgt, model/, "
-                                                         "adapt.json")
+    g.add_argument("--out", required=True,
+                   help="the folder: select/, reverse/, pseudo.src/.tgt, base/, query.tgt, model/, adapt.json")
     g.add_argument("--reverse", metavar="DIR", help="a reverse (target -> source) model folder of 'nmt train' (default: "
                                                     "trained on --old)")
     g.add_argument("--base", metavar="DIR", help="the warm start's old-domain model, and --select-on translated's "
