@@ -175,7 +175,7 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     init = None
     if start == "warm":
         init = base_dir
-        if base is None:
+        if base is None and select_on != "translated":  # the translated selection trained it in step 1
             trained(init, old_b, dev_b)
     if start == "warm" or select_on == "translated":
         steps["base"] = str(base_dir)
