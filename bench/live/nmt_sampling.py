@@ -57,9 +57,13 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=["Tanzil"], choices=["Tanzil", "uniform"])
     ap.add_argument("--policies", nargs="+", default=POLICIES, choices=POLICIES)
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
+    ap.add_argument("--table-only", action="store_true", help="rewrite the table from the finished rows; train nothing")
     threads_option(ap)
     args = ap.parse_args()
     apply_threads(args)
+    if args.table_only:
+        _write(earlier_rows("nmt_sampling"))
+        return
     from domainsift import __version__
     from domainsift.nmt import Bitext, score_translation, train_nmt, translate
     from domainsift.nmt.sampled import Sampling
@@ -99,7 +103,8 @@ def main() -> None:
                 row = {"target": target, "policy": name, "seed": seed, "version": __version__, "settings": SETTINGS,
                        "bleu": round(bleu, 4), "chrf": round(chrf, 4),
                        "per_domain": {d: {"bleu": s["bleu"], "chrf": s["chrf"]} for d, s in scores.items()},
-                       "best_epoch": rec["best_epoch"], "epochs_run": rec["epochs_run"],
+                       "dev_loss": min(rec["dev_loss"]), "best_epoch": rec["best_epoch"],
+                       "epochs_run": rec["epochs_run"],
                        "updates": sum(1 for h in history if h["reason"] not in ("initial", "set")),
                        "first_weights": dict(zip(rec["sampling"]["names"], history[0]["weights"])),
                        "last_weights": dict(zip(rec["sampling"]["names"], history[-1]["weights"])),
@@ -116,20 +121,46 @@ def _key(r: dict) -> tuple:
     return r["target"], r["policy"], r["seed"], r["version"], r["settings"]
 
 
+def _dev_loss(r: dict) -> float | None:
+    """The row's best dev loss on the target's dev pairs; rows made before the column existed read it from
+    their own run's nmt.json, when that run is still the row's (same version and epochs)."""
+    if "dev_loss" in r:
+        return r["dev_loss"]
+    import json
+    f = WORK / r["target"] / f"{r['policy']}-s{r['seed']}" / "nmt.json"
+    if not f.exists():
+        return None
+    rec = json.loads(f.read_text(encoding="utf-8"))
+    if rec.get("version") != r["version"] or rec.get("epochs_run") != r["epochs_run"]:
+        return None
+    return min(rec["dev_loss"])
+
+
 def _write(rows: list[dict]) -> None:
+    for r in rows:
+        loss = _dev_loss(r)
+        if loss is not None:
+            r["dev_loss"] = loss
     lines = ["# Paper 004's samplers in BLEU (domainsift nmt, the proxy preset)", "",
              "de->en on a skewed mixture of the seven domains (8,350 pairs: EMEA 5,000 ... Tanzil 250); each policy "
              f"draws the batches ({SETTINGS}); early stopping on the target's dev pairs (test pairs 1-100, also "
              "the learned policies' reward); BLEU and chrF (sacrebleu) on the target's test pairs 251-500 (uniform: "
-             "each domain's, averaged); last weights: the sampler's at the end.", "",
-             "| target | policy | seed | version | BLEU | chrF | best epoch | updates | last weights | train s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "each domain's, averaged); dev loss: the best epoch's token cross-entropy on the target's dev pairs (what "
+             "early stopping and the learned policies see); last weights: the sampler's at the end.", "",
+             "| target | policy | seed | version | BLEU | chrF | dev loss | best epoch | updates | last weights "
+             "| train s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["target"], r["seed"], -r["bleu"])):
         w = ", ".join(f"{k} {v:.2f}" for k, v in r["last_weights"].items())
         lines.append(f"| {r['target']} | {r['policy']} | {r['seed']} | {r['version']} | {r['bleu']:.2f} | "
-                     f"{r['chrf']:.2f} | {r['best_epoch']}/{r['epochs_run']} | {r['updates']} | {w} | "
+                     f"{r['chrf']:.2f} | {_fmt(r.get('dev_loss'))} | {r['best_epoch']}/{r['epochs_run']} | "
+                     f"{r['updates']} | {w} | "
                      f"{r['train_seconds']:.0f} |")
     write_results("nmt_sampling", {"rows": rows, "sizes": SIZES, "settings": SETTINGS}, "\n".join(lines) + "\n")
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:.3f}"
 
 
 if __name__ == "__main__":
