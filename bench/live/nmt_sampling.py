@@ -121,26 +121,7 @@ def _key(r: dict) -> tuple:
     return r["target"], r["policy"], r["seed"], r["version"], r["settings"]
 
 
-def _dev_loss(r: dict) -> float | None:
-    """The row's best dev loss on the target's dev pairs; rows made before the column existed read it from
-    their own run's nmt.json, when that run is still the row's (same version and epochs)."""
-    if "dev_loss" in r:
-        return r["dev_loss"]
-    import json
-    f = WORK / r["target"] / f"{r['policy']}-s{r['seed']}" / "nmt.json"
-    if not f.exists():
-        return None
-    rec = json.loads(f.read_text(encoding="utf-8"))
-    if rec.get("version") != r["version"] or rec.get("epochs_run") != r["epochs_run"]:
-        return None
-    return min(rec["dev_loss"])
-
-
 def _write(rows: list[dict]) -> None:
-    for r in rows:
-        loss = _dev_loss(r)
-        if loss is not None:
-            r["dev_loss"] = loss
     lines = ["# Paper 004's samplers in BLEU (domainsift nmt, the proxy preset)", "",
              "de->en on a skewed mixture of the seven domains (8,350 pairs: EMEA 5,000 ... Tanzil 250); each policy "
              f"draws the batches ({SETTINGS}); early stopping on the target's dev pairs (test pairs 1-100, also "
