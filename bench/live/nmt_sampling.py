@@ -134,14 +134,10 @@ def _write(rows: list[dict]) -> None:
     for r in sorted(rows, key=lambda r: (r["target"], r["seed"], -r["bleu"])):
         w = ", ".join(f"{k} {v:.2f}" for k, v in r["last_weights"].items())
         lines.append(f"| {r['target']} | {r['policy']} | {r['seed']} | {r['version']} | {r['bleu']:.2f} | "
-                     f"{r['chrf']:.2f} | {_fmt(r.get('dev_loss'))} | {r['best_epoch']}/{r['epochs_run']} | "
+                     f"{r['chrf']:.2f} | {r['dev_loss']:.3f} | {r['best_epoch']}/{r['epochs_run']} | "
                      f"{r['updates']} | {w} | "
                      f"{r['train_seconds']:.0f} |")
     write_results("nmt_sampling", {"rows": rows, "sizes": SIZES, "settings": SETTINGS}, "\n".join(lines) + "\n")
-
-
-def _fmt(x) -> str:
-    return "-" if x is None else f"{x:.3f}"
 
 
 if __name__ == "__main__":
