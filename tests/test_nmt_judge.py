@@ -100,7 +100,7 @@ def test_nmt_judge_refusals_before_any_training(judged, capsys):
     write_lines(judged / "leak.a", (judged / "pool.a").read_text().splitlines()[:4])
     write_lines(judged / "leak.b", [backwards(s) for s in (judged / "pool.a").read_text().splitlines()[:4]])
     cases = [
-        (["rnd", "--whole-pool", "--test", "leak.b", "leak.a", "--dev", "dev.b", "dev.a"], "leak.b: pair 1 repeats"),
+        (["rnd", "--whole-pool", "--test", "leak.b", "leak.a", "--dev", "dev.b", "dev.a"], "leak.b:4: repeats a sentence of"),
         (["mono", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a"], "not a selection of a bitext pool"),
         (["rnd", "--test", "test.b", "test.a"], "--dev SRC TGT"),
         (["rnd", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a", "--reference-bitext", "random", "oracle.b",

@@ -26,13 +26,21 @@ def _umask() -> int:
     return mask
 
 
-def _disk_full(exc: BaseException) -> bool:
+def _disk_full(exc: BaseException, where: str | os.PathLike | None = None) -> bool:
     """An error that says the disk (or the quota) is full: ENOSPC/EDQUOT, or NumPy's short write
-    ("N requested and M written"), which carries no errno."""
+    ("N requested and M written"), which carries no errno; or any error of a writer that reports it in its
+    own words (torch's "file write failed", safetensors') while the disk under ``where`` has no room left."""
     import errno
-    if not isinstance(exc, OSError):
+    if isinstance(exc, OSError) and (exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                                     or ("requested and" in str(exc) and "written" in str(exc))):
+        return True
+    if where is None or not isinstance(exc, (OSError, RuntimeError, ValueError)) or isinstance(exc, KeyboardInterrupt):
         return False
-    return exc.errno in (errno.ENOSPC, errno.EDQUOT) or ("requested and" in str(exc) and "written" in str(exc))
+    try:
+        st = os.statvfs(where)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < (1 << 20)
 
 
 def disk_full_error(path, exc: BaseException):
@@ -57,9 +65,10 @@ def atomic_path(path: str | os.PathLike):
         os.chmod(tmp, 0o666 & ~_umask())  # a temporary file is 0600; the result gets normal permissions
         os.replace(tmp, path)
     except BaseException as exc:
+        full = _disk_full(exc, path.parent)  # before the partial file goes and frees its room
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        if _disk_full(exc):
+        if full:
             raise disk_full_error(path, exc) from None
         raise
 
@@ -80,8 +89,9 @@ def atomic_dir(path: str | os.PathLike):
         shutil.rmtree(path, ignore_errors=True)
         os.replace(tmp, path)
     except BaseException as exc:
+        full = _disk_full(exc, path.parent)  # before the partial folder goes and frees its room
         shutil.rmtree(tmp, ignore_errors=True)
-        if _disk_full(exc):
+        if full:
             raise disk_full_error(path, exc) from None
         raise
 

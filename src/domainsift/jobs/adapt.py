@@ -27,17 +27,19 @@ epoch): a changed input never reuses a stale step.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
+from .. import rundir
 from .._internal.errors import DomainsiftError, InputError
 
-SELECT, REVERSE, BASE, MODEL = "select", "reverse", "base", "model"
-PSEUDO_SRC, PSEUDO_TGT, PSEUDO_HOW, RECORD = "pseudo.src", "pseudo.tgt", "pseudo.json", "adapt.json"
-QUERY_TGT, QUERY_HOW = "query.tgt", "query.json"
+SELECT, REVERSE, BASE, MODEL = rundir.ADAPT_SELECT, rundir.ADAPT_REVERSE, rundir.ADAPT_BASE, rundir.ADAPT_MODEL
+PSEUDO_SRC, PSEUDO_TGT, PSEUDO_HOW, RECORD = rundir.PSEUDO_SRC, rundir.PSEUDO_TGT, rundir.PSEUDO_HOW, rundir.ADAPT
+QUERY_TGT, QUERY_HOW = rundir.QUERY_TGT, rundir.QUERY_HOW
 STARTS = ("warm", "cold")
 SELECT_ON = ("source", "translated")
+# a back-translation is degenerate when the reverse model repeats itself: warned about past these shares
+MIN_DISTINCT, MAX_LOOPING = 0.8, 0.2
 
 
 def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=None,
@@ -48,25 +50,40 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
           progress: bool = False) -> dict:
     """Run GUDA (the module docstring). ``old``, ``dev``, ``test``: ``(source file, target file)``; ``source``:
     the new domain's source-language sentences (a file, or a list of files); ``selection``: a :class:`~domainsift.spec.RunSpec` whose
-    rule chooses the target-language lines (its ``out`` is set to ``OUT/select``), or ``selected``: a file of
+    rule chooses the target-language lines (its ``out`` is set to ``OUT/select``; the dev and test sets'
+    target sentences are excluded from it), or ``selected``: a file of
     them; ``settings``: a :class:`~domainsift.nmt.trainer.TrainSettings` for every model trained here;
     ``beam``, ``backend``: the back-translation's and the test's decoding (``generate``, or ``ctranslate2``:
     int8, the extra ``ct2``); ``select_on``: ``source`` (the selection reads the in-domain set as given) or
     ``translated`` (the in-domain set translated into the pool's language by the old-domain model, ``base``
     or trained here, for a method that compares one language).
+    Every leak is refused before any work (one line naming the file and line): the old bitext, the new
+    domain's sources and the selected lines against dev and test, and dev against test.
     Returns ``adapt.json``'s contents."""
-    from .._internal.atomic import atomic_open, save_json
-    from .._internal.signature import make_signature, signature_string
-    from ..io.corpus import read_corpus
-    from ..nmt import check_disjoint, read_bitext, score_translation, translate
-    from ..nmt.data import Bitext
-    from ..nmt.decode import check_backend, model_folder
     from ..nmt.guda import Mixing
-    from ..nmt.trainer import RECORD as NMT_RECORD
-    from ..nmt.trainer import TrainSettings, ensure_trained
+    from ..nmt.trainer import TrainSettings
     settings = (settings or TrainSettings()).resolved()
-    check_backend(backend)
+    _check_options(selection, selected, base, start, select_on, backend, beam)
+    for folder in (reverse, base):  # a given model folder that is not one: refused before any work
+        if folder is not None:
+            from ..nmt.decode import model_folder
+            model_folder(folder)
     Mixing.check_options(losses, lambda_old, lambda_src, lambda_tgt)
+    data = _read(old, dev, source, test, selected)
+    mixing = Mixing(data["old"], tuple(data["source"]), losses, lambda_old, lambda_src, lambda_tgt)
+    mixing.check()
+    if selection is not None:
+        selection = _guarded(selection, data)
+    with rundir.claim(out_dir, "adapt"):
+        return _adapt(Path(out_dir), data, mixing, selection, selected, reverse, base, start, settings, beam,
+                      backend, select_on, progress)
+
+
+def _check_options(selection, selected, base, start, select_on, backend, beam) -> None:
+    from ..nmt.decode import check_backend, model_folder
+    check_backend(backend)
+    if beam < 1:
+        raise DomainsiftError(f"--beam must be at least 1, got {beam}")
     if start not in STARTS:
         raise DomainsiftError(f"--start must be one of {', '.join(STARTS)}, got {start!r}")
     if (selection is None) == (selected is None):
@@ -84,55 +101,77 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
         if selection.rule is None or selection.mixture:
             raise DomainsiftError("the selection needs one target and a rule (--top N or --fraction F)")
         selection.check()
-    for folder in (reverse, base):  # a given model folder that is not one: refused before any work
-        if folder is not None:
-            model_folder(folder)
+
+
+def _read(old, dev, source, test, selected) -> dict:
+    """Every input, read and checked against the others before any work: no leak of dev or test."""
+    from ..io.corpus import read_corpus
+    from ..nmt import check_disjoint, read_bitext
+    from ..nmt.data import check_lines_disjoint
     old_b, dev_b = read_bitext(*old), read_bitext(*dev)
-    src_lines = read_corpus([str(source)] if isinstance(source, (str, os.PathLike)) else
-                            [str(f) for f in source]).texts
+    files = [str(source)] if isinstance(source, (str, os.PathLike)) else [str(f) for f in source]
+    src = read_corpus(files)
     test_b = read_bitext(*test) if test else None
-    check_disjoint(old_b, dev_b, "the dev set")
-    if test_b is not None:
-        check_disjoint(old_b, test_b, "the test set")
-    mixing = Mixing(old_b, tuple(s.strip() for s in src_lines), losses, lambda_old, lambda_src, lambda_tgt)
-    mixing.check()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    check_disjoint(old_b, dev_b, "the dev set", "the old bitext")
+    for b, what in ((dev_b, "the dev set"), (test_b, "the test set")):
+        if b is None:
+            continue
+        if b is test_b:
+            check_disjoint(old_b, test_b, "the test set", "the old bitext")
+            check_disjoint(dev_b, test_b, "the test set", "the dev set", "a model's epoch is never chosen on its "
+                           "test set")
+        check_lines_disjoint(src.texts, _where(src, files), b, 0, what,
+                             "the new domain's sources must not hold the sentences the model is chosen or judged on")
+    chosen = None
+    if selected is not None:
+        chosen = read_corpus([str(selected)]).texts
+        for b, what in ((dev_b, "the dev set"), (test_b, "the test set")):
+            if b is not None:
+                check_lines_disjoint(chosen, str(selected), b, 1, what, "the selected lines become the training "
+                                     "targets: keep the sentences the model is chosen or judged on out of them")
+    return {"old": old_b, "dev": dev_b, "test": test_b, "source": [s.strip() for s in src.texts],
+            "selected": chosen}
+
+
+def _where(corpus, files) -> str:
+    return files[0] if len(files) == 1 else "the new domain's sources"
+
+
+def _guarded(selection, data):
+    """The selection with the dev and test sets' target sentences excluded (as ``--exclude`` excludes): the
+    lines it chooses become training targets, never one the model is chosen or judged on."""
+    from dataclasses import replace
+
+    from ..io.corpus import read_corpus
+    guard = [data["dev"].files[1]] + ([data["test"].files[1]] if data["test"] is not None else [])
+    ex = selection.rule.exclude
+    if ex is None:
+        combined = read_corpus(guard)
+    elif isinstance(ex, (str, os.PathLike)):
+        combined = read_corpus([str(ex)] + guard)
+    elif getattr(ex, "files", None):
+        combined = read_corpus(list(ex.files) + guard)
+    else:
+        combined = list(getattr(ex, "texts", ex)) + list(read_corpus(guard).texts)
+    return replace(selection, rule=replace(selection.rule, exclude=combined))
+
+
+def _adapt(out: Path, data: dict, mixing, selection, selected, reverse, base, start, settings, beam, backend,
+           select_on, progress) -> dict:
+    from .._internal.atomic import save_json
+    from .._internal.signature import make_signature, signature_string
     steps = {}
+    base_dir = Path(base) if base is not None else out / BASE  # the old-domain forward model
 
     def trained(folder: Path, train, dev, init=None, mix=None) -> dict:
-        return ensure_trained(folder, train, dev, settings, init, mix, progress)
-
-    base_dir = Path(base) if base is not None else out / BASE  # the old-domain forward model
+        from ..pipeline.nmt import trained as claimed
+        return claimed(folder, train, dev, settings, init, mix, progress=progress)
 
     # 1. the new domain's target-language lines
     if selection is not None:
-        from dataclasses import replace
-
-        from .. import rundir
-        from .._internal.errors import LanguageMismatch
-        from ..pipeline.run import run
-        if select_on == "translated":  # the in-domain set in the pool's language, by the old-domain model
-            if base is None:
-                trained(base_dir, old_b, dev_b)
-            query = _decoded(base_dir, [t.strip() for t in selection.in_domain.texts if t.strip()],
-                             out / QUERY_TGT, out / QUERY_HOW, beam, backend, progress, stale=out / SELECT)
-            if not any(q.strip() for q in query):
-                raise InputError(f"{out / QUERY_TGT}: all {len(query)} translations of the in-domain set came out "
-                                 f"empty; the old-domain model ({base_dir}) needs more training")
-            selection = replace(selection, targets={"": read_corpus([str(out / QUERY_TGT)])})
-            steps["query"] = {"file": str(out / QUERY_TGT), "model": str(base_dir), "n": len(query)}
-        sel_dir = out / SELECT
-        try:  # a finished run of the same inputs resumes in a pass; another is refused
-            run(selection.with_out(sel_dir))
-        except LanguageMismatch as e:
-            raise LanguageMismatch(f"{e}; or, in adapt, --select-on translated (the in-domain set translated "
-                                   f"into the pool's language by the old-domain model)") from None
-        chosen = [text for text, _ in rundir.selection_records(sel_dir)]
-        steps["select"] = {"dir": str(sel_dir), "method": selection.method,
-                           "signature": rundir.read_signature(sel_dir).get("signature")}
+        chosen = _select(out, selection, select_on, base, base_dir, data, trained, steps, beam, backend, progress)
     else:
-        chosen = read_corpus([str(selected)]).texts
+        chosen = data["selected"]
         steps["select"] = {"file": str(Path(selected).resolve())}
     chosen = [t.strip() for t in chosen if t.strip()]
     if not chosen:
@@ -142,56 +181,31 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     # 2. the reverse model (target -> source) on the old bitext
     rev_dir = Path(reverse) if reverse is not None else out / REVERSE
     if reverse is None:
-        def flip(b):
-            return Bitext(b.tgt, b.src, (b.files[1], b.files[0]))
-        trained(rev_dir, flip(old_b), flip(dev_b))
+        trained(rev_dir, _flip(data["old"]), _flip(data["dev"]))
     steps["reverse"] = str(rev_dir)
 
-    # 3. back-translation: the pseudo-bitext, made again when the lines, the reverse model or the decoding
-    # differ from the last one's
-    pseudo_src, pseudo_tgt, pseudo_how = out / PSEUDO_SRC, out / PSEUDO_TGT, out / PSEUDO_HOW
-    how = {"reverse": json.loads((rev_dir / NMT_RECORD).read_text(encoding="utf-8")).get("identity"),
-           "beam": beam, "backend": backend}
-    if not (pseudo_src.is_file() and pseudo_tgt.is_file() and pseudo_how.is_file()
-            and json.loads(pseudo_how.read_text(encoding="utf-8")) == how
-            and pseudo_tgt.read_text(encoding="utf-8").splitlines() == chosen):
-        pseudo_how.unlink(missing_ok=True)
-        back = translate(rev_dir, chosen, beam=beam, progress=progress, backend=backend)
-        with atomic_open(pseudo_tgt.with_suffix(".tgt.next")) as fh:
-            fh.write("".join(t + "\n" for t in chosen))
-        with atomic_open(pseudo_src) as fh:
-            fh.write("".join(b + "\n" for b in back))
-        os.replace(pseudo_tgt.with_suffix(".tgt.next"), pseudo_tgt)
-        save_json(pseudo_how, how)  # last: the pair is complete
-    back = pseudo_src.read_text(encoding="utf-8").splitlines()
-    keep = [k for k, b in enumerate(back) if b.strip()]  # a back-translation can come out empty
-    pseudo = Bitext(tuple(back[k] for k in keep), tuple(chosen[k] for k in keep), (str(pseudo_src), str(pseudo_tgt)))
-    if not len(pseudo):
-        raise InputError(f"{pseudo_src}: all {len(chosen)} back-translations came out empty; the reverse model "
-                         f"({rev_dir}) needs more training")
-    steps["pseudo"] = {"n": len(pseudo), "empty_dropped": len(chosen) - len(pseudo)}
+    # 3. back-translation: the pseudo-bitext
+    pseudo = _pseudo(out, rev_dir, chosen, beam, backend, progress, steps)
 
     # 4. the warm start's model
     init = None
     if start == "warm":
         init = base_dir
         if base is None and select_on != "translated":  # the translated selection trained it in step 1
-            trained(init, old_b, dev_b)
+            trained(init, data["old"], data["dev"])
     if start == "warm" or select_on == "translated":
         steps["base"] = str(base_dir)
 
-    # 5. GUDA's training
+    # 5. GUDA's training (its identity holds the warm start's own weights: another model there trains again)
     model_dir = out / MODEL
-    record = trained(model_dir, pseudo, dev_b, init, mixing)
+    record = trained(model_dir, pseudo, data["dev"], init, mixing)
     steps["model"] = str(model_dir)
     result = {"start": start, **mixing.describe(), "steps": steps, "model": record.get("signature"),
               "best_epoch": record.get("best_epoch"), "dev_loss": record.get("dev_loss")}
 
     # 6. the new domain's test set
-    if test_b is not None:
-        hyp = translate(model_dir, test_b.src, beam=beam, progress=progress, backend=backend)
-        result["test"] = {"files": list(test_b.files), "beam": beam, "backend": backend,
-                          **score_translation(hyp, test_b.tgt, test_b.files[1])}
+    if data["test"] is not None:
+        result["test"] = _test(out, model_dir, data["test"], beam, backend, progress)
     sig = make_signature("adapt", model="marian", seed=settings.seed, start=start, **mixing.describe(),
                          preset=settings.preset, beam=beam, backend=backend, select_on=select_on,
                          selection=steps["select"].get("signature") or steps["select"].get("file"))
@@ -200,32 +214,130 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     return result
 
 
+def _flip(b):
+    from ..nmt.data import Bitext
+    return Bitext(b.tgt, b.src, (b.files[1], b.files[0]))
+
+
+def _select(out: Path, selection, select_on, base, base_dir: Path, data, trained, steps, beam, backend,
+            progress) -> list:
+    """Step 1 with a selection: the in-domain set translated first when ``select_on`` says so, then the run."""
+    from dataclasses import replace
+
+    from .._internal.errors import LanguageMismatch
+    from ..io.corpus import read_corpus
+    from ..pipeline.run import run
+    from ..nmt.data import check_lines_disjoint
+    if select_on == "translated":  # the in-domain set in the pool's language, by the old-domain model
+        if base is None:
+            trained(base_dir, data["old"], data["dev"])
+        lines = [t.strip() for t in selection.in_domain.texts if t.strip()]
+        query = _decoded(base_dir, lines, out / QUERY_TGT, out / QUERY_HOW, beam, backend, progress,
+                         stale=out / SELECT)
+        if not any(q.strip() for q in query):
+            raise InputError(f"{out / QUERY_TGT}: all {len(query)} translations of the in-domain set came out "
+                             f"empty; the old-domain model ({base_dir}) needs more training")
+        selection = replace(selection, targets={"": read_corpus([str(out / QUERY_TGT)])})
+        steps["query"] = {"file": str(out / QUERY_TGT), "model": str(base_dir), "n": len(query)}
+    sel_dir = out / SELECT
+    try:  # a finished run of the same inputs resumes in a pass; another is refused
+        run(selection.with_out(sel_dir))
+    except LanguageMismatch as e:
+        raise LanguageMismatch(f"{e}; or, in adapt, --select-on translated (the in-domain set translated "
+                               f"into the pool's language by the old-domain model)") from None
+    chosen = [text for text, _ in rundir.selection_records(sel_dir)]
+    for b, what in ((data["dev"], "the dev set"), (data["test"], "the test set")):  # excluded: a guard only
+        if b is not None:
+            check_lines_disjoint(chosen, str(sel_dir / rundir.SELECTED_IDS), b, 1, what, "select again")
+    steps["select"] = {"dir": str(sel_dir), "method": selection.method,
+                       "signature": rundir.read_signature(sel_dir).get("signature")}
+    return chosen
+
+
+def _pseudo(out: Path, rev_dir: Path, chosen: list, beam: int, backend: str, progress: bool, steps: dict):
+    """Step 3: the selected lines back-translated by the reverse model (``pseudo.src``/``pseudo.tgt``), kept
+    while made from the same lines by the same model (its own weights) and decoding, and the files are as
+    written; a back-translation that came out empty is left out; a degenerate one is warned about."""
+    from .._internal.atomic import atomic_open
+    from ..nmt import translate
+    from ..nmt.data import Bitext
+    src_file, tgt_file = out / PSEUDO_SRC, out / PSEUDO_TGT
+    step = rundir.Step(out / PSEUDO_HOW, rundir.identity(rundir.model_identity(rev_dir), beam, backend,
+                                                         texts=(chosen,)))
+    if step.kept() is None:
+        step.start()
+        back = translate(rev_dir, chosen, beam=beam, progress=progress, backend=backend)
+        with atomic_open(tgt_file) as fh:
+            fh.write("".join(t + "\n" for t in chosen))
+        with atomic_open(src_file) as fh:
+            fh.write("".join(b + "\n" for b in back))
+        nmt_id = (rundir.read_json(rev_dir, rundir.NMT_RECORD) or {}).get("identity")
+        step.done([PSEUDO_SRC, PSEUDO_TGT], reverse=nmt_id, beam=beam, backend=backend)  # last: the pair is whole
+    back = src_file.read_text(encoding="utf-8").split("\n")[:len(chosen)]
+    keep = [k for k, b in enumerate(back) if b.strip()]  # a back-translation can come out empty
+    pseudo = Bitext(tuple(back[k] for k in keep), tuple(chosen[k] for k in keep), (str(src_file), str(tgt_file)))
+    if not len(pseudo):
+        raise InputError(f"{src_file}: all {len(chosen)} back-translations came out empty; the reverse model "
+                         f"({rev_dir}) needs more training")
+    health = degeneracy(pseudo.src)
+    if health["distinct"] < MIN_DISTINCT or health["looping"] > MAX_LOOPING:
+        import logging
+        logging.getLogger(__name__).warning(
+            "%s: the back-translations look degenerate (%.0f%% distinct, %.0f%% repeat a phrase within the line); "
+            "the reverse model (%s) needs more training or data: GUDA learns from these sources",
+            src_file, 100 * health["distinct"], 100 * health["looping"], rev_dir)
+    steps["pseudo"] = {"n": len(pseudo), "empty_dropped": len(chosen) - len(pseudo), **health}
+    return pseudo
+
+
+def degeneracy(lines) -> dict:
+    """How much a set of translations repeats itself: ``distinct``, the share of distinct lines; ``looping``,
+    the share of lines where a word pair comes back three times or more (a decoder caught in a loop)."""
+    from collections import Counter
+    lines = list(lines)
+    if not lines:
+        return {"distinct": 1.0, "looping": 0.0}
+    looping = 0
+    for line in lines:
+        words = line.split()
+        pairs = Counter(zip(words, words[1:]))
+        looping += bool(pairs) and max(pairs.values()) >= 3
+    return {"distinct": round(len(set(lines)) / len(lines), 4), "looping": round(looping / len(lines), 4)}
+
+
+def _test(out: Path, model_dir: Path, test_b, beam: int, backend: str, progress: bool) -> dict:
+    """Step 6: the test set translated (the translations kept in ``test.hyp``) and scored."""
+    from .._internal.atomic import atomic_open
+    from .._internal.checksums import file_sha256
+    from ..nmt import score_translation, translate
+    hyp = translate(model_dir, test_b.src, beam=beam, progress=progress, backend=backend)
+    with atomic_open(out / rundir.JUDGE_HYP) as fh:
+        fh.write("".join(h + "\n" for h in hyp))
+    return {"files": list(test_b.files), "beam": beam, "backend": backend,
+            **score_translation(hyp, test_b.tgt, test_b.files[1]), "translations": rundir.JUDGE_HYP,
+            "sha256": file_sha256(out / rundir.JUDGE_HYP)}
+
+
 def _decoded(model_dir: Path, lines: list, out_file: Path, how_file: Path, beam: int, backend: str,
              progress: bool, stale: Path) -> list:
-    """``lines`` translated by the model in ``model_dir``, one per line of ``out_file``: the file's lines when
-    ``how_file`` says they were made from the same lines by the same model and decoding, made again
-    otherwise (``how_file`` last: the pair is complete), and then the folder ``stale`` (what was made from
-    the old translations) is removed first."""
+    """``lines`` translated by the model in ``model_dir``, one per line of ``out_file``: kept while made from
+    the same lines by the same model (its own weights) and decoding, and the file is as written; made again
+    otherwise, and then the folder ``stale`` (what was made from the old translations) is removed first."""
     import shutil
-    import hashlib
 
-    from .._internal.atomic import atomic_open, save_json
-    from .._internal.checksums import hash_texts
+    from .._internal.atomic import atomic_open
     from ..nmt import translate
-    from ..nmt.trainer import RECORD as NMT_RECORD
-    h = hashlib.sha256()
-    hash_texts(h, lines)
-    how = {"model": json.loads((model_dir / NMT_RECORD).read_text(encoding="utf-8")).get("identity"),
-           "lines": h.hexdigest(), "beam": beam, "backend": backend}
-    if out_file.is_file() and how_file.is_file() and json.loads(how_file.read_text(encoding="utf-8")) == how:
-        return out_file.read_text(encoding="utf-8").splitlines()
-    how_file.unlink(missing_ok=True)
+    step = rundir.Step(how_file, rundir.identity(rundir.model_identity(model_dir), beam, backend, texts=(lines,)))
+    if step.kept() is not None:
+        return out_file.read_text(encoding="utf-8").split("\n")[:len(lines)]
+    step.start()
     shutil.rmtree(stale, ignore_errors=True)
     done = translate(model_dir, lines, beam=beam, progress=progress, backend=backend)
     with atomic_open(out_file) as fh:
         fh.write("".join(t + "\n" for t in done))
-    save_json(how_file, how)
+    nmt_id = (rundir.read_json(model_dir, rundir.NMT_RECORD) or {}).get("identity")
+    step.done([out_file.name], model=nmt_id, beam=beam, backend=backend)
     return done
 
 
-__all__ = ["adapt"]
+__all__ = ["adapt", "degeneracy"]

@@ -160,7 +160,7 @@ def format_matrix(result: dict) -> str:
 
 # ---------------------------------------------------------------- the translation model as the judge
 
-JUDGE_MODELS, JUDGE_ROW = "models", "judge.json"
+JUDGE_MODELS, JUDGE_ROW = rundir.JUDGE_MODELS, rundir.JUDGE_ROW
 
 
 def selection_bitext(run_dir: str | os.PathLike, reverse: bool = False):
@@ -182,14 +182,17 @@ def selection_bitext(run_dir: str | os.PathLike, reverse: bool = False):
 
 def pool_bitext(run_dir: str | os.PathLike, reverse: bool = False):
     """Every pair of the bitext pool a selection was made from (the whole-pool row), oriented as
-    :func:`selection_bitext`'s."""
-    from ..nmt import read_bitext
+    :func:`selection_bitext`'s: read as the run read it (its recorded reader options), from files verified
+    against the fingerprints the run recorded. A pair with an empty side is left out."""
     from ..nmt.data import Bitext
     pool = rundir.read_pool(run_dir)
     if not pool.get("target_files"):
         raise DomainsiftError(f"{run_dir}: its pool has no other side (--pool-target); the whole-pool row needs pairs")
-    parts = [read_bitext(o, t) for t, o in zip(pool["files"], pool["target_files"])]
-    src, tgt = sum((b.src for b in parts), ()), sum((b.tgt for b in parts), ())
+    files = pool["files"]
+    wanted = [(files[int(f)], int(line)) for f, line in rundir.read_ids(run_dir, pool)]
+    got = rundir.records(pool, wanted, where=run_dir)
+    pairs = [(o.strip(), t.strip()) for t, o in (got[w] for w in wanted if w in got) if t.strip() and o and o.strip()]
+    src, tgt = tuple(a for a, _ in pairs), tuple(b for _, b in pairs)
     if reverse:
         src, tgt = tgt, src
     return Bitext(src, tgt, ("pool:source", "pool:target"))
@@ -219,12 +222,11 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     judged on sentences it learnt from: one line naming the file); a row's dev is ``dev`` minus the pairs
     its training data holds. Each model is kept under ``OUT/models/<name>`` and reused, or resumed, when
     the command runs again. Writes and returns ``OUT/downstream.json``."""
-    from .._internal.atomic import save_json
     from .._internal.signature import make_signature
-    from ..nmt import check_disjoint, read_bitext, score_translation, translate
+    from ..nmt import check_disjoint, read_bitext
     from ..nmt.data import Bitext
     from ..nmt.decode import check_backend
-    from ..nmt.trainer import TrainSettings, ensure_trained, training_identity
+    from ..nmt.trainer import TrainSettings
     settings = (settings or TrainSettings()).resolved()  # a bad setting stops before any reading
     if beam < 1:
         raise DomainsiftError(f"--beam must be at least 1, got {beam}")
@@ -234,6 +236,7 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
         return b if isinstance(b, Bitext) else read_bitext(*b)
 
     test_b, dev_b = bitext(test), bitext(dev)
+    check_disjoint(dev_b, test_b, "the test set", "the dev set", "a row's epoch is never chosen on its test set")
     rows = []
     for name, d in zip(run_names(run_dirs), run_dirs):
         rows.append({"name": name, "kind": "selection", "run_dir": str(d), "train": selection_bitext(d, reverse)})
@@ -265,25 +268,8 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
             raise DomainsiftError(f"{dev_b.files[0]}: every dev pair is in the training data of {r['name']}; "
                                   "give a dev set the selections do not hold")
     out = Path(out_dir)
-    test_digest = _digest(test_b)
     for r in rows:
-        folder = out / JUDGE_MODELS / r["name"]
-        identity = training_identity(r["train"], r["dev"], settings)
-        cached = rundir.read_json(folder, JUDGE_ROW) if (folder / JUDGE_ROW).is_file() else None
-        if cached and cached.get("identity") == identity and cached.get("test") == test_digest \
-                and cached.get("beam") == beam and cached.get("backend", "generate") == backend:
-            r["result"] = cached
-            continue
-        rec = ensure_trained(folder, r["train"], r["dev"], settings, progress=progress)
-        hyp = translate(folder, test_b.src, beam=beam, progress=progress, backend=backend)
-        scores = score_translation(hyp, test_b.tgt, test_b.files[0])
-        r["result"] = {"identity": identity, "test": test_digest, "beam": beam, "backend": backend,
-                       "bleu": scores["bleu"],
-                       "chrf": scores["chrf"], "bleu_signature": scores["signature"]["bleu"],
-                       "best_epoch": rec["best_epoch"], "epochs_run": rec["epochs_run"],
-                       "dev_loss": min(rec["dev_loss"]), "train_seconds": rec["train_seconds"],
-                       "target_tokens_per_second": rec["target_tokens_per_second"], "nmt_signature": rec["signature"]}
-        save_json(folder / JUDGE_ROW, r["result"])
+        r["result"] = _judged_row(out / JUDGE_MODELS / r["name"], r, test_b, settings, beam, backend, progress)
     table = []
     for r in rows:
         res = r["result"]
@@ -302,6 +288,38 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
               "beam": beam, "backend": backend, "direction": sig["direction"], "rows": table, "signature": sig}
     rundir.write_json(out, rundir.DOWNSTREAM, result)
     return result
+
+
+def _judged_row(folder: Path, r: dict, test_b, settings, beam: int, backend: str, progress: bool) -> dict:
+    """One row of the judge as a step: its model (trained, resumed or kept: :func:`domainsift.jobs.nmt.trained`),
+    the test set's translations (``test.hyp``, kept beside the score) and the score; the row is kept while made
+    by the same model (its own weights), test set and decoding, and its translations are as written."""
+    from .._internal.atomic import atomic_open
+    from .._internal.checksums import file_sha256
+    from ..nmt import score_translation, translate
+    from ..nmt.trainer import training_identity
+    from ..pipeline.nmt import trained
+    identity = training_identity(r["train"], r["dev"], settings)
+    test_digest = _digest(test_b)
+    if (folder / rundir.NMT_RECORD).is_file() and (rundir.read_json(folder, rundir.NMT_RECORD) or {}).get("identity") \
+            == identity:
+        step = rundir.Step(folder / JUDGE_ROW, rundir.identity(rundir.model_identity(folder), test_digest, beam,
+                                                               backend))
+        kept = step.kept()
+        if kept is not None:
+            return kept
+    rec = trained(folder, r["train"], r["dev"], settings, progress=progress)
+    step = rundir.Step(folder / JUDGE_ROW, rundir.identity(rundir.model_identity(folder), test_digest, beam, backend))
+    step.start()
+    hyp = translate(folder, test_b.src, beam=beam, progress=progress, backend=backend)
+    with atomic_open(folder / rundir.JUDGE_HYP) as fh:
+        fh.write("".join(h + "\n" for h in hyp))
+    scores = score_translation(hyp, test_b.tgt, test_b.files[0])
+    return step.done([rundir.JUDGE_HYP], test=test_digest, beam=beam, backend=backend, bleu=scores["bleu"],
+                     chrf=scores["chrf"], bleu_signature=scores["signature"]["bleu"], best_epoch=rec["best_epoch"],
+                     epochs_run=rec["epochs_run"], dev_loss=min(rec["dev_loss"]), train_seconds=rec["train_seconds"],
+                     target_tokens_per_second=rec["target_tokens_per_second"], nmt_signature=rec["signature"],
+                     translations=rundir.JUDGE_HYP, training=identity)
 
 
 def _digest(b) -> str:

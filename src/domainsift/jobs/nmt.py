@@ -15,21 +15,45 @@ from .._internal.errors import InputError
 
 def train_job(train: tuple, dev: tuple, out_dir: str | os.PathLike, test: tuple | None = None, settings=None,
               init_from: str | None = None, beam: int = 5, progress: bool = False, overwrite: bool = False) -> dict:
-    """``train``, ``dev``, ``test``: ``(source file, target file)``; returns ``nmt.json``'s contents."""
-    from .._internal.atomic import save_json
+    """``train``, ``dev``, ``test``: ``(source file, target file)``; returns ``nmt.json``'s contents.
+
+    Two steps: the training (kept when the folder holds the same one) and, with a test set, its translation
+    (``test.hyp``, kept beside the score) and score, kept when made from the same model, test and beam."""
+    from .. import rundir
+    from .._internal.atomic import atomic_open, save_json
     from ..nmt import check_disjoint, read_bitext, score_translation, translate
-    from ..nmt.trainer import RECORD, TrainSettings, train_nmt
+    from ..nmt.trainer import TrainSettings
+    from ..pipeline.nmt import trained
     settings = (settings or TrainSettings()).resolved()  # a bad setting stops before any reading
+    if beam < 1:
+        raise InputError(f"--beam must be at least 1, got {beam}")
     tr, dv = read_bitext(*train), read_bitext(*dev)
     te = read_bitext(*test) if test else None
     check_disjoint(tr, dv, "the dev set")
     if te is not None:
         check_disjoint(tr, te, "the test set")
-    record = train_nmt(tr, dv, out_dir, settings, init_from=init_from, progress=progress, overwrite=overwrite)
-    if te is not None:
+        check_disjoint(dv, te, "the test set", "the dev set", "a model's epoch is never chosen on its test set")
+    record = trained(out_dir, tr, dv, settings, init_from=init_from, progress=progress, overwrite=overwrite)
+    if te is None:
+        return record
+    step = rundir.Step(rundir.path(out_dir, rundir.NMT_RECORD),
+                       rundir.identity(record["identity"], beam, texts=(te.src, te.tgt)))
+    hyp_file = rundir.path(out_dir, rundir.JUDGE_HYP)
+    with rundir.claim(out_dir, "nmt", identity=record["identity"]) as held:
+        held.earlier = {}  # the model stays: nothing it wrote is stale
+        kept = record.get("test") if record.get("test", {}).get("identity") == step.identity else None
+        if kept is not None and hyp_file.is_file():
+            from .._internal.checksums import file_sha256
+            if file_sha256(hyp_file) == kept.get("sha256"):
+                return record
         hyp = translate(out_dir, te.src, beam=beam, progress=progress)
-        record["test"] = {"files": list(te.files), "beam": beam, **score_translation(hyp, te.tgt, te.files[1])}
-        save_json(Path(out_dir) / RECORD, record)
+        with atomic_open(hyp_file) as fh:
+            fh.write("".join(h + "\n" for h in hyp))
+        from .._internal.checksums import file_sha256
+        record["test"] = {"files": list(te.files), "beam": beam, **score_translation(hyp, te.tgt, te.files[1]),
+                          "translations": rundir.JUDGE_HYP, "sha256": file_sha256(hyp_file),
+                          "identity": step.identity}
+        save_json(rundir.path(out_dir, rundir.NMT_RECORD), record)
     return record
 
 
@@ -42,6 +66,9 @@ def translate_job(model_dir: str | os.PathLike, input_file: str | os.PathLike, o
     if os.path.realpath(input_file) == os.path.realpath(out_file):
         raise InputError(f"{out_file}: is the input; choose another output file")
     nmt = load_nmt(model_dir)
+    if os.path.realpath(out_file).startswith(os.path.realpath(model_dir) + os.sep):
+        raise InputError(f"{out_file}: inside the model folder {model_dir}, whose files the model needs; choose an "
+                         "output file elsewhere")
     lines = read_corpus([input_file])
     hyp = translate(nmt, lines.texts, beam=beam, progress=progress, backend=backend)
     by_line = {ln: h for (_, ln), h in zip(lines.ids, hyp)}

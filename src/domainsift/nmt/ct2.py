@@ -40,13 +40,27 @@ class _Pieces:
 
 def converted(nmt, quantization: str = "int8") -> Path:
     """The CTranslate2 model of a loaded :class:`~domainsift.nmt.decode.NMTModel`, converted into its folder
-    once (atomically) and reused."""
+    once (atomically, sealed, with the identity of the weights it was converted from) and reused while it
+    checks out against its checksums and was made from the model in the folder now; made again otherwise."""
+    import json
+    import logging
+
+    from .. import rundir
+    from .._internal.checksums import DamagedError, verify
     if quantization not in QUANTIZATIONS:
         raise DomainsiftError(f"unknown quantization '{quantization}' (one of: {', '.join(QUANTIZATIONS)})")
     ct2 = _ctranslate2()
-    out = Path(nmt.folder) / f"ct2-{quantization}"
-    if (out / "model.bin").is_file():
-        return out
+    out = Path(nmt.folder) / f"{rundir.CT2_PREFIX}{quantization}"
+    if out.exists():
+        try:
+            verify(out)
+            source = json.loads((out / rundir.CT2_SOURCE).read_text(encoding="utf-8"))
+            if source.get("model") == nmt.identity:
+                return out
+            logging.getLogger(__name__).info("%s: converted from another model; converting again", out)
+        except (DamagedError, OSError, ValueError) as exc:
+            logging.getLogger(__name__).warning("%s cannot be used (%s); converting again", out,
+                                                str(exc).splitlines()[0])
     from ctranslate2.converters.transformers import BartLoader, MarianMTLoader
 
     from .._internal.atomic import atomic_dir
@@ -72,6 +86,7 @@ def converted(nmt, quantization: str = "int8") -> Path:
     spec.optimize(quantization=quantization)
     with atomic_dir(out) as tmp:
         spec.save(str(tmp))
+        (tmp / rundir.CT2_SOURCE).write_text(json.dumps({"model": nmt.identity}) + "\n", encoding="utf-8")
     del ct2
     return out
 

@@ -70,12 +70,24 @@ def held(train: Bitext, other: Bitext) -> list[str | None]:
     return out
 
 
-def check_disjoint(train: Bitext, test: Bitext, what: str = "the test set") -> None:
-    """Refuse ``test`` when the training pairs hold any of its sentences (either side, compared as
-    ``--exclude`` compares lines): a model is never judged on what it learnt from."""
+def check_disjoint(train: Bitext, test: Bitext, what: str = "the test set", train_what: str = "the training data",
+                   hint: str = "select with --exclude") -> None:
+    """Refuse ``test`` when the ``train`` pairs hold any of its sentences (either side, compared as
+    ``--exclude`` compares lines): a model is never judged on what it learnt from (nor its epoch chosen on
+    its test set). The error names the file and line of ``test`` and the file of ``train`` that hold it."""
     for n, side in enumerate(held(train, test), 1):
         if side is not None:
-            name = test.files[0] if side == "src" else test.files[1]
-            raise InputError(f"{name or what}: pair {n} repeats a sentence of the training data "
-                             f"({train.files[0] or 'the training bitext'}); keep {what} out of what the model "
-                             "learns from (select with --exclude)")
+            k = 0 if side == "src" else 1
+            name, source = test.files[k], train.files[k]
+            raise InputError(f"{name or what}:{n}: repeats a sentence of {train_what} "
+                             f"({source or 'the training bitext'}); keep {what} out of {train_what} ({hint})")
+
+
+def check_lines_disjoint(lines, where: str, test: Bitext, side: int, what: str, hint: str) -> None:
+    """Refuse ``lines`` (one side's sentences, read from ``where``) when any is a sentence of ``test``'s
+    ``side`` (0: source, 1: target), compared as ``--exclude`` compares lines: one line naming both files."""
+    seen = {_key(t): n for n, t in enumerate(test.src if side == 0 else test.tgt, 1) if _key(t)}
+    for n, line in enumerate(lines, 1):
+        k = _key(line)
+        if k and k in seen:
+            raise InputError(f"{where}:{n}: is line {seen[k]} of {what} ({test.files[side]}); {hint}")

@@ -24,6 +24,7 @@ class NMTModel:
     model: object
     vocab: object
     record: dict
+    identity: str = ""  # the folder's own (its sealed weights and vocabulary: rundir.model_identity)
 
 
 def model_folder(folder: str | os.PathLike) -> Path:
@@ -40,16 +41,17 @@ def load_nmt(folder: str | os.PathLike) -> NMTModel:
     import json
 
     import transformers as tf
-    from .._internal.checksums import verify
+
+    from ..rundir import model_identity
     folder = model_folder(folder)
-    verify(folder / MODEL)  # sealed when written: a damaged or half-copied model is refused
+    identity = model_identity(folder)  # sealed when written: a damaged or half-copied model is refused
     try:
         model = tf.MarianMTModel.from_pretrained(str(folder / MODEL))
         record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{folder}: the model cannot be loaded ({str(exc).splitlines()[0]})") from None
     model.train(False)
-    return NMTModel(folder, model, load_vocab(folder / VOCAB), record)
+    return NMTModel(folder, model, load_vocab(folder / VOCAB), record, identity)
 
 
 def check_backend(backend: str) -> None:

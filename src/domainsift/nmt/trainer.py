@@ -21,6 +21,7 @@ preset, sizes, epochs, dev losses, target tokens a second, the signature).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import shutil
@@ -33,8 +34,9 @@ import numpy as np
 from .._internal.errors import DomainsiftError, InputError
 from .data import Bitext
 
+from ..rundir.layout import NMT_MODEL as MODEL, NMT_RECORD as RECORD, NMT_VOCAB as VOCAB, NMT_VOCAB_DIR, RESUME
+
 PAD, UNK, EOS = 0, 1, 2
-MODEL, VOCAB, RECORD, RESUME = "model", "spm.model", "nmt.json", ".resume"
 CHECKPOINT = "checkpoint"
 
 #: the architectures (MarianConfig's keywords) and their training settings
@@ -75,37 +77,39 @@ class TrainSettings:
         if self.preset not in PRESETS:
             raise DomainsiftError(f"unknown preset '{self.preset}' (choose from {', '.join(PRESETS)})")
         p = PRESETS[self.preset]
-        out = replace(self, max_tokens=self.max_tokens or p["max_tokens"], lr=self.lr or p["lr"],
-                      warmup=self.warmup if self.warmup is not None else p["warmup"], vocab=self.vocab or p["vocab"],
+        def given(v, default):  # 0 is a value given (refused below), not "the preset's"
+            return default if v is None else v
+        out = replace(self, max_tokens=given(self.max_tokens, p["max_tokens"]), lr=given(self.lr, p["lr"]),
+                      warmup=given(self.warmup, p["warmup"]), vocab=given(self.vocab, p["vocab"]),
                       arch={**p["arch"], **self.arch})
         for name, v, lo in (("epochs", out.epochs, 1), ("patience", out.patience, 1), ("max_tokens", out.max_tokens, 8),
                             ("vocab", out.vocab, 16), ("warmup", out.warmup, 0)):
             if v < lo:
                 raise DomainsiftError(f"--{name.replace('_', '-')} must be at least {lo}, got {v}")
-        if not out.lr > 0:
-            raise DomainsiftError(f"--lr must be positive, got {out.lr}")
+        if not (isinstance(out.lr, (int, float)) and math.isfinite(out.lr) and out.lr > 0):
+            raise DomainsiftError(f"--lr must be a positive number, got {out.lr}")
         return out
 
 
 # ---------------------------------------------------------------- vocabulary
 
 def train_vocab(texts, size: int, seed: int, path: Path) -> None:
-    """A unigram sentencepiece model of at most ``size`` pieces over ``texts``, written to ``path``.
-    sentencepiece reads a file; its sampling is seeded, and the input is given whole (no sampling)."""
-    import tempfile
+    """A unigram sentencepiece model of at most ``size`` pieces over ``texts``, written to ``path``. The texts
+    are given whole and in order (no sampling, no shuffle) through an iterator, so the model's bytes hold no
+    temporary file name: the same texts and seed give the same file."""
+    import io
 
     import sentencepiece as spm
-    with tempfile.TemporaryDirectory(prefix="domainsift-spm-") as tmp:
-        corpus = Path(tmp) / "text.txt"
-        corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
-        prefix = Path(tmp) / "spm"
-        spm.set_random_generator_seed(seed)
-        kw = dict(input=str(corpus), model_prefix=str(prefix), vocab_size=size, model_type="unigram",
-                  character_coverage=1.0, pad_id=PAD, unk_id=UNK, eos_id=EOS, bos_id=-1,
-                  input_sentence_size=0, shuffle_input_sentence=False, num_threads=1,
-                  minloglevel=2, hard_vocab_limit=False)
-        spm.SentencePieceTrainer.train(**kw)
-        shutil.copyfile(f"{prefix}.model", path)
+    model = io.BytesIO()
+    spm.set_random_generator_seed(seed)
+    kw = dict(sentence_iterator=iter(list(texts)), model_writer=model, vocab_size=size, model_type="unigram",
+              character_coverage=1.0, pad_id=PAD, unk_id=UNK, eos_id=EOS, bos_id=-1,
+              input_sentence_size=0, shuffle_input_sentence=False, num_threads=1,
+              minloglevel=2, hard_vocab_limit=False)
+    spm.SentencePieceTrainer.train(**kw)
+    from .._internal.atomic import atomic_path
+    with atomic_path(path) as tmp:
+        Path(tmp).write_bytes(model.getvalue())
 
 
 def load_vocab(path: Path):
@@ -204,6 +208,9 @@ def inverse_sqrt(warmup: int):
 
 # ---------------------------------------------------------------- training
 
+log = logging.getLogger(__name__)
+
+
 def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: TrainSettings = TrainSettings(),
               init_from: str | os.PathLike | None = None, progress: bool = False, overwrite: bool = False,
               mixing=None, sampling=None) -> dict:
@@ -212,12 +219,40 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
     vocabulary. ``mixing``: a :class:`~domainsift.nmt.guda.Mixing` (GUDA: ``train`` is the pseudo-bitext,
     trained with the old bitext and the domain discriminators); ``sampling``: a
     :class:`~domainsift.nmt.sampled.Sampling` (paper 004: the batches drawn by domain weights that a policy
-    updates). Returns ``nmt.json``'s contents. A killed training resumes from its last finished epoch."""
-    import torch
+    updates). Returns ``nmt.json``'s contents.
 
-    from .._internal.atomic import atomic_dir, save_json
-    from .._internal.signature import make_signature, signature_string
-    from .._version import __version__
+    A folder that holds this very training (the same identity: :func:`training_identity`) is kept as it is;
+    one of another training, or a folder of other files, is refused unless ``overwrite``. A killed training
+    resumes from its last finished epoch. (``domainsift nmt train``, ``adapt`` and the judge also claim the
+    folder for the run: :func:`domainsift.jobs.nmt.trained`.)"""
+    s = _checked(train, dev, settings, init_from, mixing, sampling)
+    identity = training_identity(train, dev, s, init_from, mixing, sampling)
+    _check_folder(Path(out_dir), identity, overwrite)
+    done = _finished(out_dir, identity)
+    if done is not None:
+        return done
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    return _train(train, dev, Path(out_dir), s, identity, init_from, progress, mixing, sampling)
+
+
+def _check_folder(out: Path, identity: str, overwrite: bool) -> None:
+    """Refuse a folder of another training or of other files (one line), unless ``overwrite``."""
+    from .. import rundir
+    if overwrite or not out.is_dir():
+        return
+    record = rundir.read_json(out, RECORD)
+    if record is not None and record.get("identity") != identity:
+        raise DomainsiftError(f"{out}: holds a model trained on other data or settings (or by another version); "
+                              "choose another --out (or pass --overwrite to replace it)")
+    if record is None:
+        names = {p.name for p in out.iterdir()} - {rundir.LOCK}
+        ours = set(rundir.NMT_OUTPUTS) | {RESUME}
+        if names and not (RESUME in names and names <= ours):  # a killed training's own files are its
+            raise DomainsiftError(f"{out}: a folder of other files; choose another --out (or --overwrite)")
+
+
+def _checked(train, dev, settings, init_from, mixing, sampling) -> "TrainSettings":
+    """The resolved settings, every input checked before anything is written."""
     s = settings.resolved()
     if mixing is not None:
         mixing.check()
@@ -225,41 +260,69 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
         if mixing is not None:
             raise DomainsiftError("a training takes GUDA's mixing or domain sampling, not both")
         sampling.check(len(train))
-    out = Path(out_dir)
     if not len(train):
         raise InputError("the training bitext has no pairs")
     if not len(dev):
         raise InputError("the dev bitext has no pairs")
-    if (out / RECORD).exists() and not overwrite:
-        raise DomainsiftError(f"{out}: holds a trained model already; choose another --out (or --overwrite)")
-    if out.exists() and not overwrite and any(p.name not in (RESUME, ".lock") for p in out.iterdir()):
-        raise DomainsiftError(f"{out}: a folder of other files; choose another --out (or --overwrite)")
-    if init_from is not None:  # checked before anything is written
+    if init_from is not None:
         init = Path(init_from)
         if not (init / MODEL / "config.json").is_file() or not (init / VOCAB).is_file():
             raise InputError(f"{init}: not a model folder domainsift nmt wrote (no {MODEL}/config.json or {VOCAB})")
-    out.mkdir(parents=True, exist_ok=True)
+    return s
+
+
+def _finished(out_dir, identity: str) -> dict | None:
+    """``nmt.json`` of the folder when it holds this training whole (its model as sealed), else None."""
+    from .._internal.checksums import DamagedError, verify
+    from .. import rundir
+    record = rundir.read_json(out_dir, RECORD)
+    if not record or record.get("identity") != identity or not (Path(out_dir) / VOCAB).is_file():
+        return None
+    try:
+        verify(Path(out_dir) / MODEL)
+    except DamagedError as exc:
+        log.warning("%s; training again", exc)
+        return None
+    return record
+
+
+def _vocabulary(train, mixing, init_from, s, state: Path, identity: str):
+    """The training's vocabulary, in a sealed folder under ``state``: the warm start's, or learnt from the
+    training texts; a damaged one is made again (and the epochs trained with it are dropped)."""
+    from .._internal.atomic import atomic_dir
+    from .._internal.checksums import DamagedError, verify
+    folder = state / f"{identity}.{NMT_VOCAB_DIR}"
+    if folder.exists():
+        try:
+            verify(folder)
+            return load_vocab(folder / VOCAB), folder / VOCAB
+        except DamagedError as exc:
+            log.warning("%s; the vocabulary is made again and the training starts from its first epoch", exc)
+            for p in state.glob(f"{identity}.*"):
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+    with atomic_dir(folder) as tmp:
+        if init_from is not None:
+            shutil.copyfile(Path(init_from) / VOCAB, tmp / VOCAB)
+        else:
+            texts = list(train.src) + list(train.tgt)
+            if mixing is not None:  # the old bitext and the new sources are trained on too
+                texts += list(mixing.old.src) + list(mixing.old.tgt) + list(mixing.source)
+            train_vocab(texts, s.vocab, s.seed, tmp / VOCAB)
+    return load_vocab(folder / VOCAB), folder / VOCAB
+
+
+def _train(train, dev, out: Path, s, identity, init_from, progress, mixing, sampling) -> dict:
+    import torch
     state = out / RESUME
     state.mkdir(exist_ok=True)
-    identity = training_identity(train, dev, s, init_from, mixing, sampling)
-    vocab_path = state / f"{identity}.spm.model"
-    if init_from is not None:
-        if not vocab_path.exists():
-            shutil.copyfile(init / VOCAB, vocab_path)
-    elif not vocab_path.exists():
-        tmp = vocab_path.with_suffix(".tmp")
-        texts = list(train.src) + list(train.tgt)
-        if mixing is not None:  # the old bitext and the new sources are trained on too
-            texts += list(mixing.old.src) + list(mixing.old.tgt) + list(mixing.source)
-        train_vocab(texts, s.vocab, s.seed, tmp)
-        os.replace(tmp, vocab_path)
-    sp = load_vocab(vocab_path)
+    sp, vocab_path = _vocabulary(train, mixing, init_from, s, state, identity)
     if mixing is None:
         src, tgt, kinds = encode(sp, train.src), encode(sp, train.tgt), None
     else:
         from .guda import items
         src, tgt, kinds = items(train, mixing, lambda texts: encode(sp, texts), [EOS])
-    dsrc, dtgt = encode(sp, dev.src), encode(sp, dev.tgt)
+    data = dict(src=src, tgt=tgt, kinds=kinds, dsrc=encode(sp, dev.src), dtgt=encode(sp, dev.tgt),
+                encode=lambda texts: encode(sp, texts))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(s.seed)
         if init_from is not None:
@@ -267,125 +330,154 @@ def train_nmt(train: Bitext, dev: Bitext, out_dir: str | os.PathLike, settings: 
             model = tf.MarianMTModel.from_pretrained(str(Path(init_from) / MODEL))
         else:
             model = build_model(s, sp.get_piece_size())
-        model.train(True)
-        params = list(model.parameters())
-        discs = None
-        if mixing is not None:
-            from .guda import discriminators
-            discs = discriminators(torch, model.config.d_model)
-            params += list(discs.parameters())
-        opt = torch.optim.Adam(params, lr=s.lr, betas=(0.9, 0.98), eps=1e-9)
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(s.warmup))
-        rng = np.random.default_rng(s.seed)
-        sampler = None
-        if sampling is not None:
-            from . import sampled
-            sampler, learner = sampled.start(torch, sampling, model, opt, src, tgt, lambda texts: encode(sp, texts),
-                                             _loss, collate,
-                                             lambda a, b: token_batches(a, b, s.max_tokens, np.random.default_rng(0)),
-                                             s.seed, CLIP)
-        history, best, best_epoch, start, seconds, tokens, losses = [], math.inf, 0, 0, 0.0, 0, []
-        ckpt = state / f"{identity}.{CHECKPOINT}"
-        if ckpt.exists():
-            resumed = _resume(torch, ckpt, model, opt, sched, rng, discs, sampler)
-            if resumed is not None:
-                start, history, best, best_epoch, seconds, tokens, losses = resumed
-        from tqdm.auto import tqdm
-        bar = tqdm(total=s.epochs, initial=start, desc="train nmt", unit="epoch", disable=not progress)
-        stopped = start > 0 and start - best_epoch >= s.patience
-        for epoch in range(start, s.epochs):
-            if stopped:
-                break
-            t0, n_tok, terms = time.time(), 0, {}
-            for idx in (sampler if sampler is not None else token_batches(src, tgt, s.max_tokens, rng)):
-                batch = collate(torch, src, tgt, idx)
-                if mixing is None:
-                    loss = _loss(torch, model, batch, s.label_smoothing)
-                else:
-                    from .guda import mixed_loss, row_weights
-                    weights = row_weights(kinds[idx], mixing)
-                    loss, parts = mixed_loss(torch, model, discs, batch, weights, s.label_smoothing)
-                    for k, v in parts.items():
-                        terms[k] = terms.get(k, 0.0) + v
-                    terms["batches"] = terms.get("batches", 0) + 1
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(params, CLIP)
-                opt.step()
-                sched.step()
-                n_tok += int((batch["labels"] != -100).sum())
-                if sampler is not None and sampler.position % sampling.update_every == 0:
-                    sampler.update(learner)  # the weights of the batches from the next on
-                if progress:
-                    bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{(tokens + n_tok) / (seconds + time.time() - t0):,.0f}")
-            seconds += time.time() - t0
-            tokens += n_tok
-            d = dev_loss(torch, model, dsrc, dtgt, s.max_tokens)
-            history.append(round(d, 6))
-            if terms:  # GUDA: each term's mean over the epoch's batches
-                losses.append({k: round(v / terms["batches"], 6) for k, v in terms.items() if k != "batches"})
-            if d < best:
-                best, best_epoch = d, epoch + 1
-                _save_best(state / f"{identity}.best", model)
-            bar.update(1)
-            _checkpoint(torch, ckpt, model, opt, sched, rng, epoch + 1, history, best, best_epoch, seconds, tokens,
-                        discs, losses, sampler)
-            if epoch + 1 - best_epoch >= s.patience:
-                stopped = True
-        bar.close()
+        run = _loop(torch, model, data, s, state / identity, mixing, sampling, progress)
+    return _finish(out, state, identity, train, dev, s, sp, vocab_path, init_from, mixing, sampling, run)
+
+
+def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: bool) -> dict:
+    """Train ``model`` epoch by epoch (resumed from ``stem``'s sealed checkpoint), keeping the best epoch's
+    weights in ``stem.best``; returns what ran (history, best epoch, time, tokens, GUDA's terms, the sampler)."""
+    src, tgt, kinds = data["src"], data["tgt"], data["kinds"]
+    model.train(True)
+    params = list(model.parameters())
+    discs = None
+    if mixing is not None:
+        from .guda import discriminators
+        discs = discriminators(torch, model.config.d_model)
+        params += list(discs.parameters())
+    opt = torch.optim.Adam(params, lr=s.lr, betas=(0.9, 0.98), eps=1e-9)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(s.warmup))
+    rng = np.random.default_rng(s.seed)
+    sampler = learner = None
+    if sampling is not None:
+        from . import sampled
+        sampler, learner = sampled.start(torch, sampling, model, opt, src, tgt, data["encode"], _loss, collate,
+                                         lambda a, b: token_batches(a, b, s.max_tokens, np.random.default_rng(0)),
+                                         s.seed, CLIP)
+    run = dict(history=[], best=math.inf, best_epoch=0, start=0, seconds=0.0, tokens=0, losses=[])
+    ckpt, best_dir = stem.with_name(f"{stem.name}.{CHECKPOINT}"), stem.with_name(f"{stem.name}.best")
+    if ckpt.exists():
+        resumed = _resume(torch, ckpt, model, opt, sched, rng, discs, sampler, best_dir)
+        if resumed is not None:
+            run.update(zip(("start", "history", "best", "best_epoch", "seconds", "tokens", "losses"), resumed))
+    from tqdm.auto import tqdm
+    bar = tqdm(total=s.epochs, initial=run["start"], desc="train nmt", unit="epoch", disable=not progress)
+    stopped = run["start"] > 0 and run["start"] - run["best_epoch"] >= s.patience
+    for epoch in range(run["start"], s.epochs):
+        if stopped:
+            break
+        t0, n_tok, terms = time.time(), 0, {}
+        for k, idx in enumerate(sampler if sampler is not None else token_batches(src, tgt, s.max_tokens, rng)):
+            batch = collate(torch, src, tgt, idx)
+            if mixing is None:
+                loss = _loss(torch, model, batch, s.label_smoothing)
+            else:
+                from .guda import mixed_loss, row_weights
+                loss, parts = mixed_loss(torch, model, discs, batch, row_weights(kinds[idx], mixing),
+                                         s.label_smoothing)
+                for name, v in parts.items():
+                    terms[name] = terms.get(name, 0.0) + v
+                terms["batches"] = terms.get("batches", 0) + 1
+            if not torch.isfinite(loss):
+                raise DomainsiftError(f"the training diverged: the loss is {float(loss)} at epoch {epoch + 1}, "
+                                      f"batch {k + 1}; lower --lr (or GUDA's lambdas) and run it again")
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, CLIP)
+            opt.step()
+            sched.step()
+            n_tok += int((batch["labels"] != -100).sum())
+            if sampler is not None and sampler.position % sampling.update_every == 0:
+                sampler.update(learner)  # the weights of the batches from the next on
+            if progress:
+                bar.set_postfix(loss=f"{loss.item():.3f}",
+                                tok_s=f"{(run['tokens'] + n_tok) / (run['seconds'] + time.time() - t0):,.0f}")
+        run["seconds"] += time.time() - t0
+        run["tokens"] += n_tok
+        d = dev_loss(torch, model, data["dsrc"], data["dtgt"], s.max_tokens)
+        if not math.isfinite(d):
+            raise DomainsiftError(f"the training diverged: the dev loss is {d} after epoch {epoch + 1}; lower --lr "
+                                  "(or GUDA's lambdas) and run it again")
+        run["history"].append(round(d, 6))
+        if terms:  # GUDA: each term's mean over the epoch's batches
+            run["losses"].append({k: round(v / terms["batches"], 6) for k, v in terms.items() if k != "batches"})
+        if d < run["best"]:
+            run["best"], run["best_epoch"] = d, epoch + 1
+            _save_best(best_dir, model)
+        bar.update(1)
+        if not progress:  # a line an epoch where no bar is drawn (a redirected log)
+            log.info("epoch %d/%d: dev loss %.4f (best %.4f, epoch %d)", epoch + 1, s.epochs, d, run["best"],
+                     run["best_epoch"])
+        _checkpoint(torch, ckpt, model, opt, sched, rng, epoch + 1, run["history"], run["best"], run["best_epoch"],
+                    run["seconds"], run["tokens"], discs, run["losses"], sampler)
+        if epoch + 1 - run["best_epoch"] >= s.patience:
+            stopped = True
+    bar.close()
+    run.update(sampler=sampler, best_dir=best_dir)
+    return run
+
+
+def _finish(out: Path, state: Path, identity: str, train, dev, s, sp, vocab_path: Path, init_from, mixing,
+            sampling, run: dict) -> dict:
+    """The best epoch's weights (checked against their checksums) as ``model/``, the vocabulary, and
+    ``nmt.json`` last; the resume state goes."""
     import transformers as tf
-    best_model = tf.MarianMTModel.from_pretrained(str(state / f"{identity}.best"))
-    sig = make_signature("nmt", model="marian", seed=s.seed, preset=s.preset,
-                         **{k: v for k, v in s.arch.items()}, vocab=sp.get_piece_size(), max_tokens=s.max_tokens,
-                         lr=s.lr, warmup=s.warmup, label_smoothing=s.label_smoothing, epochs=s.epochs,
-                         patience=s.patience, train=list(train.files), n_train=len(train), dev=list(dev.files),
-                         n_dev=len(dev), **({"init_from": str(Path(init_from).resolve())} if init_from else {}),
+
+    from .._internal.atomic import atomic_dir, atomic_path, save_json
+    from .._internal.checksums import verify
+    from .._internal.signature import make_signature, signature_string
+    from .._version import __version__
+    history, best_epoch, seconds, tokens = run["history"], run["best_epoch"], run["seconds"], run["tokens"]
+    verify(run["best_dir"])  # sealed when saved: damaged weights are never sealed into model/
+    best_model = tf.MarianMTModel.from_pretrained(str(run["best_dir"]))
+    arch = {k: getattr(best_model.config, k) for k in s.arch}  # the model's own (a warm start keeps its own)
+    init = {"init_from": str(Path(init_from).resolve())} if init_from else {}
+    sig = make_signature("nmt", model="marian", seed=s.seed, preset=s.preset, **arch, vocab=sp.get_piece_size(),
+                         max_tokens=s.max_tokens, lr=s.lr, warmup=s.warmup, label_smoothing=s.label_smoothing,
+                         epochs=s.epochs, patience=s.patience, train=list(train.files), n_train=len(train),
+                         dev=list(dev.files), n_dev=len(dev), **init,
                          **({f"guda_{k}": v for k, v in mixing.describe().items()} if mixing is not None else {}),
                          **({f"sampling_{k}": v for k, v in sampling.describe().items() if k not in ("domains", "dev")}
                             if sampling is not None else {}))
-    record = {"signature": signature_string(sig), "identity": identity,
-              "settings": {k: v for k, v in asdict(s).items()},
+    settings = {**asdict(s), "arch": arch}
+    record = {"signature": signature_string(sig), "identity": identity, "settings": settings,
               "version": __version__, "n_train": len(train), "n_dev": len(dev), "vocab": sp.get_piece_size(),
               "parameters": int(sum(p.numel() for p in best_model.parameters())),
               "epochs_run": len(history), "best_epoch": best_epoch, "dev_loss": history,
               "train_seconds": round(seconds, 1), "target_tokens": tokens,
               "target_tokens_per_second": round(tokens / seconds, 1) if seconds else None,
               "stopped_early": len(history) < s.epochs,
-              **({"guda": {**mixing.describe(), "train_losses": losses}} if mixing is not None else {}),
-              **({"sampling": {**sampling.describe(), "names": list(sampler.names), "history": sampler.history}}
-                 if sampling is not None else {})}
+              **({"init_model": rundir_model_identity(init_from)} if init_from else {}),
+              **({"guda": {**mixing.describe(), "train_losses": run["losses"]}} if mixing is not None else {}),
+              **({"sampling": {**sampling.describe(), "names": list(run["sampler"].names),
+                               "history": run["sampler"].history}} if sampling is not None else {})}
+    if best_epoch == len(history) == s.epochs:
+        log.warning("%s: the dev loss was still falling at the last of %d epochs (best epoch %d of %d): the model "
+                    "is undertrained; train again with more --epochs", out, s.epochs, best_epoch, len(history))
     with atomic_dir(out / MODEL) as tmp:
         best_model.save_pretrained(tmp)
-    shutil.copyfile(vocab_path, out / (VOCAB + ".tmp"))
-    os.replace(out / (VOCAB + ".tmp"), out / VOCAB)
+    with atomic_path(out / VOCAB) as tmp:
+        shutil.copyfile(vocab_path, tmp)
     save_json(out / RECORD, record)  # last: it marks the folder finished
     shutil.rmtree(state, ignore_errors=True)
     return record
 
 
-def ensure_trained(folder: str | os.PathLike, train: Bitext, dev: Bitext, settings: TrainSettings,
-                   init_from=None, mixing=None, progress: bool = False) -> dict:
-    """The model of this training in ``folder``: kept when the folder holds one of the same identity
-    (:func:`training_identity`), trained (or resumed from its last sealed epoch) otherwise. Returns
-    ``nmt.json``'s contents."""
-    record = Path(folder) / RECORD
-    if record.is_file():
-        done = json.loads(record.read_text(encoding="utf-8"))
-        if done.get("identity") == training_identity(train, dev, settings.resolved(), init_from, mixing):
-            return done
-    return train_nmt(train, dev, folder, settings, init_from=init_from, progress=progress, overwrite=True,
-                     mixing=mixing)
+def rundir_model_identity(folder) -> str:
+    from ..rundir import model_identity
+    return model_identity(folder)
 
 
 def training_identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from=None, mixing=None, sampling=None) -> str:
-    """What a training's result depends on (the version, the resolved settings, the warm start, every text),
-    as a hash: the name of its checkpoints, and ``nmt.json``'s ``identity`` (a caller that finds a folder
-    with the same identity may take it as trained)."""
+    """What a training's result depends on (the version, the resolved settings, the warm start's own weights
+    and vocabulary, never its path, every text), as a hash: the name of its checkpoints, and ``nmt.json``'s
+    ``identity`` (a caller that finds a folder with the same identity may take it as trained)."""
     import hashlib
 
     from .._internal.checksums import hash_texts
     from .._version import __version__
-    h = hashlib.sha256(json.dumps([__version__, asdict(s), str(init_from)], sort_keys=True, default=repr).encode())
+    init = None if init_from is None else rundir_model_identity(init_from)
+    h = hashlib.sha256(json.dumps([__version__, asdict(s), init], sort_keys=True, default=repr).encode())
     for texts in (train.src, train.tgt, dev.src, dev.tgt):
         hash_texts(h, texts)
     if mixing is not None:
@@ -421,12 +513,12 @@ def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch, history, best,
                                         encoding="utf-8")
 
 
-def _resume(torch, path: Path, model, opt, sched, rng, discs=None, sampler=None):
-    import logging
-
+def _resume(torch, path: Path, model, opt, sched, rng, discs=None, sampler=None, best_dir: Path | None = None):
     from .._internal.checksums import verify
     try:
         verify(path)
+        if best_dir is not None:
+            verify(best_dir)  # the best epoch's weights are what the training ends with: checked too
         doc = json.loads((path / "state.json").read_text(encoding="utf-8"))
         saved = torch.load(path / "state.pt", weights_only=True)
         model.load_state_dict(saved["model"])
@@ -441,7 +533,6 @@ def _resume(torch, path: Path, model, opt, sched, rng, discs=None, sampler=None)
         return (int(doc["epoch"]), list(doc["history"]), float(doc["best"]), int(doc["best_epoch"]),
                 float(doc["seconds"]), int(doc["tokens"]), list(doc.get("losses", [])))
     except Exception as exc:  # noqa: BLE001: a damaged checkpoint costs the epochs, never the run
-        logging.getLogger(__name__).warning("the training checkpoint in %s cannot be used (%s); training from the "
-                                            "first epoch", path, str(exc).splitlines()[0] if str(exc) else
-                                            type(exc).__name__)
+        log.warning("the training checkpoint in %s cannot be used (%s); training from the first epoch", path,
+                    str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return None

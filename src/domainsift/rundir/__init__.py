@@ -29,4 +29,5 @@ from .manifest import (file_fingerprint, pool_manifest, pool_source, read_pool, 
                        source_manifest, verify_inputs, verify_stats)
 from .scores import ScoreRun, _stream_npy, check_arrays, load_scores, read_ids, read_share, read_signature, write_scores  # noqa: F401
 from .selection import OUT_FORMATS, output_names, check_selection, dedup_word, exclude_word, read_mix, read_selected_ids, recorded_excludes, selection_records, tsv_field, write_mix, write_selection  # noqa: F401
+from .steps import Step, identity, model_identity  # noqa: F401
 from .artifacts import read_clusters, write_clustering, write_embedding, write_eval  # noqa: F401

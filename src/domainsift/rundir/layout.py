@@ -28,6 +28,14 @@ MIX, MIX_TSV, MIX_TARGETS = "mix.json", "selected.mix.tsv", "targets"  # several
 STUDENT = "student"  # a student's saved fit (the student method and --cascade): reusable with --student-from
 LOCK, RESUME = ".lock", ".resume"
 CHECKSUMS = "checksums"  # run.json's table of the SHA-256 of scores.npy and ids.npy, written with them
+# the translation floor: a model folder (``nmt train``, and each model adapt and the judge train), an adapt
+# folder, a judge row
+NMT_MODEL, NMT_VOCAB, NMT_RECORD, CT2_PREFIX, CT2_SOURCE = "model", "spm.model", "nmt.json", "ct2-", "domainsift.json"
+NMT_VOCAB_DIR = "vocab"  # a sealed folder of the vocabulary under .resume (checked before a resumed training)
+ADAPT_SELECT, ADAPT_REVERSE, ADAPT_BASE, ADAPT_MODEL = "select", "reverse", "base", "model"
+PSEUDO_SRC, PSEUDO_TGT, PSEUDO_HOW, ADAPT = "pseudo.src", "pseudo.tgt", "pseudo.json", "adapt.json"
+QUERY_TGT, QUERY_HOW = "query.tgt", "query.json"
+JUDGE_MODELS, JUDGE_ROW, JUDGE_HYP = "models", "judge.json", "test.hyp"
 
 SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
 # outputs computed from a directory's scores: stale once the scores are rewritten
@@ -38,11 +46,21 @@ EMBED_OUTPUTS = (EMBEDDINGS, SIGNATURE, EMBED_IDS)
 CLUSTER_OUTPUTS = (CLUSTERING, OUTLIERS, CLUSTERS, MAP, "*.png")
 
 # the files each kind of run writes: what a run that replaces it (--overwrite) removes first
+NMT_OUTPUTS = (NMT_MODEL, NMT_VOCAB, NMT_RECORD, CT2_PREFIX + "*", JUDGE_ROW, JUDGE_HYP)
+ADAPT_OUTPUTS = (ADAPT_SELECT, ADAPT_REVERSE, ADAPT_BASE, ADAPT_MODEL, PSEUDO_SRC, PSEUDO_TGT, PSEUDO_HOW,
+                 QUERY_TGT, QUERY_HOW, ADAPT, JUDGE_HYP)
 OWNED = {"score": OUTPUTS + (ALIGNMENT, ALIGNMENT_PNG), "selection": DERIVED + (SELECTED + ".*", IDS, POOL, SIGNATURE),
-         "embed": EMBED_OUTPUTS, "cluster": CLUSTER_OUTPUTS, "mix": (MIX, MIX_TSV)}
+         "embed": EMBED_OUTPUTS, "cluster": CLUSTER_OUTPUTS, "mix": (MIX, MIX_TSV),
+         "nmt": NMT_OUTPUTS, "adapt": ADAPT_OUTPUTS}
+# kinds whose folders are refused when they hold anything a domainsift run did not start (their names are
+# common words: a user's own pseudo.tgt or model/ is never taken for a killed run's)
+STRICT = ("nmt", "adapt")
+# kinds made of steps that each keep or make themselves again by their identity: a rerun removes nothing
+STEPWISE = ("adapt",)
 
 # what a directory holds, told by the file that only that kind of run writes
-KINDS = {"score": SCORES, "selection": SELECTED_IDS, "embed": EMBEDDINGS, "cluster": CLUSTERING, "mix": MIX}
+KINDS = {"score": SCORES, "selection": SELECTED_IDS, "embed": EMBEDDINGS, "cluster": CLUSTERING, "mix": MIX,
+         "nmt": NMT_RECORD, "adapt": ADAPT}
 
 
 def path(run_dir: str | os.PathLike, name: str) -> Path:
@@ -129,8 +147,8 @@ class _Claim:
             try:
                 (self.out / LOCK).unlink(missing_ok=True)
                 self.out.rmdir()
-            except OSError:  # it wrote something (a resumable state): keep it
-                pass
+            except OSError:  # it wrote something (a resumable state): keep it, and the lock file that says
+                (self.out / LOCK).touch()  # a domainsift run wrote the folder
 
 
 def _ours(name: str) -> bool:
@@ -139,7 +157,7 @@ def _ours(name: str) -> bool:
     import fnmatch
     names = OUTPUTS + EMBED_OUTPUTS + CLUSTER_OUTPUTS + (ALIGNMENT, ALIGNMENT_PNG, DOWNSTREAM, CROSSDOMAIN,
                                                          CROSSDOMAIN_PNG, SAMPLING, REPORT, LOCK, RESUME,
-                                                         MIX, MIX_TSV, MIX_TARGETS)
+                                                         MIX, MIX_TSV, MIX_TARGETS) + NMT_OUTPUTS + ADAPT_OUTPUTS
     return name.startswith(".") or any(fnmatch.fnmatch(name, n) for n in names)
 
 
@@ -201,7 +219,8 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
                                   f"Choose another --out (or pass --overwrite to replace it)")
         if held and held != writes and overwrite and not (writes == "selection" and same_source):  # replaced
             _remove_owned(out, held)
-        if held == writes:  # a run of the same kind: what it does not write again is removed when it ends
+        if held == writes and writes not in STEPWISE:  # a run of the same kind: what it does not write again
+            # is removed when it ends
             held_claim.earlier, held_claim.writes = _owned_entries(out, held), writes
         if held == writes == "score" and identity is not None and not overwrite and has(out, SIGNATURE):
             before = (read_json(out, RUN) or {}).get("identity")
@@ -210,6 +229,16 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
                 raise DomainsiftError(f"{out}: holds a finished {method} score run of other inputs, parameters "
                                       "or version; this run would replace it. Choose another --out (or pass "
                                       "--overwrite to replace it)")
+        if held == writes == "nmt" and identity is not None and not overwrite:
+            if (read_json(out, NMT_RECORD) or {}).get("identity") != identity:
+                raise DomainsiftError(f"{out}: holds a model trained on other data or settings (or by another "
+                                      "version); choose another --out (or pass --overwrite to replace it)")
+        if writes in STRICT and not held and not created and not overwrite and lock_created:
+            entries = sorted(p.name for p in out.iterdir() if p.name != LOCK)
+            if entries:  # never written by a domainsift run (each leaves its lock): a user's folder
+                raise DomainsiftError(f"{out}: a folder of other files ({', '.join(entries[:3])}"
+                                      f"{', ...' if len(entries) > 3 else ''}), not a domainsift run; choose "
+                                      "another --out (or pass --overwrite to write into it)")
         if not held and not created and not overwrite:
             foreign = sorted(p.name for p in out.iterdir() if not _ours(p.name))
             if foreign:
