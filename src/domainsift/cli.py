@@ -526,7 +526,7 @@ def cmd_nmt(args) -> int:
 
 def cmd_evaluate(args) -> int:
     from .jobs.evaluate import evaluate_run
-    r = evaluate_run(args.run_dir, args.gold)
+    r = evaluate_run(args.run_dir, args.gold or (), labels=args.labels, label=args.label)
     print(f"precision {r['precision']:.4f}  recall {r['recall']:.4f}  F1 {r['f1']:.4f}  "
           f"({r['n_correct']} of {r['n_selected']} selected are in the {r['n_gold']} gold records)")
     print(f"-> {rundir.path(args.run_dir, rundir.EVAL)}")
@@ -609,16 +609,23 @@ def backend_opt(group, flag: str = "--backend") -> None:
 def train_opts(t, seed: bool = True, prefix: str = "") -> None:
     """The options of a translation model's training (``nmt train``; ``adapt`` names them ``--nmt-*``: the
     selection method's own ``--epochs``, ``--lr`` ... are there too)."""
-    t.add_argument(f"--{prefix}preset", choices=["proxy", "paper"], default="proxy",
+    from .nmt.trainer import PRESETS, TrainSettings  # the defaults are the dataclass's and the presets', once
+    d, proxy = TrainSettings(), PRESETS["proxy"]
+    t.add_argument(f"--{prefix}preset", choices=list(PRESETS), default=d.preset,
                    help="proxy: small, for a CPU (d 128, 2+2 layers, 4k vocabulary); paper: paper 003's appendix "
                         "(6+6 layers, d 256, ff 1024, 4 heads, dropout 0.3), for a GPU")
-    t.add_argument(f"--{prefix}epochs", type=positive_int, default=10, help="epochs at most (default 10)")
-    t.add_argument(f"--{prefix}patience", type=positive_int, default=3,
-                   help="stop after this many epochs without a better dev loss (default 3)")
-    t.add_argument(f"--{prefix}max-tokens", type=positive_int, help="padded target tokens a batch (default: the preset's)")
-    t.add_argument(f"--{prefix}lr", type=finite, help="peak learning rate (default: the preset's)")
-    t.add_argument(f"--{prefix}warmup", type=int, help="warm-up steps of the inverse-square-root schedule (default: the preset's)")
-    t.add_argument(f"--{prefix}vocab", type=positive_int, help="sentencepiece pieces (default: the preset's)")
+    t.add_argument(f"--{prefix}epochs", type=positive_int, default=d.epochs,
+                   help=f"epochs at most (default {d.epochs}; early stopping ends a training before)")
+    t.add_argument(f"--{prefix}patience", type=positive_int, default=d.patience,
+                   help=f"stop after this many epochs without a better dev loss (default {d.patience})")
+    t.add_argument(f"--{prefix}max-tokens", type=positive_int,
+                   help=f"padded target tokens a batch (default: the preset's; proxy {proxy['max_tokens']})")
+    t.add_argument(f"--{prefix}lr", type=finite, help=f"peak learning rate (default: the preset's; proxy {proxy['lr']})")
+    t.add_argument(f"--{prefix}warmup", type=int,
+                   help=f"warm-up steps of the inverse-square-root schedule (default: the preset's; proxy "
+                        f"{proxy['warmup']})")
+    t.add_argument(f"--{prefix}vocab", type=positive_int,
+                   help=f"sentencepiece pieces (default: the preset's; proxy {proxy['vocab']})")
     if seed:
         t.add_argument("--seed", type=int, default=0)
 
@@ -841,8 +848,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = command("evaluate", help="precision and recall of a selection against an oracle")
     s.add_argument("run_dir", metavar="DIR")
-    s.add_argument("--gold", nargs="+", required=True, metavar="FILE",
+    s.add_argument("--gold", nargs="+", metavar="FILE",
                    help="pool file(s) whose every record is in-domain (the oracle)")
+    s.add_argument("--labels", metavar="FILE", help="the oracle as one label a pool line (the pool files' lines one "
+                                                    "after the other); with --label NAME, the in-domain one")
+    s.add_argument("--label", metavar="NAME", help="the label of the in-domain records in --labels")
     s.set_defaults(func=cmd_evaluate)
 
     # -- checks

@@ -39,7 +39,17 @@ def constants() -> dict:
             "contrastive": crosslingual.CONTRASTIVE,
             "static": static.RECIPE, "student": {"head": student.HEAD, "folds": student.FOLDS, "enrich": student.ENRICH, "enrich_top": student.ENRICH_TOP,
                                                  "slack": cascade.SLACK},
-            "cascade": {"plan_share": cascade.PLAN_SHARE, "min_factor": cascade.MIN_FACTOR}, "lm_unk_floor": UNK_FLOOR}
+            "cascade": {"plan_share": cascade.PLAN_SHARE, "min_factor": cascade.MIN_FACTOR}, "lm_unk_floor": UNK_FLOOR,
+            "nmt": nmt_constants()}
+
+
+def nmt_constants() -> dict:
+    """The translation floor's: the presets, the training's defaults and constants, decoding's, GUDA's."""
+    from .nmt import decode, guda, trainer
+    return {"presets": trainer.PRESETS, "settings": {f.name: f.default for f in dataclasses.fields(trainer.TrainSettings)
+                                                     if f.default is not dataclasses.MISSING},
+            "max_len": trainer.MAX_LEN, "label_smoothing": trainer.LABEL_SMOOTHING, "clip": trainer.CLIP,
+            "beam": decode.BEAM, "batch": decode.BATCH, "guda_hidden": guda.HIDDEN}
 
 
 def library_defaults() -> dict:

@@ -66,6 +66,18 @@ class Rule:
         for name, v in (("top", self.top), ("fraction", self.fraction)):
             if isinstance(v, str) and v != AUTO:
                 raise DomainsiftError(f"--{name} takes a number or 'auto', got {v!r}")
+        _whole("top", self.top, 1, AUTO)
+        _whole("resample", self.resample, 1)
+        _whole("resample_seed", self.resample_seed, 0)
+        for name, v in (("fraction", self.fraction), ("threshold", self.threshold),
+                        ("temperature", self.temperature), ("dedup_threshold", self.dedup_threshold)):
+            if v is not None and v != AUTO and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                                or v != v):
+                raise DomainsiftError(f"{name}= takes a number, got {v!r}")
+        if self.fraction is not None and self.fraction != AUTO and not 0 < self.fraction <= 1:
+            raise DomainsiftError(f"fraction must be in (0, 1], got {self.fraction}")
+        if not isinstance(self.positive, bool):
+            raise DomainsiftError(f"positive= takes True or False, got {self.positive!r}")
         if self.resample is not None and self.dedup is not None:
             raise DomainsiftError("--dedup with --resample is not supported (a draw has no best-scored copy to "
                                   "keep); deduplicate with --top, --fraction, --threshold or --positive")
@@ -164,6 +176,9 @@ class RunSpec:
             raise DomainsiftError("a run needs an in-domain set (--in-domain FILE, or --target NAME=FILE)")
         if self.pool is None:
             raise DomainsiftError("--pool is required")
+        _whole("seed", self.seed, 0)
+        if self.rule is not None and not isinstance(self.rule, Rule):
+            raise DomainsiftError(f"rule= takes a Rule, got {type(self.rule).__name__}")
         self.execution.check()
         if self.cascade is not None:
             self.cascade.check()
@@ -182,9 +197,35 @@ class RunSpec:
             if self.mix is not None and self.rule.auto:
                 raise DomainsiftError("--mix weighs a total; with 'auto' each target takes its own estimated "
                                       "share")
+            if self.mix is not None:
+                check_mix(self.mix, self.targets)
         elif self.mix is not None:
             raise DomainsiftError("--mix goes with --target; without it, it would change nothing")
         elif self.estimate_share and self.rule is not None:
             raise DomainsiftError("--estimate-share is a score run's; a selection estimates the share with "
                                   "--top auto or --fraction auto")
         return self
+
+
+def _whole(name: str, v, least: int, *words) -> None:
+    """``v`` is None, one of ``words``, or a whole number of at least ``least`` (one line otherwise)."""
+    if v is None or (isinstance(v, str) and v in words):
+        return
+    import numbers
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise DomainsiftError(f"{name}= takes a whole number, got {v!r}")
+    if v < least:
+        raise DomainsiftError(f"{name}= must be at least {least}, got {v}")
+
+
+def check_mix(mix: Mapping[str, float], targets) -> None:
+    """``mix`` weighs every target once, each weight a positive finite number (they need not sum to 1: the
+    run divides by their sum, as ``--mix a=3,b=1`` does)."""
+    import math
+    for name, w in mix.items():
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w <= 0:
+            raise DomainsiftError(f"mix= takes a positive weight for each target, got {name}={w!r}")
+    if set(mix) != set(targets):
+        missing, extra = sorted(set(targets) - set(mix)), sorted(set(mix) - set(targets))
+        raise DomainsiftError("mix= must weigh every target once" + (f"; missing: {', '.join(missing)}" if missing
+                              else "") + (f"; not a target: {', '.join(extra)}" if extra else ""))

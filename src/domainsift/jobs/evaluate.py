@@ -43,15 +43,52 @@ def gold_ids(pool: dict, gold_files: Sequence[str | os.PathLike], ids) -> list[t
     return [(pool["files"][int(k)], int(n)) for k, n in rows]
 
 
-def evaluate_run(run_dir: str | os.PathLike, gold_files: Sequence[str | os.PathLike]) -> dict:
-    """Write ``run_dir/eval.json`` with precision, recall, f1, n_selected, n_gold, n_correct."""
-    if not gold_files:
-        raise DomainsiftError("give at least one --gold file")
+def label_ids(pool: dict, labels_file: str | os.PathLike, label: str, ids) -> list[tuple[str, int]]:
+    """The pool's records whose label is ``label`` in ``labels_file``: one label a line, line ``k`` the label
+    of the pool's line ``k`` (the pool files' lines one after the other, in the pool's order). A file of
+    another length is one line naming it."""
+    from ..io.corpus import iter_raw_lines
+    labels = [t.strip() for _, t in iter_raw_lines(labels_file)]
+    offsets, total = [], 0
+    for f in pool["files"]:
+        offsets.append(total)
+        total += sum(1 for _ in iter_raw_lines(f)) if len(pool["files"]) > 1 else len(labels)
+    if len(pool["files"]) == 1:
+        total = max([int(n) for _, n in np.asarray(ids)] + [0])
+    if len(labels) < total or (len(pool["files"]) > 1 and len(labels) != total):
+        raise DomainsiftError(f"{labels_file}: {len(labels)} labels for a pool of {total} lines; --labels gives one "
+                              "label a line of the pool (its files one after the other)")
+    if label not in set(labels):
+        seen = sorted(set(labels))
+        raise DomainsiftError(f"{labels_file}: no line is labelled {label!r} (the labels: "
+                              f"{', '.join(seen[:8])}{', ...' if len(seen) > 8 else ''})")
+    return [(pool["files"][int(k)], int(n)) for k, n in np.asarray(ids)
+            if labels[offsets[int(k)] + int(n) - 1] == label]
+
+
+def evaluate_run(run_dir: str | os.PathLike, gold_files: Sequence[str | os.PathLike] = (),
+                 labels: str | os.PathLike | None = None, label: str | None = None) -> dict:
+    """Write ``run_dir/eval.json`` with precision, recall, f1, n_selected, n_gold, n_correct. The oracle:
+    ``gold_files`` (the pool files whose every record is in-domain), or ``labels`` (a file of one label a pool
+    line) and the in-domain ``label``."""
+    if bool(gold_files) == (labels is not None):
+        raise DomainsiftError("give the oracle: --gold FILE... or --labels FILE --label NAME")
+    if (labels is None) != (label is None):
+        raise DomainsiftError("--labels FILE goes with --label NAME (the in-domain records' label)")
+    if labels is not None and not os.path.isfile(labels):
+        raise DomainsiftError(f"{labels}: no such file")
     pool = read_pool(run_dir)
     verify_inputs(pool, run_dir)
     check_arrays(run_dir)
-    gold = gold_ids(pool, gold_files, read_ids(run_dir, pool))
+    ids = read_ids(run_dir, pool)
+    if labels is not None:
+        gold = label_ids(pool, labels, label, ids)
+    else:
+        gold = gold_ids(pool, gold_files, ids)
     result = precision_recall(read_selected_ids(run_dir), gold)
-    result["gold"] = [resolve(g) for g in gold_files]
+    if labels is not None:
+        result["labels"], result["label"] = resolve(labels), label
+    else:
+        result["gold"] = [resolve(g) for g in gold_files]
     write_eval(run_dir, result)
     return result

@@ -91,6 +91,14 @@ def parse_mix(text: str | None, names) -> dict:
     return {n: weights[n] / total for n in names}
 
 
+def _normalised(mix: dict, targets) -> dict:
+    """Weights summing to 1, in the targets' order (``--mix a=3,b=1`` and ``mix={'a': 3, 'b': 1}`` alike)."""
+    top = max(mix.values())
+    scaled = {n: mix[n] / top for n in targets}  # scaled first: weights near the float limit
+    total = sum(scaled.values())
+    return {n: w / total for n, w in scaled.items()}
+
+
 def quotas(weights: dict, total: int) -> dict:
     """``total`` lines split by ``weights`` (largest remainders; ties to the earlier target)."""
     raw = {n: w * total for n, w in weights.items()}
@@ -152,7 +160,7 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
     from .._internal.signature import make_signature, signature_string
     from .score import prepare, score_prepared
     auto = "auto" in (top, fraction)  # the rule, the targets and --mix were checked (domainsift.spec.RunSpec)
-    weights = None if auto else (mix or {n: 1 / len(targets) for n in targets})
+    weights = None if auto else _normalised(mix or {n: 1.0 for n in targets}, targets)
     from ..dedup import Deduplicator, deduplicator, exclusion
     index = deduplicator(dedup, dedup_threshold)  # checked, and the exclusion read, before any work
     left_out = exclusion(exclude, dedup, dedup_threshold)
