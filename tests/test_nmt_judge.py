@@ -68,10 +68,27 @@ def test_nmt_judge_trains_a_model_on_each_selection_and_scores_it(judged, capsys
         hyp = translate(rows[name]["model"], test_b, beam=2)
         assert rows[name]["bleu"] == round(sacrebleu.corpus_bleu(hyp, [test_a]).score, 4)
     assert "BLEU" in out and "oracle" in out
+    # every row keeps its translations; chrF++ and the reference's cross-entropy per character; every row
+    # but the baseline (random, by default) tested against it by paired bootstrap on those translations
+    from domainsift.nmt.significance import paired_bootstrap
+    assert res["baseline"] == "random" and "vs_baseline" not in rows["random"]
+    base = (judged / "ds" / "models" / "random" / "test.hyp").read_text().split("\n")[:8]
+    for name in ("moore-lewis", "oracle", "pool"):
+        hyp = (judged / "ds" / "models" / name / "test.hyp").read_text().split("\n")[:8]
+        assert rows[name]["bleu"] == round(sacrebleu.corpus_bleu(hyp, [test_a]).score, 4)
+        assert rows[name]["chrfpp"] == round(sacrebleu.corpus_chrf(hyp, [test_a], word_order=2).score, 4)
+        assert rows[name]["xent_per_char"] > 0
+        vs = rows[name]["vs_baseline"]
+        assert vs["baseline"] == "random" and vs["n_samples"] == 1000
+        assert vs["bleu"] == paired_bootstrap(base, hyp, test_a)["bleu"]
+        low, high = vs["bleu"]["ci95"]
+        assert low <= vs["bleu"]["difference"] <= high and vs["bleu"]["decided"] == (low > 0 or high < 0)
+    assert "vs random" in out
     rc, err, _ = run_cli(["report", "ds", "--out", "report.html"], capsys)
     assert rc == 0, err
     page = (judged / "report.html").read_text()
     assert "BLEU of the translation model trained on each" in page and f"{rows['pool']['bleu']:.2f}" in page
+    assert "BLEU vs random" in page and "95% interval" in page
 
     # again: every model is found trained, and the same table comes out
     weights = judged / "ds" / "models" / "pool" / "model" / "model.safetensors"
@@ -145,3 +162,42 @@ def test_nmt_judge_decodes_with_ctranslate2(judged, capsys):
     assert again["backend"] == "generate" and weights.stat().st_mtime_ns == before
     hyp = translate(row["model"], (judged / "test.b").read_text().splitlines(), beam=2)
     assert again["rows"][0]["bleu"] == round(sacrebleu.corpus_bleu(hyp, [(judged / "test.a").read_text().splitlines()]).score, 4)
+
+
+def test_every_row_starts_from_the_same_model_with_init(judged, capsys):
+    """--init: every row is trained on from one model (its weights and vocabulary), so the rows differ by
+    their data alone; an unknown --baseline is refused before any training."""
+    _select(capsys, "moore-lewis", "ml", "--order", "1")
+    _select(capsys, "random", "rnd")
+    rc, err, _ = run_cli(["nmt", "train", "--train", "oracle.b", "oracle.a", "--dev", "dev.b", "dev.a", "--out", "init",
+                          "--epochs", "1", "--vocab", "60", "--max-tokens", "300", "--warmup", "5", "--lr", "5e-3"],
+                         capsys)
+    assert rc == 0, err
+    base = ["downstream", "ml", "rnd", "--judge", "nmt", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a",
+            "--out", "ds", *NMT]
+    rc, err, _ = run_cli(base + ["--init", "init", "--baseline", "nothing"], capsys)
+    assert rc == 2 and "--baseline 'nothing' names no row" in err and not (judged / "ds").exists(), err
+    rc, err, _ = run_cli(base + ["--init", "init", "--baseline", "moore-lewis"], capsys)
+    assert rc == 0, err
+    from domainsift.rundir import model_identity
+    want = model_identity(judged / "init")
+    for name in ("moore-lewis", "random"):
+        rec = json.loads((judged / "ds" / "models" / name / "nmt.json").read_text())
+        assert rec["init_model"] == want
+        assert (judged / "ds" / "models" / name / "spm.model").read_bytes() == (judged / "init" / "spm.model").read_bytes()
+    res = json.loads((judged / "ds" / "downstream.json").read_text())
+    assert res["baseline"] == "moore-lewis" and "vs_baseline" in res["rows"][1] and res["init"] == "init"
+
+
+def test_nmt_score_compares_two_systems(judged, capsys):
+    from domainsift.nmt.significance import paired_bootstrap
+    ref = make_sentences("med", 30, 50)
+    a = [" ".join(s.split()[:-1]) for s in ref]
+    b = [s if k % 3 else " ".join(s.split()[1:]) for k, s in enumerate(ref)]
+    for name, lines in (("ref.txt", ref), ("a.txt", a), ("b.txt", b)):
+        write_lines(judged / name, lines)
+    rc, err, out = run_cli(["nmt", "score", "--hyp", "b.txt", "--ref", "ref.txt", "--baseline", "a.txt", "--out",
+                            "s.json"], capsys)
+    assert rc == 0, err
+    got = json.loads((judged / "s.json").read_text())["vs_baseline"]
+    assert got["bleu"] == paired_bootstrap(a, b, ref)["bleu"] and "BLEU against a.txt" in out and "p = " in out

@@ -462,3 +462,15 @@ def test_evaluate_reads_a_file_of_labels(tmp_path, capsys, monkeypatch):
     assert rc == 2 and "short.txt: 5 labels for a pool of" in err, err
     rc, err, _ = run_cli(["evaluate", "r", "--labels", str(labels), "--label", "it"], capsys)
     assert rc == 2 and "no line is labelled 'it'" in err, err
+
+
+def test_the_help_names_each_direction_plainly(capsys):
+    from domainsift.cli import build_parser
+    helps = {}
+    for cmd in ("adapt", "select", "downstream"):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([cmd, "--help"])
+        helps[cmd] = " ".join(capsys.readouterr().out.split())
+    assert "translates SRC's language into TGT's, the language of --pool" in helps["adapt"]
+    assert "--pool is the side that is scored" in helps["select"] and "crosslingual" in helps["select"]
+    assert "SRC in the language of the pool's other side (--pool-target)" in helps["downstream"]

@@ -163,8 +163,9 @@ def add_method_opts(p) -> None:
     p.add_argument("--in-domain", nargs="+", metavar="FILE", help="the in-domain sentences")
     p.add_argument("--pool", nargs="+", metavar="FILE", help="the pool to select from")
     p.add_argument("--pool-target", nargs="+", metavar="FILE",
-                   help="the other side of a parallel pool, aligned line by line with --pool; "
-                        "--pool must be the side in the in-domain set's language")
+                   help="the other side of a parallel pool, aligned line by line with --pool. --pool is the "
+                        "side that is scored: in the in-domain set's language, except with crosslingual, which "
+                        "reads an in-domain set in one language against a pool in another")
     p.add_argument("--field-target", metavar="NAME",
                    help="Parquet/Arrow pools: the column holding the other side of each pair")
     p.add_argument("--seed", type=int, default=0)
@@ -519,8 +520,15 @@ def cmd_nmt(args) -> int:
                               backend=args.backend)
         print(f"translated {n:,} lines -> {args.out}")
         return 0
-    r = nmt.score_job(args.hyp, args.ref, args.out)
-    print(f"BLEU {r['bleu']:.2f}  chrF {r['chrf']:.2f}  ({r['n']} lines; {r['signature']['bleu']})")
+    r = nmt.score_job(args.hyp, args.ref, args.out, baseline=args.baseline, seed=args.bootstrap_seed)
+    print(f"BLEU {r['bleu']:.2f}  chrF {r['chrf']:.2f}  chrF++ {r['chrfpp']:.2f}  ({r['n']} lines; "
+          f"{r['signature']['bleu']})")
+    if "vs_baseline" in r:
+        from .nmt.significance import verdict
+        for m, label in (("bleu", "BLEU"), ("chrfpp", "chrF++")):
+            t = r["vs_baseline"][m]
+            print(f"{label} against {args.baseline}: {t['difference']:+.2f} (95% interval {t['ci95'][0]:+.2f} to "
+                  f"{t['ci95'][1]:+.2f}, p = {t['p']:.4f}): {verdict(r['vs_baseline'], m)}")
     return 0
 
 
@@ -548,7 +556,8 @@ def cmd_downstream(args) -> int:
         result = judge_nmt(args.run_dirs, tuple(args.test), tuple(args.dev), args.out, refs,
                            whole_pool=args.whole_pool, reverse=args.reverse,
                            settings=train_settings(args, "nmt_"), beam=args.beam, backend=args.nmt_backend,
-                           progress=_bars(args))
+                           progress=_bars(args), baseline=args.baseline, init=args.init,
+                           bootstrap_seed=args.bootstrap_seed)
         print(f"the translation model ({result['signature']['preset']}, {result['direction']}) trained on each, "
               f"BLEU and chrF on {args.test[1]} ({result['n_test']} pairs):")
         print(format_nmt_rows(result["rows"]))
@@ -556,6 +565,7 @@ def cmd_downstream(args) -> int:
         return 0
     nmt_only = [f for f, v in (("--dev", args.dev), ("--reference-bitext", args.reference_bitext),
                                ("--whole-pool", args.whole_pool), ("--reverse", args.reverse),
+                               ("--baseline", args.baseline), ("--init", args.init),
                                ("--nmt-backend", args.nmt_backend != "generate")) if v]
     if nmt_only:
         raise DomainsiftError(f"{nmt_only[0]} is an option of --judge nmt")
@@ -802,6 +812,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--hyp", required=True, metavar="FILE")
     t.add_argument("--ref", required=True, metavar="FILE")
     t.add_argument("--out", metavar="JSON", help="also write the scores here")
+    t.add_argument("--baseline", metavar="FILE",
+                   help="another system's translations of the same lines: --hyp is compared with it by paired "
+                        "bootstrap (BLEU and chrF++: the difference, its 95%% interval, p)")
+    t.add_argument("--bootstrap-seed", type=int, default=12345, help="the bootstrap's seed (sacrebleu's, 12345)")
     s.set_defaults(func=cmd_nmt)
 
     s = command("adapt", help="paper 003's domain adaptation (GUDA): select the new domain's target-language "
@@ -818,7 +832,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "old-domain model first (OUT/query.tgt), for a method that compares one language "
                         "(moore-lewis, finetune, cosine on minilm)")
     g = s.add_argument_group("the adaptation")
-    g.add_argument("--old", nargs=2, required=True, metavar=("SRC", "TGT"), help="the old domain's bitext")
+    g.add_argument("--old", nargs=2, required=True, metavar=("SRC", "TGT"),
+                   help="the old domain's bitext; the adapted model translates SRC's language into TGT's, the "
+                        "language of --pool (or --selected), and --new-source is in SRC's")
     g.add_argument("--dev", nargs=2, required=True, metavar=("SRC", "TGT"),
                    help="the dev bitext of early stopping (in unsupervised adaptation: the old domain's)")
     g.add_argument("--new-source", nargs="+", metavar="FILE",
@@ -863,7 +879,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lm: a 4-gram LM's perplexity on held-out text (fast); nmt: a translation model trained "
                         "from scratch on each selection of a bitext pool, BLEU and chrF on a test bitext")
     s.add_argument("--test", nargs="+", required=True, metavar="FILE",
-                   help="held-out in-domain text (lm); the test bitext SRC TGT in the model's direction (nmt)")
+                   help="held-out in-domain text (lm); the test bitext SRC TGT (nmt): SRC in the language of "
+                        "the pool's other side (--pool-target), TGT in the scored side's (--pool), the way the "
+                        "model translates; the other way with --reverse")
     s.add_argument("--reference", nargs="+", default=[], metavar="NAME=FILE",
                    help="reference corpora, e.g. all=pool.txt oracle=in-domain-train.txt")
     s.add_argument("--order", type=positive_int, default=4, help="n-gram order (4)")
@@ -874,9 +892,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--reference-bitext", nargs=3, action="append", metavar=("NAME", "SRC", "TGT"),
                    help="a reference row, e.g. oracle D.train.de D.train.en (repeat for more)")
     g.add_argument("--whole-pool", action="store_true", help="a row trained on every pair of the selections' pool")
+    g.add_argument("--baseline", metavar="NAME",
+                   help="the row every other is compared with by paired bootstrap (default: 'random' when a row is "
+                        "named so, else the whole pool's)")
+    g.add_argument("--init", metavar="DIR", help="a model folder of 'nmt train' every row is trained on from (its "
+                                                 "weights and vocabulary): the rows differ by their data alone")
+    g.add_argument("--bootstrap-seed", type=int, default=12345, help="the paired bootstrap's seed (12345)")
     g.add_argument("--reverse", action="store_true",
-                   help="translate the scored side into the other (default: the other side, --pool-target, "
-                        "into the scored side)")
+                   help="the model translates the scored side (--pool) into the other (--pool-target); by "
+                        "default it translates the other side into the scored side")
     train_opts(g, seed=True, prefix="nmt-")
     g.add_argument("--beam", type=positive_int, default=5, help="beam size of the test's translation (5)")
     backend_opt(g, "--nmt-backend")

@@ -68,7 +68,7 @@ class Rule:
                 raise DomainsiftError(f"--{name} takes a number or 'auto', got {v!r}")
         _whole("top", self.top, 1, AUTO)
         _whole("resample", self.resample, 1)
-        _whole("resample_seed", self.resample_seed, 0)
+        _whole("resample_seed", self.resample_seed, None)  # its range: check_resample's
         for name, v in (("fraction", self.fraction), ("threshold", self.threshold),
                         ("temperature", self.temperature), ("dedup_threshold", self.dedup_threshold)):
             if v is not None and v != AUTO and (isinstance(v, bool) or not isinstance(v, (int, float))
@@ -207,14 +207,14 @@ class RunSpec:
         return self
 
 
-def _whole(name: str, v, least: int, *words) -> None:
+def _whole(name: str, v, least: int | None, *words) -> None:
     """``v`` is None, one of ``words``, or a whole number of at least ``least`` (one line otherwise)."""
     if v is None or (isinstance(v, str) and v in words):
         return
     import numbers
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise DomainsiftError(f"{name}= takes a whole number, got {v!r}")
-    if v < least:
+    if least is not None and v < least:
         raise DomainsiftError(f"{name}= must be at least {least}, got {v}")
 
 

@@ -70,6 +70,9 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
             model_folder(folder)
     Mixing.check_options(losses, lambda_old, lambda_src, lambda_tgt)
     data = _read(old, dev, source, test, selected)
+    import logging
+    logging.getLogger(__name__).info("adapt: the model translates the language of %s (and of the new domain's "
+                                     "sources) into that of %s (and of the selected lines)", old[0], old[1])
     mixing = Mixing(data["old"], tuple(data["source"]), losses, lambda_old, lambda_src, lambda_tgt)
     mixing.check()
     if selection is not None:

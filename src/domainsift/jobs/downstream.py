@@ -207,7 +207,8 @@ def _without(dev, train):
 
 def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, references: Sequence = (),
               whole_pool: bool = False, reverse: bool = False, settings=None, beam: int = 5,
-              backend: str = "generate", progress: bool = False) -> dict:
+              backend: str = "generate", progress: bool = False, baseline: str | None = None,
+              init: str | os.PathLike | None = None, bootstrap_seed: int = 12345) -> dict:
     """BLEU and chrF of the translation model trained on each selection (and reference bitext), on ``test``.
 
     ``run_dirs``: selections of a bitext pool; ``test``, ``dev``: ``(source file, target file)`` or a
@@ -219,9 +220,17 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     ``backend``: the test's decoding, ``generate`` or ``ctranslate2`` (int8, the extra ``ct2``).
 
     Every row's training data is checked against ``test`` before anything is trained (a model is never
-    judged on sentences it learnt from: one line naming the file); a row's dev is ``dev`` minus the pairs
-    its training data holds. Each model is kept under ``OUT/models/<name>`` and reused, or resumed, when
-    the command runs again. Writes and returns ``OUT/downstream.json``."""
+    judged on sentences it learnt from: one line naming the file), and ``dev`` against ``test``; a row's dev
+    is ``dev`` minus the pairs its training data holds. Each model is kept under ``OUT/models/<name>`` with
+    its test translations (``test.hyp``) and reused, or resumed, when the command runs again.
+
+    Each row reports BLEU, chrF, chrF++ and the reference's cross-entropy per character (nats: comparable
+    across the rows' vocabularies); every row but ``baseline`` (a row's name; by default the selection of a
+    method whose scores do not follow the text, ``random``, else the whole pool's) is compared with it by paired bootstrap
+    (:func:`domainsift.nmt.significance.paired_bootstrap`, 1,000 samples, ``bootstrap_seed``): the
+    difference, its 95% interval, p, and whether it is decided. ``init``: a model folder every row is
+    trained on from (its weights and vocabulary), so that the rows differ by their data alone.
+    Writes and returns ``OUT/downstream.json``."""
     from .._internal.signature import make_signature
     from ..nmt import check_disjoint, read_bitext
     from ..nmt.data import Bitext
@@ -259,6 +268,14 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise DomainsiftError(f"two rows are named {twice[0]!r}; give each reference its own name")
+    if baseline is None:  # a selection whose scores do not follow the text (random), else the whole pool
+        baseline = next((r["name"] for r in rows if r["kind"] == "selection" and _contentless(r["run_dir"])),
+                        "pool" if whole_pool else None)
+    elif baseline not in names:
+        raise DomainsiftError(f"--baseline {baseline!r} names no row (the rows: {', '.join(names)})")
+    if init is not None:
+        from ..nmt.decode import model_folder
+        model_folder(init)
     for r in rows:  # every refusal before the first training
         if not len(r["train"]):
             raise DomainsiftError(f"{r.get('run_dir', r['name'])}: no pair to train on")
@@ -269,12 +286,17 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
                                   "give a dev set the selections do not hold")
     out = Path(out_dir)
     for r in rows:
-        r["result"] = _judged_row(out / JUDGE_MODELS / r["name"], r, test_b, settings, beam, backend, progress)
+        r["result"] = _judged_row(out / JUDGE_MODELS / r["name"], r, test_b, settings, beam, backend, progress,
+                                  init)
+    tests = _against(out, rows, baseline, test_b, bootstrap_seed)
     table = []
     for r in rows:
         res = r["result"]
         table.append({"name": r["name"], "kind": r["kind"], **({"run_dir": r["run_dir"]} if "run_dir" in r else {}),
                       "n_pairs": len(r["train"]), "n_dev": len(r["dev"]), "bleu": res["bleu"], "chrf": res["chrf"],
+                      "chrfpp": res["chrfpp"], "xent_per_char": res["xent_per_char"],
+                      **({"vs_baseline": tests[r["name"]]} if r["name"] in tests else {}),
+                      "translations": str(out / JUDGE_MODELS / r["name"] / rundir.JUDGE_HYP),
                       "best_epoch": res["best_epoch"], "epochs_run": res["epochs_run"], "dev_loss": res["dev_loss"],
                       "train_seconds": res["train_seconds"],
                       "target_tokens_per_second": res["target_tokens_per_second"],
@@ -283,14 +305,37 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     sig = make_signature("downstream", model="marian", seed=settings.seed, judge="nmt", preset=settings.preset,
                          **settings.arch, vocab=settings.vocab, max_tokens=settings.max_tokens, lr=settings.lr,
                          warmup=settings.warmup, epochs=settings.epochs, patience=settings.patience, beam=beam,
-                         backend=backend, direction="scored->other" if reverse else "other->scored", bleu=bleu_sig)
+                         backend=backend, direction="scored->other" if reverse else "other->scored", bleu=bleu_sig,
+                         **({"init": rundir.model_identity(init)} if init is not None else {}))
     result = {"judge": "nmt", "test": list(test_b.files), "dev": list(dev_b.files), "n_test": len(test_b),
+              "baseline": baseline, "bootstrap": {"n_samples": 1000, "seed": bootstrap_seed},
+              **({"init": str(init)} if init is not None else {}),
               "beam": beam, "backend": backend, "direction": sig["direction"], "rows": table, "signature": sig}
     rundir.write_json(out, rundir.DOWNSTREAM, result)
     return result
 
 
-def _judged_row(folder: Path, r: dict, test_b, settings, beam: int, backend: str, progress: bool) -> dict:
+def _contentless(run_dir) -> bool:
+    """Whether a selection was made by a method whose scores do not follow the lines' text (its declaration)."""
+    from ..select import selector_class
+    return not selector_class(rundir.read_signature(run_dir)["method"]).reads_content
+
+
+def _against(out: Path, rows: list, baseline: str | None, test_b, seed: int) -> dict:
+    """Every row's test translations against the baseline row's, by paired bootstrap: ``{row: test}``."""
+    from ..nmt.significance import paired_bootstrap
+    if baseline is None:
+        return {}
+
+    def hyps(name):
+        return (out / JUDGE_MODELS / name / rundir.JUDGE_HYP).read_text(encoding="utf-8").split("\n")[:len(test_b)]
+    base = hyps(baseline)
+    return {r["name"]: {"baseline": baseline, **paired_bootstrap(base, hyps(r["name"]), test_b.tgt, seed=seed)}
+            for r in rows if r["name"] != baseline}
+
+
+def _judged_row(folder: Path, r: dict, test_b, settings, beam: int, backend: str, progress: bool,
+                init=None) -> dict:
     """One row of the judge as a step: its model (trained, resumed or kept: :func:`domainsift.jobs.nmt.trained`),
     the test set's translations (``test.hyp``, kept beside the score) and the score; the row is kept while made
     by the same model (its own weights), test set and decoding, and its translations are as written."""
@@ -299,7 +344,7 @@ def _judged_row(folder: Path, r: dict, test_b, settings, beam: int, backend: str
     from ..nmt import score_translation, translate
     from ..nmt.trainer import training_identity
     from ..pipeline.nmt import trained
-    identity = training_identity(r["train"], r["dev"], settings)
+    identity = training_identity(r["train"], r["dev"], settings, init)
     test_digest = _digest(test_b)
     if (folder / rundir.NMT_RECORD).is_file() and (rundir.read_json(folder, rundir.NMT_RECORD) or {}).get("identity") \
             == identity:
@@ -308,15 +353,18 @@ def _judged_row(folder: Path, r: dict, test_b, settings, beam: int, backend: str
         kept = step.kept()
         if kept is not None:
             return kept
-    rec = trained(folder, r["train"], r["dev"], settings, progress=progress)
+    rec = trained(folder, r["train"], r["dev"], settings, init_from=init, progress=progress)
     step = rundir.Step(folder / JUDGE_ROW, rundir.identity(rundir.model_identity(folder), test_digest, beam, backend))
     step.start()
     hyp = translate(folder, test_b.src, beam=beam, progress=progress, backend=backend)
     with atomic_open(folder / rundir.JUDGE_HYP) as fh:
         fh.write("".join(h + "\n" for h in hyp))
     scores = score_translation(hyp, test_b.tgt, test_b.files[0])
+    from ..nmt.decode import reference_xent
+    xent = reference_xent(folder, test_b.src, test_b.tgt)
     return step.done([rundir.JUDGE_HYP], test=test_digest, beam=beam, backend=backend, bleu=scores["bleu"],
-                     chrf=scores["chrf"], bleu_signature=scores["signature"]["bleu"], best_epoch=rec["best_epoch"],
+                     chrf=scores["chrf"], chrfpp=scores["chrfpp"], xent_per_char=round(xent, 6),
+                     bleu_signature=scores["signature"]["bleu"], best_epoch=rec["best_epoch"],
                      epochs_run=rec["epochs_run"], dev_loss=min(rec["dev_loss"]), train_seconds=rec["train_seconds"],
                      target_tokens_per_second=rec["target_tokens_per_second"], nmt_signature=rec["signature"],
                      translations=rundir.JUDGE_HYP, training=identity)
@@ -334,8 +382,17 @@ def _digest(b) -> str:
 
 def format_nmt_rows(rows: Sequence[dict]) -> str:
     w = max(4, max(len(r["name"]) for r in rows))
-    lines = [f"{'name':<{w}}   BLEU   chrF   pairs  best epoch", f"{'-' * w}  -----  -----  ------  ----------"]
+    lines = [f"{'name':<{w}}   BLEU   chrF  chrF++  xent/char   pairs  best epoch  BLEU vs baseline (95% interval, p)",
+             f"{'-' * w}  -----  -----  ------  ---------  ------  ----------  -------------------------------------"]
     for r in rows:
-        lines.append(f"{r['name']:<{w}}  {r['bleu']:>5.2f}  {r['chrf']:>5.2f}  {r['n_pairs']:>6}  "
-                     f"{r['best_epoch']:>5}/{r['epochs_run']}")
+        vs = r.get("vs_baseline")
+        against = ""
+        if vs is not None:
+            b = vs["bleu"]
+            word = "not decided" if not b["decided"] else ("better" if b["difference"] > 0 else "worse")
+            against = (f"{b['difference']:+.2f} [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}] p={b['p']:.3f} vs "
+                       f"{vs['baseline']}: {word}")
+        lines.append(f"{r['name']:<{w}}  {r['bleu']:>5.2f}  {r['chrf']:>5.2f}  {r.get('chrfpp', float('nan')):>6.2f}  "
+                     f"{r.get('xent_per_char', float('nan')):>9.4f}  {r['n_pairs']:>6}  "
+                     f"{r['best_epoch']:>5}/{r['epochs_run']:<4}  {against}")
     return "\n".join(lines)

@@ -47,12 +47,12 @@ def label_ids(pool: dict, labels_file: str | os.PathLike, label: str, ids) -> li
     """The pool's records whose label is ``label`` in ``labels_file``: one label a line, line ``k`` the label
     of the pool's line ``k`` (the pool files' lines one after the other, in the pool's order). A file of
     another length is one line naming it."""
-    from ..io.corpus import iter_raw_lines
-    labels = [t.strip() for _, t in iter_raw_lines(labels_file)]
+    from ..io.corpus import read_lines
+    labels = [t.strip() for t in read_lines(labels_file)]
     offsets, total = [], 0
     for f in pool["files"]:
         offsets.append(total)
-        total += sum(1 for _ in iter_raw_lines(f)) if len(pool["files"]) > 1 else len(labels)
+        total += len(read_lines(f)) if len(pool["files"]) > 1 else len(labels)
     if len(pool["files"]) == 1:
         total = max([int(n) for _, n in np.asarray(ids)] + [0])
     if len(labels) < total or (len(pool["files"]) > 1 and len(labels) != total):

@@ -79,16 +79,27 @@ def translate_job(model_dir: str | os.PathLike, input_file: str | os.PathLike, o
     return len(hyp)
 
 
-def score_job(hyp_file: str | os.PathLike, ref_file: str | os.PathLike, out: str | os.PathLike | None = None) -> dict:
-    """BLEU and chrF of the lines of ``hyp_file`` against ``ref_file`` (aligned line by line)."""
+def score_job(hyp_file: str | os.PathLike, ref_file: str | os.PathLike, out: str | os.PathLike | None = None,
+              baseline: str | os.PathLike | None = None, seed: int = 12345) -> dict:
+    """BLEU, chrF and chrF++ of the lines of ``hyp_file`` against ``ref_file`` (aligned line by line); with
+    ``baseline`` (another system's file), the paired bootstrap of ``hyp_file`` against it
+    (:func:`domainsift.nmt.significance.paired_bootstrap`, ``seed``) under ``vs_baseline``."""
     from .._internal.atomic import save_json
     from ..io.corpus import read_lines
     from ..nmt import score_translation
-    for p in (hyp_file, ref_file):
+    for p in (hyp_file, ref_file) + ((baseline,) if baseline is not None else ()):
         if not os.path.isfile(p):
             raise InputError(f"{p}: no such file")
+    hyp, ref = read_lines(hyp_file), read_lines(ref_file)
     result = {"hypotheses": str(hyp_file), "references": str(ref_file),
-              **score_translation(read_lines(hyp_file), read_lines(ref_file), str(hyp_file))}
+              **score_translation(hyp, ref, str(hyp_file))}
+    if baseline is not None:
+        from ..nmt.significance import paired_bootstrap
+        base = read_lines(baseline)
+        if len(base) != len(ref):
+            raise InputError(f"{baseline}: {len(base)} lines against {len(ref)} references; they must align line "
+                             "by line")
+        result["vs_baseline"] = {"file": str(baseline), **paired_bootstrap(base, hyp, ref, seed=seed)}
     if out is not None:
         save_json(out, result)
     return result

@@ -7,8 +7,9 @@ from .._internal.errors import InputError
 
 
 def score_translation(hypotheses, references, what: str = "the hypotheses") -> dict:
-    """``{"bleu", "chrf", "n", "signature": {"bleu": ..., "chrf": ...}}`` of ``hypotheses`` against one
-    reference each; unequal counts are one line."""
+    """``{"bleu", "chrf", "chrfpp", "n", "signature": {"bleu": ..., "chrf": ..., "chrfpp": ...}}`` of
+    ``hypotheses`` against one reference each (chrF, and chrF++: word bigrams too); unequal counts are one
+    line."""
     try:
         import sacrebleu
     except ImportError:
@@ -21,7 +22,10 @@ def score_translation(hypotheses, references, what: str = "the hypotheses") -> d
         raise InputError(f"{what}: no lines to score")
     bleu = sacrebleu.metrics.BLEU()
     chrf = sacrebleu.metrics.CHRF()
+    chrfpp = sacrebleu.metrics.CHRF(word_order=2)
     b = bleu.corpus_score(hyp, [ref])
     c = chrf.corpus_score(hyp, [ref])
-    return {"bleu": round(b.score, 4), "chrf": round(c.score, 4), "n": len(hyp),
-            "signature": {"bleu": str(bleu.get_signature()), "chrf": str(chrf.get_signature())}}
+    cpp = chrfpp.corpus_score(hyp, [ref])
+    return {"bleu": round(b.score, 4), "chrf": round(c.score, 4), "chrfpp": round(cpp.score, 4), "n": len(hyp),
+            "signature": {"bleu": str(bleu.get_signature()), "chrf": str(chrf.get_signature()),
+                          "chrfpp": str(chrfpp.get_signature())}}

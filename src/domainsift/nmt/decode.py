@@ -108,3 +108,30 @@ def _generate(nmt: NMTModel, batches, beam: int, max_len: int):
                                      max_new_tokens=min(max_len, 2 * longest + 10), early_stopping=True,
                                      decoder_start_token_id=PAD, eos_token_id=EOS, pad_token_id=PAD)
         yield [[t for t in g.tolist() if t not in (PAD, EOS)] for g in gen]
+
+
+def reference_xent(nmt: NMTModel | str | os.PathLike, sources, references, max_tokens: int = 2000) -> float:
+    """The model's cross-entropy of each reference given its source (teacher-forced, no label smoothing),
+    summed over the references' tokens and divided by their characters: nats per character, comparable
+    between models of different vocabularies (a dev loss per token is not). A reference longer than the
+    model's positions is cut there, its characters still counted (an upper bound)."""
+    import numpy as np
+    import torch
+
+    from .trainer import collate, token_batches
+    if not isinstance(nmt, NMTModel):
+        nmt = load_nmt(nmt)
+    src, tgt = encode(nmt.vocab, list(sources)), encode(nmt.vocab, list(references))
+    chars = sum(len(r) for r in references)
+    if not chars:
+        raise InputError("the references hold no character to score")
+    total = 0.0
+    with torch.no_grad():
+        for idx in token_batches(src, tgt, max_tokens, np.random.default_rng(0)):
+            batch = collate(torch, src, tgt, idx)
+            logits = nmt.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                               decoder_input_ids=batch["decoder_input_ids"]).logits
+            total += float(torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                             batch["labels"].reshape(-1), ignore_index=-100,
+                                                             reduction="sum"))
+    return total / chars

@@ -340,11 +340,18 @@ def _section(bk, d: Path, name: str) -> tuple[Path, list, list]:
     if ds is not None:
         found.append("downstream")
         if ds.get("judge") == "nmt":
+            base = ds.get("baseline")
+            note = (f"<p class='note'>Against {_esc(base)}: the BLEU difference, its 95% interval and p by paired "
+                    f"bootstrap ({ds.get('bootstrap', {}).get('n_samples', 1000)} samples); a difference whose "
+                    "interval holds 0 is not decided.</p>") if base else ""
             blocks.append(("html", f"<h3>Downstream: BLEU of the translation model trained on each "
-                                   f"({_esc(ds['direction'])}), on {_esc(Path(ds['test'][1]).name)}</h3>"
-                           + _table(["training data", "BLEU", "chrF", "pairs", "best epoch"],
-                                    [[r["name"], f"{r['bleu']:.2f}", f"{r['chrf']:.2f}", r["n_pairs"],
-                                      f"{r['best_epoch']}/{r['epochs_run']}"] for r in ds["rows"]])))
+                                   f"({_esc(ds['direction'])}), on {_esc(Path(ds['test'][1]).name)}</h3>" + note
+                           + _table(["training data", "BLEU", "chrF", "chrF++", "xent/char", "pairs", "best epoch",
+                                     f"BLEU vs {base or 'baseline'}"],
+                                    [[r["name"], f"{r['bleu']:.2f}", f"{r['chrf']:.2f}", _num(r.get("chrfpp"), 2),
+                                      _num(r.get("xent_per_char"), 4), r["n_pairs"],
+                                      f"{r['best_epoch']}/{r['epochs_run']}", _versus(r.get("vs_baseline"))]
+                                     for r in ds["rows"]])))
         else:
             blocks.append(("html", f"<h3>Downstream: {ds['order']}-gram LM perplexity on "
                                    f"{_esc(Path(ds['test']).name)}</h3>"
@@ -435,3 +442,16 @@ pre {{ white-space: pre-wrap; font-size: 80%; }}
     with atomic_open(out) as fh:
         fh.write(page)
     return {"path": str(out), "runs": [str(d) for d in dirs], "kinds": kinds, "bytes": len(page.encode("utf-8"))}
+
+
+def _num(v, digits: int) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def _versus(vs: dict | None) -> str:
+    """A row's paired test against the baseline, in words: the difference, its interval, p, the verdict."""
+    if not vs:
+        return "–"
+    b = vs["bleu"]
+    word = "not decided" if not b["decided"] else ("better" if b["difference"] > 0 else "worse")
+    return f"{b['difference']:+.2f} [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}], p = {b['p']:.3f}: {word}"
