@@ -474,3 +474,32 @@ def test_the_help_names_each_direction_plainly(capsys):
     assert "translates SRC's language into TGT's, the language of --pool" in helps["adapt"]
     assert "--pool is the side that is scored" in helps["select"] and "crosslingual" in helps["select"]
     assert "SRC in the language of the pool's other side (--pool-target)" in helps["downstream"]
+
+
+def test_the_paper_preset_is_paper_003s_appendix():
+    from domainsift.nmt.trainer import PRESETS, TrainSettings
+    p = TrainSettings(preset="paper").resolved()
+    assert p.vocab == 32000 and p.warmup == 1000 and p.lr == 5e-4 and p.max_tokens * p.accumulate == 32768
+    assert p.arch["d_model"] == 256 and p.arch["encoder_layers"] == 6 and p.arch["dropout"] == 0.3
+    assert TrainSettings().resolved().accumulate == 1 and PRESETS["proxy"].get("accumulate", 1) == 1
+
+
+def test_accumulate_sums_batches_into_one_update(tmp_path, monkeypatch):
+    from domainsift.nmt import trainer
+    calls = []
+    real = trainer.inverse_sqrt
+
+    def counting(warmup):
+        f = real(warmup)
+
+        def g(step):
+            calls.append(step)
+            return f(step)
+        return g
+    monkeypatch.setattr(trainer, "inverse_sqrt", counting)
+    tr, dv = _bitext(["med", "law"], 20, 1), _bitext(["med"], 4, 50)
+    trainer.train_nmt(tr, dv, tmp_path / "one", _settings(epochs=1, max_tokens=100))
+    one = max(calls)
+    calls.clear()
+    trainer.train_nmt(tr, dv, tmp_path / "two", _settings(epochs=1, max_tokens=100, accumulate=2))
+    assert one > 4 and max(calls) == -(-one // 2)  # ceil: the epoch's last, odd batch is an update of its own

@@ -463,7 +463,8 @@ def cmd_combine(args) -> int:
 
 def train_settings(args, prefix: str = ""):
     from .nmt.trainer import TrainSettings
-    given = {k: getattr(args, prefix + k) for k in ("preset", "epochs", "patience", "max_tokens", "lr", "warmup", "vocab")}
+    given = {k: getattr(args, prefix + k) for k in ("preset", "epochs", "patience", "max_tokens", "lr", "warmup", "vocab",
+                                                    "accumulate")}
     return TrainSettings(**given, seed=args.seed)
 
 
@@ -623,13 +624,17 @@ def train_opts(t, seed: bool = True, prefix: str = "") -> None:
     d, proxy = TrainSettings(), PRESETS["proxy"]
     t.add_argument(f"--{prefix}preset", choices=list(PRESETS), default=d.preset,
                    help="proxy: small, for a CPU (d 128, 2+2 layers, 4k vocabulary); paper: paper 003's appendix "
-                        "(6+6 layers, d 256, ff 1024, 4 heads, dropout 0.3), for a GPU")
+                        "(6+6 layers, d 256, ff 1024, 4 heads, dropout 0.3, 32k vocabulary, 32,768-token updates; "
+                        "add --epochs 30 --patience 5), for a GPU")
     t.add_argument(f"--{prefix}epochs", type=positive_int, default=d.epochs,
                    help=f"epochs at most (default {d.epochs}; early stopping ends a training before)")
     t.add_argument(f"--{prefix}patience", type=positive_int, default=d.patience,
                    help=f"stop after this many epochs without a better dev loss (default {d.patience})")
     t.add_argument(f"--{prefix}max-tokens", type=positive_int,
                    help=f"padded target tokens a batch (default: the preset's; proxy {proxy['max_tokens']})")
+    t.add_argument(f"--{prefix}accumulate", type=positive_int,
+                   help=f"batches summed into one update (default: the preset's; proxy 1, paper "
+                        f"{PRESETS['paper']['accumulate']}: 32,768 tokens an update, as paper 003)")
     t.add_argument(f"--{prefix}lr", type=finite, help=f"peak learning rate (default: the preset's; proxy {proxy['lr']})")
     t.add_argument(f"--{prefix}warmup", type=int,
                    help=f"warm-up steps of the inverse-square-root schedule (default: the preset's; proxy "

@@ -154,3 +154,32 @@ def items(train, mixing: Mixing, encode, empty: list) -> tuple[list, list, np.nd
         tgt += [list(empty) for _ in mixing.source]
         kinds += [SOURCE] * len(mixing.source)
     return src, tgt, np.asarray(kinds, dtype=np.int8)
+
+
+def batches(src: list, tgt: list, kinds: np.ndarray, max_tokens: int, rng: np.random.Generator,
+            mixing: Mixing) -> list[np.ndarray]:
+    """An epoch's batches in which each discriminator sees both domains: every batch holds old pairs, and
+    pseudo pairs when the target discriminator is on, and new-domain sources when the source discriminator
+    is on (a length-sorted batching alone put the one-token-target sources together, so the source
+    discriminator saw one domain a batch).
+
+    How: the number of batches ``K`` is the epoch's padded tokens over ``max_tokens``, at most the rows of
+    the smallest kind; each kind's rows, shuffled by ``rng`` and ordered by length in buckets of 4 tokens, are
+    cut into ``K`` runs of (nearly) equal counts; batch ``j`` is the ``j``-th run of every kind (so its rows are
+    at the same length quantile in each kind), and the batches are shuffled. A kind with fewer rows than
+    the budget's batches makes the batches larger than ``max_tokens``; no row is repeated or dropped."""
+    kinds = np.asarray(kinds)
+    cost = np.array([max(len(s), len(t)) for s, t in zip(src, tgt)])
+    needed = [OLD] + ([PSEUDO] if mixing.tgt_disc else []) + ([SOURCE] if mixing.src_disc else [])
+    present = [k for k in (PSEUDO, OLD, SOURCE) if (kinds == k).any()]
+    n_batches = max(1, int(np.ceil(cost.sum() / max_tokens)))
+    n_batches = max(1, min([n_batches] + [int((kinds == k).sum()) for k in needed if (kinds == k).any()]))
+    runs = {}
+    for k in present:
+        rows = np.flatnonzero(kinds == k)
+        rows = rows[rng.permutation(len(rows))]
+        rows = rows[np.argsort(cost[rows] // 4, kind="stable")]
+        runs[k] = np.array_split(rows, n_batches)
+    out = [np.concatenate([runs[k][j] for k in present]) for j in range(n_batches)]
+    out = [b for b in out if len(b)]
+    return [out[i] for i in rng.permutation(len(out))]

@@ -49,10 +49,12 @@ PRESETS = {
     "proxy": {"arch": dict(d_model=128, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
                            decoder_attention_heads=4, encoder_ffn_dim=512, decoder_ffn_dim=512, dropout=0.1),
               "vocab": 4000, "lr": 1e-3, "warmup": 200, "max_tokens": 800},
-    # paper 003's appendix: 6+6 layers, d 256, feed-forward 1024, 4 heads, dropout 0.3 (for a GPU)
+    # paper 003's appendix: 6+6 layers, d 256, feed-forward 1024, 4 heads, dropout 0.3, a 32,000-piece unigram
+    # vocabulary, Adam at 5e-4 with 1,000 warm-up steps, 32,768-token batches (here 8 batches of 4,096 summed
+    # into each update); its 30 epochs and patience 5 are `--epochs 30 --patience 5` (for a GPU)
     "paper": {"arch": dict(d_model=256, encoder_layers=6, decoder_layers=6, encoder_attention_heads=4,
                            decoder_attention_heads=4, encoder_ffn_dim=1024, decoder_ffn_dim=1024, dropout=0.3),
-              "vocab": 8000, "lr": 5e-4, "warmup": 4000, "max_tokens": 4096},
+              "vocab": 32000, "lr": 5e-4, "warmup": 1000, "max_tokens": 4096, "accumulate": 8},
 }
 DEFAULT_EPOCHS = 60  # a cap early stopping ends before (patience 3): twice the cap the judge rows hit
 MAX_LEN = 128  # tokens a sentence keeps (longer ones are cut); the model's positions
@@ -76,6 +78,7 @@ class TrainSettings:
     seed: int = 0
     label_smoothing: float = LABEL_SMOOTHING
     arch: dict = field(default_factory=dict)  # MarianConfig keywords over the preset's (tests: tiny models)
+    accumulate: int | None = None  # batches a parameter update sums (the preset's unless given)
 
     def resolved(self) -> "TrainSettings":
         if self.preset not in PRESETS:
@@ -85,9 +88,9 @@ class TrainSettings:
             return default if v is None else v
         out = replace(self, max_tokens=given(self.max_tokens, p["max_tokens"]), lr=given(self.lr, p["lr"]),
                       warmup=given(self.warmup, p["warmup"]), vocab=given(self.vocab, p["vocab"]),
-                      arch={**p["arch"], **self.arch})
+                      accumulate=given(self.accumulate, p.get("accumulate", 1)), arch={**p["arch"], **self.arch})
         for name, v, lo in (("epochs", out.epochs, 1), ("patience", out.patience, 1), ("max_tokens", out.max_tokens, 8),
-                            ("vocab", out.vocab, 16), ("warmup", out.warmup, 0)):
+                            ("vocab", out.vocab, 16), ("warmup", out.warmup, 0), ("accumulate", out.accumulate, 1)):
             if v < lo:
                 raise DomainsiftError(f"--{name.replace('_', '-')} must be at least {lo}, got {v}")
         if not (isinstance(out.lr, (int, float)) and math.isfinite(out.lr) and out.lr > 0):
@@ -263,6 +266,8 @@ def _checked(train, dev, settings, init_from, mixing, sampling) -> "TrainSetting
     if sampling is not None:
         if mixing is not None:
             raise DomainsiftError("a training takes GUDA's mixing or domain sampling, not both")
+        if s.accumulate != 1:
+            raise DomainsiftError("domain sampling updates the weights after every batch: --accumulate 1")
         sampling.check(len(train))
     if not len(train):
         raise InputError("the training bitext has no pairs")
@@ -371,7 +376,9 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
         if stopped:
             break
         t0, n_tok, terms = time.time(), 0, {}
-        for k, idx in enumerate(sampler if sampler is not None else token_batches(src, tgt, s.max_tokens, rng)):
+        epoch_batches = _batches(src, tgt, kinds, s.max_tokens, rng, mixing, sampler)
+        last = None if sampler is not None else len(epoch_batches) - 1
+        for k, idx in enumerate(epoch_batches):
             batch = collate(torch, src, tgt, idx)
             if mixing is None:
                 loss = _loss(torch, model, batch, s.label_smoothing)
@@ -385,11 +392,13 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
             if not torch.isfinite(loss):
                 raise DomainsiftError(f"the training diverged: the loss is {loss.detach().item()} at epoch {epoch + 1}, "
                                       f"batch {k + 1}; lower --lr (or GUDA's lambdas) and run it again")
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, CLIP)
-            opt.step()
-            sched.step()
+            if k % s.accumulate == 0:
+                opt.zero_grad()
+            (loss / s.accumulate).backward()
+            if (k + 1) % s.accumulate == 0 or k == last:  # one update per `accumulate` batches
+                torch.nn.utils.clip_grad_norm_(params, CLIP)
+                opt.step()
+                sched.step()
             n_tok += int((batch["labels"] != -100).sum())
             if sampler is not None and sampler.position % sampling.update_every == 0:
                 sampler.update(learner)  # the weights of the batches from the next on
@@ -421,6 +430,17 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
     return run
 
 
+def _batches(src, tgt, kinds, max_tokens: int, rng, mixing, sampler):
+    """An epoch's batches: drawn by the domain sampler (paper 004), or with each of GUDA's discriminators
+    seeing both domains (:func:`domainsift.nmt.guda.batches`), or length-bucketed token batches."""
+    if sampler is not None:
+        return sampler
+    if mixing is not None:
+        from .guda import batches
+        return batches(src, tgt, kinds, max_tokens, rng, mixing)
+    return token_batches(src, tgt, max_tokens, rng)
+
+
 def _finish(out: Path, state: Path, identity: str, train, dev, s, sp, vocab_path: Path, init_from, mixing,
             sampling, run: dict) -> dict:
     """The best epoch's weights (checked against their checksums) as ``model/``, the vocabulary, and
@@ -437,7 +457,8 @@ def _finish(out: Path, state: Path, identity: str, train, dev, s, sp, vocab_path
     arch = {k: getattr(best_model.config, k) for k in s.arch}  # the model's own (a warm start keeps its own)
     init = {"init_from": str(Path(init_from).resolve())} if init_from else {}
     sig = make_signature("nmt", model="marian", seed=s.seed, preset=s.preset, **arch, vocab=sp.get_piece_size(),
-                         max_tokens=s.max_tokens, lr=s.lr, warmup=s.warmup, label_smoothing=s.label_smoothing,
+                         max_tokens=s.max_tokens, **({"accumulate": s.accumulate} if s.accumulate != 1 else {}),
+                         lr=s.lr, warmup=s.warmup, label_smoothing=s.label_smoothing,
                          epochs=s.epochs, patience=s.patience, train=list(train.files), n_train=len(train),
                          dev=list(dev.files), n_dev=len(dev), **init,
                          **({f"guda_{k}": v for k, v in mixing.describe().items()} if mixing is not None else {}),
