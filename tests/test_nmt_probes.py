@@ -503,3 +503,75 @@ def test_accumulate_sums_batches_into_one_update(tmp_path, monkeypatch):
     calls.clear()
     trainer.train_nmt(tr, dv, tmp_path / "two", _settings(epochs=1, max_tokens=100, accumulate=2))
     assert one > 4 and max(calls) == -(-one // 2)  # ceil: the epoch's last, odd batch is an update of its own
+
+
+def test_a_damaged_vocabulary_of_a_model_folder_is_refused(tmp_path):
+    from domainsift._internal.checksums import DamagedError
+    from domainsift.nmt import load_nmt
+    from domainsift.nmt.trainer import train_nmt
+    train_nmt(_bitext(["med"], 15, 1), _bitext(["med"], 3, 50), tmp_path / "M", _settings(epochs=1))
+    vocab = tmp_path / "M" / "spm.model"
+    data = bytearray(vocab.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    vocab.write_bytes(bytes(data))
+    with pytest.raises(DamagedError, match="spm.model: damaged"):
+        load_nmt(tmp_path / "M")
+
+
+def test_a_long_call_into_cpp_leaves_ctrl_c_to_the_main_thread():
+    """sentencepiece's training runs in a worker thread while the main thread waits in short joins, so a
+    SIGINT is handled at once (it was not for the length of the training)."""
+    import threading
+    import time
+
+    from domainsift.nmt.trainer import _interruptible
+    assert _interruptible(lambda: 41 + 1) == 42
+    with pytest.raises(ZeroDivisionError):
+        _interruptible(lambda: 1 / 0)
+    import _thread
+    release = threading.Event()
+    threading.Timer(0.3, _thread.interrupt_main).start()  # a Ctrl-C while the call still runs
+    t0 = time.time()
+    with pytest.raises(KeyboardInterrupt):
+        _interruptible(lambda: release.wait(10))
+    release.set()
+    assert time.time() - t0 < 5
+
+
+def test_plan_says_which_way_a_model_of_the_selection_translates(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    src = make_sentences("med", 30, 1)
+    write_lines(tmp_path / "pool.a", src)
+    write_lines(tmp_path / "pool.b", [backwards(s) for s in src])
+    write_lines(tmp_path / "in.a", make_sentences("med", 10, 2))
+    rc, err, out = run_cli(["select", "--method", "random", "--in-domain", "in.a", "--pool", "pool.a", "--pool-target",
+                            "pool.b", "--top", "5", "--out", "r", "--plan"], capsys)
+    assert rc == 0, err
+    assert "the scored side is" in out and "pool.a" in out and "translates the other side" in out and "pool.b" in out
+
+
+def test_a_reverse_model_of_the_wrong_direction_is_refused(files, tmp_path):
+    from domainsift._internal.errors import DomainsiftError
+    from domainsift.nmt import read_bitext
+    from domainsift.nmt.trainer import train_nmt
+    train_nmt(read_bitext(*files["old"]), read_bitext(*files["dev"]), tmp_path / "fwd", _settings(epochs=1))
+    with pytest.raises(DomainsiftError, match="--reverse .*fwd: trained on .*old.a -> .*old.b the other way round"):
+        _adapt(files, tmp_path / "ad", reverse=tmp_path / "fwd")
+    assert not (tmp_path / "ad").exists()
+
+
+def test_translate_keeps_trailing_empty_lines_and_model_folders_are_readable(tmp_path, capsys, monkeypatch):
+    import os
+    import stat
+    from domainsift.nmt.trainer import train_nmt
+    monkeypatch.chdir(tmp_path)
+    train_nmt(_bitext(["med"], 15, 1), _bitext(["med"], 3, 50), tmp_path / "M", _settings(epochs=1))
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "M" / "model").stat().st_mode) == 0o777 & ~mask
+    inp = tmp_path / "in.txt"
+    inp.write_text("dose tablet\n\nclick file\n\n\n")
+    rc, err, _ = run_cli(["nmt", "translate", "--model", "M", "--input", str(inp), "--out", "hyp.txt", "--beam", "1"],
+                         capsys)
+    assert rc == 0, err
+    assert (tmp_path / "hyp.txt").read_text().count("\n") == 5

@@ -517,8 +517,12 @@ def cmd_nmt(args) -> int:
         print(f"signature: {rec['signature']}")
         return 0
     if args.nmt_command == "translate":
-        n = nmt.translate_job(args.model, args.input, args.out, beam=args.beam, progress=_bars(args),
-                              backend=args.backend)
+        from ._internal.errors import Interrupted
+        try:
+            n = nmt.translate_job(args.model, args.input, args.out, beam=args.beam, progress=_bars(args),
+                                  backend=args.backend)
+        except KeyboardInterrupt:
+            raise Interrupted(f"nothing was written to {args.out}; run the same command again") from None
         print(f"translated {n:,} lines -> {args.out}")
         return 0
     r = nmt.score_job(args.hyp, args.ref, args.out, baseline=args.baseline, seed=args.bootstrap_seed)

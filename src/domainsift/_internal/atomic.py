@@ -82,6 +82,7 @@ def atomic_dir(path: str | os.PathLike):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_umask())  # a temporary folder is 0700; the result gets normal permissions
     try:
         yield tmp
         from .checksums import seal

@@ -70,6 +70,8 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
             model_folder(folder)
     Mixing.check_options(losses, lambda_old, lambda_src, lambda_tgt)
     data = _read(old, dev, source, test, selected)
+    _check_direction(reverse, old, flipped=True)
+    _check_direction(base, old, flipped=False)
     import logging
     logging.getLogger(__name__).info("adapt: the model translates the language of %s (and of the new domain's "
                                      "sources) into that of %s (and of the selected lines)", old[0], old[1])
@@ -134,6 +136,30 @@ def _read(old, dev, source, test, selected) -> dict:
                                      "targets: keep the sentences the model is chosen or judged on out of them")
     return {"old": old_b, "dev": dev_b, "test": test_b, "source": [s.strip() for s in src.texts],
             "selected": chosen}
+
+
+def _check_direction(folder, old, flipped: bool) -> None:
+    """A given model folder trained on the old bitext's own two files the wrong way round is refused: the
+    reverse model translates TGT into SRC, the base model SRC into TGT."""
+    if folder is None:
+        return
+    rec = rundir.read_json(folder, rundir.NMT_RECORD) or {}
+    files = [os.path.realpath(f) for f in _trained_on(rec) if f]
+    want = [os.path.realpath(old[1]), os.path.realpath(old[0])] if flipped else [os.path.realpath(f) for f in old]
+    if len(files) == 2 and files == want[::-1]:
+        which = "--reverse" if flipped else "--base"
+        way = "TGT into SRC" if flipped else "SRC into TGT"
+        raise DomainsiftError(f"{which} {folder}: trained on {old[0]} -> {old[1]} the other way round; "
+                              f"{which} must translate {way} of --old")
+
+
+def _trained_on(rec: dict) -> list:
+    """The training files of a model folder: its record's, or (folders of 0.36.0) its signature's."""
+    if rec.get("train_files"):
+        return list(rec["train_files"])
+    import re
+    m = re.search(r"\|train:([^|]*)\|", rec.get("signature") or "")
+    return m.group(1).split(",") if m else []
 
 
 def _where(corpus, files) -> str:

@@ -65,6 +65,7 @@ def translate_job(model_dir: str | os.PathLike, input_file: str | os.PathLike, o
     from ..nmt import load_nmt, translate
     if os.path.realpath(input_file) == os.path.realpath(out_file):
         raise InputError(f"{out_file}: is the input; choose another output file")
+    from ..io.corpus import read_lines
     nmt = load_nmt(model_dir)
     if os.path.realpath(out_file).startswith(os.path.realpath(model_dir) + os.sep):
         raise InputError(f"{out_file}: inside the model folder {model_dir}, whose files the model needs; choose an "
@@ -72,7 +73,7 @@ def translate_job(model_dir: str | os.PathLike, input_file: str | os.PathLike, o
     lines = read_corpus([input_file])
     hyp = translate(nmt, lines.texts, beam=beam, progress=progress, backend=backend)
     by_line = {ln: h for (_, ln), h in zip(lines.ids, hyp)}
-    n = max(ln for _, ln in lines.ids)
+    n = len(read_lines(input_file))  # every line, the empty ones at the end too
     with atomic_open(out_file) as fh:
         for ln in range(1, n + 1):
             fh.write(by_line.get(ln, "") + "\n")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._internal.errors import InputError
-from .trainer import EOS, MAX_LEN, MODEL, PAD, RECORD, VOCAB, encode, load_vocab
+from .trainer import EOS, MAX_LEN, MODEL, PAD, RECORD, VOCAB, encode, load_vocab, verify_vocab
 
 BEAM = 5
 BATCH = 32  # sentences a generate() call
@@ -50,6 +50,7 @@ def load_nmt(folder: str | os.PathLike) -> NMTModel:
         record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{folder}: the model cannot be loaded ({str(exc).splitlines()[0]})") from None
+    verify_vocab(folder, record)
     model.train(False)
     return NMTModel(folder, model, load_vocab(folder / VOCAB), record, identity)
 

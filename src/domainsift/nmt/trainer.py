@@ -113,10 +113,40 @@ def train_vocab(texts, size: int, seed: int, path: Path) -> None:
               character_coverage=1.0, pad_id=PAD, unk_id=UNK, eos_id=EOS, bos_id=-1,
               input_sentence_size=0, shuffle_input_sentence=False, num_threads=1,
               minloglevel=2, hard_vocab_limit=False)
-    spm.SentencePieceTrainer.train(**kw)
+    _interruptible(lambda: spm.SentencePieceTrainer.train(**kw))
     from .._internal.atomic import atomic_path
     with atomic_path(path) as tmp:
         Path(tmp).write_bytes(model.getvalue())
+
+
+def _interruptible(fn):
+    """``fn()`` in a daemon thread while this one waits in short joins: a long call into C++ (sentencepiece's
+    training: seconds to minutes) then leaves Ctrl-C to be handled at once (issue 90: adapt ignored it for
+    more than 15 s)."""
+    import threading
+    box: dict = {}
+
+    def work():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001: handed to the caller's thread
+            box["error"] = exc
+    t = threading.Thread(target=work, name="domainsift-spm", daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(0.1)
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def verify_vocab(folder, record: dict) -> None:
+    """A model folder's ``spm.model`` against the checksum its ``nmt.json`` recorded (folders of 0.36.0 and
+    before recorded none)."""
+    from .._internal.checksums import DamagedError, file_sha256
+    want = record.get("vocab_sha256")
+    if want is not None and file_sha256(Path(folder) / VOCAB) != want:
+        raise DamagedError(f"{Path(folder) / VOCAB}: damaged (its SHA-256 differs from the one {RECORD} recorded)")
 
 
 def load_vocab(path: Path):
@@ -289,6 +319,7 @@ def _finished(out_dir, identity: str) -> dict | None:
         return None
     try:
         verify(Path(out_dir) / MODEL)
+        verify_vocab(out_dir, record)
     except DamagedError as exc:
         log.warning("%s; training again", exc)
         return None
@@ -467,6 +498,7 @@ def _finish(out: Path, state: Path, identity: str, train, dev, s, sp, vocab_path
     settings = {**asdict(s), "arch": arch}
     record = {"signature": signature_string(sig), "identity": identity, "settings": settings,
               "version": __version__, "n_train": len(train), "n_dev": len(dev), "vocab": sp.get_piece_size(),
+              "train_files": list(train.files), "dev_files": list(dev.files),
               "parameters": int(sum(p.numel() for p in best_model.parameters())),
               "epochs_run": len(history), "best_epoch": best_epoch, "dev_loss": history,
               "train_seconds": round(seconds, 1), "target_tokens": tokens,
@@ -483,6 +515,8 @@ def _finish(out: Path, state: Path, identity: str, train, dev, s, sp, vocab_path
         best_model.save_pretrained(tmp)
     with atomic_path(out / VOCAB) as tmp:
         shutil.copyfile(vocab_path, tmp)
+    from .._internal.checksums import file_sha256
+    record["vocab_sha256"] = file_sha256(out / VOCAB)  # checked whenever the folder is loaded
     save_json(out / RECORD, record)  # last: it marks the folder finished
     shutil.rmtree(state, ignore_errors=True)
     return record

@@ -351,6 +351,11 @@ def format_plan(plan: dict) -> str:
     lines = [f"plan: {plan['method']}{' --cascade' if plan['cascade'] else ''} over {plan['n_pool']:,} pool lines "
              f"({plan['n_in_domain']:,} in-domain), the pool read {plan['reads_of_the_pool']} times"]
     lines += [f"  warning: {w}" for w in plan.get("warnings", [])]
+    way = plan.get("direction")
+    if way:
+        lines.append(f"  a bitext pool: the scored side is {', '.join(way['scored'])}; a translation model trained on "
+                     f"the selection (downstream --judge nmt) translates the other side ({', '.join(way['other'])}) "
+                     "into it, or the other way with --reverse")
     ex = plan.get("exclude")
     if ex:
         near = f" (near duplicates too: Jaccard >= {ex['threshold']:g})" if ex["mode"] == "near" else ""

@@ -121,9 +121,13 @@ def plan(spec: RunSpec) -> dict:
         raise DomainsiftError("--plan plans one target; plan each --target on its own")
     from .plan import plan_run
     r = spec.rule
-    return plan_run(spec.method, spec.in_domain, spec.pool, dict(spec.params), spec.seed, spec.cascade,
-                    top=r and r.top, fraction=r and r.fraction, exclude=r and r.exclude,
-                    dedup=r and r.dedup, dedup_threshold=r and r.dedup_threshold)
+    planned = plan_run(spec.method, spec.in_domain, spec.pool, dict(spec.params), spec.seed, spec.cascade,
+                       top=r and r.top, fraction=r and r.fraction, exclude=r and r.exclude,
+                       dedup=r and r.dedup, dedup_threshold=r and r.dedup_threshold)
+    other = list(getattr(spec.pool, "target_files", None) or [])
+    if other:  # a bitext pool: which way a model trained on the selection translates
+        planned["direction"] = {"scored": list(spec.pool.files), "other": other}
+    return planned
 
 
 def format_plan(planned: dict) -> str:
