@@ -575,3 +575,21 @@ def test_translate_keeps_trailing_empty_lines_and_model_folders_are_readable(tmp
                          capsys)
     assert rc == 0, err
     assert (tmp_path / "hyp.txt").read_text().count("\n") == 5
+
+
+def test_ctranslate2_stops_at_the_same_length_cap_as_generate(tmp_path):
+    pytest.importorskip("ctranslate2")
+    from domainsift.nmt import load_nmt
+    from domainsift.nmt.ct2 import translate_ct2
+    from domainsift.nmt.data import Bitext
+    from domainsift.nmt.decode import _generate
+    from domainsift.nmt.trainer import encode, train_nmt
+    src = make_sentences("med", 30, 1)
+    long = Bitext.of(src, [" ".join([backwards(s)] * 3) for s in src])  # outputs longer than the cap
+    train_nmt(long, _bitext(["med"], 3, 9), tmp_path / "m", _settings(epochs=1))
+    nmt = load_nmt(tmp_path / "m")
+    ids = encode(nmt.vocab, ["dose", "tablet patient"])
+    batch = [(ids, max(map(len, ids)))]
+    gen = next(_generate(nmt, iter(batch), 1, 6))
+    ct2 = next(translate_ct2(nmt, iter(batch), 1, 6))
+    assert max(map(len, gen)) == 5 and max(map(len, ct2)) == max(map(len, gen))

@@ -101,6 +101,8 @@ def translate_ct2(nmt, batches, beam: int, max_len: int, quantization: str = "in
     sp = nmt.vocab
     for ids, longest in batches:
         tokens = [[sp.id_to_piece(i) for i in x] for x in ids]
-        res = translator.translate_batch(tokens, beam_size=beam, max_decoding_length=min(max_len, 2 * longest + 10),
-                                         max_batch_size=len(tokens))
+        # generate's cap counts the </s> it forces at the last position (forced_eos_token_id); CTranslate2's counts
+        # the tokens before </s>: one less, for the same longest output
+        cap = max(1, min(max_len, 2 * longest + 10) - 1)
+        res = translator.translate_batch(tokens, beam_size=beam, max_decoding_length=cap, max_batch_size=len(tokens))
         yield [[sp.piece_to_id(t) for t in r.hypotheses[0] if t not in ("</s>", "<pad>")] for r in res]

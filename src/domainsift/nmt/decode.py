@@ -106,7 +106,8 @@ def _generate(nmt: NMTModel, batches, beam: int, max_len: int):
             mask[k, :len(x)] = 1
         with torch.no_grad():  # around the call: a generator suspended inside it would leave gradients off
             gen = nmt.model.generate(input_ids=inp, attention_mask=mask, num_beams=beam, do_sample=False,
-                                     max_new_tokens=min(max_len, 2 * longest + 10), early_stopping=True,
+                                     max_new_tokens=min(max_len, 2 * longest + 10),
+                                     **({"early_stopping": True} if beam > 1 else {}),  # a beam's flag only
                                      decoder_start_token_id=PAD, eos_token_id=EOS, pad_token_id=PAD)
         yield [[t for t in g.tolist() if t not in (PAD, EOS)] for g in gen]
 

@@ -559,27 +559,25 @@ def _save_best(path: Path, model) -> None:
 
 def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch, history, best, best_epoch, seconds, tokens,
                 discs=None, losses=(), sampler=None):
-    from .._internal.atomic import atomic_dir
-    with atomic_dir(path) as tmp:
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                    "torch_rng": torch.get_rng_state(),
-                    **({"discs": discs.state_dict()} if discs is not None else {})}, tmp / "state.pt")
-        (tmp / "state.json").write_text(json.dumps({"epoch": epoch, "history": history, "best": best,
-                                                    "best_epoch": best_epoch, "seconds": seconds, "tokens": tokens,
-                                                    "rng": rng.bit_generator.state, "losses": list(losses),
-                                                    **({"sampler": sampler.state_dict()} if sampler is not None
-                                                       else {})}),
-                                        encoding="utf-8")
+    """The epoch's sealed checkpoint (:mod:`domainsift._internal.checkpoint`)."""
+    from .._internal import checkpoint
+    checkpoint.save(path, torch, {"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                                  "torch_rng": torch.get_rng_state(),
+                                  **({"discs": discs.state_dict()} if discs is not None else {})},
+                    {"epoch": epoch, "history": history, "best": best, "best_epoch": best_epoch, "seconds": seconds,
+                     "tokens": tokens, "rng": rng.bit_generator.state, "losses": list(losses),
+                     **({"sampler": sampler.state_dict()} if sampler is not None else {})})
 
 
 def _resume(torch, path: Path, model, opt, sched, rng, discs=None, sampler=None, best_dir: Path | None = None):
+    """The checkpoint loaded into the training's objects: ``(epoch, history, best, best_epoch, seconds,
+    tokens, losses)``, or None (a warning) when it, or the best epoch's weights it ends with, is damaged."""
+    from .._internal import checkpoint
     from .._internal.checksums import verify
-    try:
-        verify(path)
+
+    def restore(saved: dict, doc: dict):
         if best_dir is not None:
             verify(best_dir)  # the best epoch's weights are what the training ends with: checked too
-        doc = json.loads((path / "state.json").read_text(encoding="utf-8"))
-        saved = torch.load(path / "state.pt", weights_only=True)
         model.load_state_dict(saved["model"])
         if discs is not None:
             discs.load_state_dict(saved["discs"])
@@ -591,7 +589,4 @@ def _resume(torch, path: Path, model, opt, sched, rng, discs=None, sampler=None,
             sampler.load_state_dict(doc["sampler"])
         return (int(doc["epoch"]), list(doc["history"]), float(doc["best"]), int(doc["best_epoch"]),
                 float(doc["seconds"]), int(doc["tokens"]), list(doc.get("losses", [])))
-    except Exception as exc:  # noqa: BLE001: a damaged checkpoint costs the epochs, never the run
-        log.warning("the training checkpoint in %s cannot be used (%s); training from the first epoch", path,
-                    str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        return None
+    return checkpoint.resume(path, torch, restore)

@@ -176,56 +176,45 @@ class EncoderClassifier:
         return clf, state
 
 
-CHECKPOINT_STATE, CHECKPOINT_WEIGHTS = "progress.json", "training.pt"
-
-
 def save_checkpoint(folder: Path, clf: EncoderClassifier, opt, sched, epoch: int, epochs: int,
                     rng: np.random.Generator, losses: list[float]) -> None:
     """Everything an interrupted training needs to go on as if it had not stopped, after ``epoch``
     finished epochs: the trained weights, the optimizer's and the schedule's state, torch's and the
-    caller's random state and the losses so far (a sealed folder, replaced atomically)."""
-    from .._internal.atomic import atomic_dir
+    caller's random state and the losses so far (:mod:`domainsift._internal.checkpoint`)."""
+    from .._internal import checkpoint
     torch = clf.torch
-    with atomic_dir(folder) as tmp:
-        torch.save({"encoder": clf.encoder.state_dict(), "head": clf.head.state_dict(), "optimizer": opt.state_dict(),
-                    "schedule": sched.state_dict(), "torch_rng": torch.get_rng_state()}, tmp / CHECKPOINT_WEIGHTS)
-        (tmp / CHECKPOINT_STATE).write_text(json.dumps({"epoch": epoch, "epochs": epochs, "losses": losses,
-                                                        "rng": rng.bit_generator.state}), encoding="utf-8")
+    checkpoint.save(folder, torch, {"encoder": clf.encoder.state_dict(), "head": clf.head.state_dict(),
+                                    "optimizer": opt.state_dict(), "schedule": sched.state_dict(),
+                                    "torch_rng": torch.get_rng_state()},
+                    {"epoch": epoch, "epochs": epochs, "losses": losses, "rng": rng.bit_generator.state})
 
 
 def checkpoint_epoch(folder) -> tuple[int, int] | None:
     """The finished epochs a checkpoint holds, and of how many, or None when there is none."""
+    from .._internal import checkpoint
+    doc = checkpoint.state(folder)
     try:
-        doc = json.loads((Path(folder) / CHECKPOINT_STATE).read_text(encoding="utf-8"))
         return int(doc["epoch"]), int(doc["epochs"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         return None
 
 
 def _resume(folder: Path, clf: EncoderClassifier, opt, sched, rng: np.random.Generator, epochs: int):
     """Load a checkpoint into the training's objects; returns (finished epochs, losses), or None (with a
     warning) when it is damaged or belongs to another training, which then starts over."""
-    import logging
-    from .._internal.checksums import verify
-    torch = clf.torch
-    try:
-        verify(folder)
-        doc = json.loads((folder / CHECKPOINT_STATE).read_text(encoding="utf-8"))
+    from .._internal import checkpoint
+
+    def restore(saved: dict, doc: dict):
         if int(doc["epochs"]) != epochs or not 0 < int(doc["epoch"]) <= epochs:
             raise ValueError(f"a checkpoint of epoch {doc['epoch']} of {doc['epochs']}, not of {epochs} epochs")
-        saved = torch.load(folder / CHECKPOINT_WEIGHTS, map_location=clf.device, weights_only=True)
         clf.encoder.load_state_dict(saved["encoder"])
         clf.head.load_state_dict(saved["head"])
         opt.load_state_dict(saved["optimizer"])
         sched.load_state_dict(saved["schedule"])
-        torch.set_rng_state(saved["torch_rng"])
+        clf.torch.set_rng_state(saved["torch_rng"])
         rng.bit_generator.state = doc["rng"]
         return int(doc["epoch"]), [float(x) for x in doc["losses"]]
-    except Exception as exc:  # noqa: BLE001: a damaged checkpoint of any kind costs the epochs, never the run
-        logging.getLogger(__name__).warning("the training checkpoint in %s cannot be used (%s); training from the "
-                                            "first epoch", folder, str(exc).splitlines()[0] if str(exc) else
-                                            type(exc).__name__)
-        return None
+    return checkpoint.resume(folder, clf.torch, restore, map_location=clf.device)
 
 
 def train_classifier(clf: EncoderClassifier, epoch_data: Callable[[int], tuple[list, np.ndarray]],
