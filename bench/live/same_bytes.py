@@ -30,6 +30,11 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DOMAINSIFT_DATA", ROOT.parent / "shared" / "data" / "opus-multidomain" / "de-en"))
 DOMAINS = ["EMEA", "KDE4", "Tanzil"]
 PER_DOMAIN, N_IN = 240, 120
+NMT_TRAIN = 300
+# keys a version added to a record (0.37.0: nmt.json's training files, vocabulary checksum and kept translations);
+# a side that lacks them is compared without them
+ADDED_FILES = {"test.hyp"}  # 0.37.0: the test translations kept
+ADDED_KEYS = {"train_files", "dev_files", "vocab_sha256", "translations", "sha256", "chrfpp", "accumulate"}
 
 
 def make_data(d: Path) -> dict:
@@ -44,8 +49,14 @@ def make_data(d: Path) -> dict:
         (d / f"in.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
     lines = (DATA / "KDE4.test.en").read_text(encoding="utf-8").splitlines()[:N_IN]  # a mixture's second target
     (d / "in_kde.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for lang in ("de", "en"):  # a bitext for nmt train: 300 EMEA train pairs, 40 dev and 40 test pairs of EMEA test (past the in-domain lines)
+        train = (DATA / f"EMEA.train.{lang}").read_text(encoding="utf-8").splitlines()
+        dev = (DATA / f"EMEA.test.{lang}").read_text(encoding="utf-8").splitlines()[200:]
+        (d / f"tr.{lang}").write_text("\n".join(train[:NMT_TRAIN]) + "\n", encoding="utf-8")
+        (d / f"dv.{lang}").write_text("\n".join(dev[:40]) + "\n", encoding="utf-8")
+        (d / f"te.{lang}").write_text("\n".join(dev[40:80]) + "\n", encoding="utf-8")
     return {"pool": pool, "in": str(d / "in.en"), "in_de": str(d / "in.de"), "in_kde": str(d / "in_kde.en"),
-            "gold": pool[0]}
+            "gold": pool[0], "nmt": {k: str(d / k) for k in ("tr.de", "tr.en", "dv.de", "dv.en", "te.de", "te.en")}}
 
 
 def commands(data: dict) -> list[list[str]]:
@@ -71,7 +82,9 @@ def commands(data: dict) -> list[list[str]]:
          "--target", f"kde={data['in_kde']}", "--pool", *data["pool"], "--seed", "0", "--top", "60",
          "--out", "mix-finetune-cascade"],
         ["cluster", *data["pool"], "--k", "3", "--seeds", "2", "--no-plots", "--out", "cluster"],
-    ]
+    ] + ([["nmt", "train", "--train", data["nmt"]["tr.de"], data["nmt"]["tr.en"], "--dev", data["nmt"]["dv.de"],
+           data["nmt"]["dv.en"], "--test", data["nmt"]["te.de"], data["nmt"]["te.en"], "--epochs", "2", "--vocab", "300",
+           "--max-tokens", "500", "--warmup", "30", "--beam", "2", "--out", "nmt"]] if "nmt" in data else [])
 
 
 def run_side(name: str, src: Path, work: Path, data: dict) -> None:
@@ -94,7 +107,8 @@ def run_side(name: str, src: Path, work: Path, data: dict) -> None:
 def _strip(obj):
     if isinstance(obj, dict):
         return {k: _strip(v) for k, v in obj.items()
-                if k not in ("timings", "version", "date", "identity", "shared_fit") and not k.endswith("_seconds")}
+                if k not in ("timings", "version", "date", "identity", "shared_fit") and k not in ADDED_KEYS
+                and not k.endswith("_seconds") and k != "target_tokens_per_second"}
     if isinstance(obj, list):
         return [_strip(v) for v in obj]
     if isinstance(obj, str) and "|v:" in obj:
@@ -104,6 +118,10 @@ def _strip(obj):
 
 def normalised(path: Path, side_root: Path) -> bytes:
     raw = path.read_bytes()
+    if path.suffix == ".model":  # a sentencepiece model: its pieces and scores (0.36.0's bytes held a temporary name)
+        import sentencepiece as spm
+        sp = spm.SentencePieceProcessor(model_file=str(path))
+        return json.dumps([(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]).encode()
     if path.suffix in (".json", ".tsv", ".txt", ".en", ".de", ".md") or path.name.endswith(".tsv"):
         text = raw.decode("utf-8", "replace").replace(str(side_root), "<OUT>")
         if path.suffix == ".json":
@@ -118,7 +136,8 @@ def normalised(path: Path, side_root: Path) -> bytes:
 def compare(work: Path) -> list[str]:
     a_root, b_root = work / "ref", work / "new"
     files_a = {p.relative_to(a_root) for p in a_root.rglob("*") if p.is_file() and ".lock" not in p.name}
-    files_b = {p.relative_to(b_root) for p in b_root.rglob("*") if p.is_file() and ".lock" not in p.name}
+    files_b = {p.relative_to(b_root) for p in b_root.rglob("*") if p.is_file() and ".lock" not in p.name
+               and p.name not in ADDED_FILES}
     diffs = [f"only in ref: {p}" for p in sorted(files_a - files_b)]
     diffs += [f"only in new: {p}" for p in sorted(files_b - files_a)]
     for p in sorted(files_a & files_b):
@@ -169,13 +188,17 @@ def main() -> int:
         dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "src"], capture_output=True,
                                     text=True).stdout.strip())
         rows = [" ".join(c) for c in commands({"pool": ["<pool>"], "in": "<in.en>", "in_de": "<in.de>", "in_kde": "<in_kde.en>",
-                                               "gold": "<EMEA.pool.en>"})]
+                                               "gold": "<EMEA.pool.en>",
+                                               "nmt": {k: f"<{k}>" for k in ("tr.de", "tr.en", "dv.de", "dv.en",
+                                                                              "te.de", "te.en")}})]
         md = ("# Same bytes before and after\n\n"
               f"Reference {ref}, working tree at {head}{' (src/ changed since)' if dirty else ''}: "
               f"{n} output files compared, **{'all the same' if not diffs else f'{len(diffs)} differ'}** "
               "(timings and the version aside), and the defaults fingerprint.\n\n"
               "Commands (each side in its own folder with its own cache; pool: 240 lines each of EMEA, KDE4 and "
-              "Tanzil train.en; in-domain: 120 lines of EMEA test.en / .de, and of KDE4 test.en for the mixtures):\n\n"
+              "Tanzil train.en; in-domain: 120 lines of EMEA test.en / .de, and of KDE4 test.en for the mixtures; "
+              f"nmt train: {NMT_TRAIN} EMEA train pairs, 40 dev and 40 test pairs of EMEA test past its line 200; a sentencepiece model "
+              "compared by its pieces and scores, keys and files a version added aside):\n\n"
               + "\n".join(f"- `domainsift {r}`" for r in rows) + "\n"
               + ("" if not diffs else "\nDifferences:\n\n" + "\n".join(f"- {d}" for d in diffs) + "\n"))
         write_results("same_bytes", {"ref": ref, "head": head, "src_changed": dirty, "files": n, "differ": diffs},

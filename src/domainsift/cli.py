@@ -382,7 +382,11 @@ def cmd_select(args) -> int:
     t0 = time.time()
     rule = Rule(top=args.top, fraction=args.fraction, threshold=args.threshold, positive=args.positive,
                 resample=args.resample, temperature=args.temperature, resample_seed=args.resample_seed,
-                dedup=args.dedup, dedup_threshold=args.dedup_threshold, out_format=args.out_format)
+                dedup=args.dedup, dedup_threshold=args.dedup_threshold, out_format=args.out_format,
+                pair_checks="none" if args.no_pair_checks else args.pair_checks,
+                max_length_ratio=args.max_length_ratio)
+    if args.no_pair_checks and args.pair_checks:
+        raise DomainsiftError("--no-pair-checks turns every pair check off; it does not go with --pair-checks")
     rule.check()
     if args.mix is not None and not args.target:
         raise DomainsiftError("--mix goes with --target; without it, it would change nothing")
@@ -768,6 +772,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "with --from-scores DIR, the exclusion DIR's selection was made with is kept unless given anew")
     s.add_argument("--no-exclude", action="store_true",
                    help="with --from-scores: drop the --exclude that DIR's selection was made with")
+    from .pairs import CHECKS, MAX_RATIO
+    s.add_argument("--pair-checks", metavar="LIST",
+                   help=f"a bitext pool (--pool-target): pass over the pairs that are not translations, by these "
+                        f"checks ({', '.join(CHECKS)}; default all): copy, the target repeating the source; "
+                        "language, a side surely in another language than its side's; ratio, one side more than "
+                        "--max-length-ratio times as long as the other. --top/--fraction still give N pairs; "
+                        "selection.json says how many each check removed, with examples")
+    s.add_argument("--no-pair-checks", action="store_true", help="keep every pair, translation or not")
+    s.add_argument("--max-length-ratio", type=finite, metavar="R",
+                   help=f"the ratio check's limit on the longer side's characters over the shorter's (default "
+                        f"{MAX_RATIO:g})")
     s.add_argument("--resample", type=positive_int, metavar="N",
                    help="instead of the N best: N lines drawn without replacement with probability proportional "
                         "to exp(w / --temperature), w the score (a probability's logit), as DSIR resamples; seeded")

@@ -31,7 +31,9 @@ class Rule:
     (probability above 0.5) and ``resample`` (N lines drawn by importance, with ``temperature`` and
     ``resample_seed``); ``dedup`` (``exact`` or ``near``, with ``dedup_threshold``) and ``exclude`` (a Corpus,
     a file or lines: no selected line repeats one of them); ``out_format`` (text, jsonl, parquet) for the
-    selected lines."""
+    selected lines; ``pair_checks`` (a bitext pool's: ``all``, the default, ``none`` or a list of
+    :data:`domainsift.pairs.CHECKS`) and ``max_length_ratio``: the pairs that are not translations passed
+    over (:mod:`domainsift.pairs`)."""
 
     top: int | str | None = None
     fraction: float | str | None = None
@@ -44,6 +46,8 @@ class Rule:
     dedup_threshold: float | None = None
     exclude: Any = None
     out_format: str | None = None
+    pair_checks: str | None = None
+    max_length_ratio: float | None = None
 
     @property
     def auto(self) -> bool:
@@ -78,6 +82,10 @@ class Rule:
             raise DomainsiftError(f"fraction must be in (0, 1], got {self.fraction}")
         if not isinstance(self.positive, bool):
             raise DomainsiftError(f"positive= takes True or False, got {self.positive!r}")
+        self.pair_filter()  # a bad --pair-checks or --max-length-ratio stops here
+        if self.resample is not None and self.pair_checks not in (None, "none"):
+            raise DomainsiftError("--pair-checks with --resample is not supported (a draw has no walk past a "
+                                  "failing pair); give --pair-checks none, or choose with --top or --fraction")
         if self.resample is not None and self.dedup is not None:
             raise DomainsiftError("--dedup with --resample is not supported (a draw has no best-scored copy to "
                                   "keep); deduplicate with --top, --fraction, --threshold or --positive")
@@ -102,12 +110,24 @@ class Rule:
     def resample_seed_or_default(self) -> int:
         return 0 if self.resample_seed is None else self.resample_seed
 
+    def pair_filter(self):
+        """The :class:`~domainsift.pairs.PairChecks` of a bitext pool's selection (None: none asked for); a
+        resample without ``pair_checks`` checks nothing (a draw walks past no pair)."""
+        from .pairs import MAX_RATIO, PairChecks, parse
+        if self.resample is not None and self.pair_checks is None:
+            return None
+        checks = parse(self.pair_checks)
+        if not checks:
+            return None
+        return PairChecks(checks, MAX_RATIO if self.max_length_ratio is None else self.max_length_ratio)
+
     def keywords(self) -> dict:
         """The keywords of :func:`domainsift.pipeline.choose.score_and_select` and ``run_select``."""
         return dict(top=self.top, fraction=self.fraction, threshold=self.threshold, positive=self.positive,
                     out_format=self.out_format, dedup=self.dedup, dedup_threshold=self.dedup_threshold,
                     sample=self.resample, temperature=self.temperature_or_default,
-                    sample_seed=self.resample_seed_or_default, exclude=self.exclude)
+                    sample_seed=self.resample_seed_or_default, exclude=self.exclude,
+                    pair_checks=self.pair_checks, max_length_ratio=self.max_length_ratio)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
                top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
                positive: bool = False, out_format: str | None = None, overwrite: bool = False,
                dedup: str | None = None, dedup_threshold: float | None = None, sample: int | None = None,
-               temperature: float = 1.0, sample_seed: int = 0, exclude=None, keep_exclude: bool = True) -> dict:
+               temperature: float = 1.0, sample_seed: int = 0, exclude=None, keep_exclude: bool = True,
+               pair_checks: str | None = None, max_length_ratio: float | None = None) -> dict:
     """Choose from saved scores and write the selected lines (no re-scoring); ``top`` or ``fraction``
     ``"auto"``: as many lines as the pool's in-domain share estimated by the score run (``share.json``,
     ``score --estimate-share`` or ``select --fraction auto``); ``out_format``
@@ -47,8 +48,11 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
             raise DomainsiftError(f"{score_dir} was selected with --exclude, which --resample cannot keep; add "
                                   "--no-exclude to drop it, or choose with --top, --fraction or --threshold")
     rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
+    from ..spec import Rule
+    checks = Rule(top=1, pair_checks=pair_checks, max_length_ratio=max_length_ratio,
+                  resample=sample).pair_filter() if sample is None or pair_checks is not None else None
     return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator(dedup, dedup_threshold),
-                   exclude=exclusion(exclude, dedup, dedup_threshold))
+                   exclude=exclusion(exclude, dedup, dedup_threshold), checks=checks)
 
 
 AUTO = "auto"
@@ -89,11 +93,12 @@ def _resolve_auto(rule: dict, share: dict, n_pool: int) -> tuple[dict, int]:
             "share_interval": [round(est.low, 6), round(est.high, 6)], "n_auto": n}, n
 
 
-def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None) -> tuple:
-    """The selection ``idx`` (best first) without duplicates, the best-scored of each group kept, and
-    without the lines ``exclude`` matches (a pair: by either side); under ``top`` / ``fraction`` the walk goes
-    past the N-th line until N lines are found (or the pool ends). Returns the indices, how many
-    duplicates and how many excluded lines were passed over."""
+def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None, checks=None) -> tuple:
+    """The selection ``idx`` (best first) without duplicates, the best-scored of each group kept, without
+    the lines ``exclude`` matches (a pair: by either side), and without the pairs that fail a pair check
+    (``checks``: a :class:`~domainsift.pairs.PairChecks`, which counts them); under ``top`` / ``fraction``
+    the walk goes past the N-th line until N lines are found (or the pool ends). Returns the indices, how
+    many duplicates and how many excluded lines were passed over."""
     import numpy as np
 
     from ..select.base import choose
@@ -106,10 +111,14 @@ def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None) -> tuple:
         fresh = ranked[seen:]
         got = (rundir.records(run, {run.id_at(i) for i in fresh}, verify=False) if fetch is None
                else {i: v[:2] for i, v in fetch(fresh).items()})
-        for i in fresh:
+        failed = (checks.failing([got[run.id_at(i)] for i in fresh]) if checks is not None
+                  else [None] * len(fresh))
+        for i, reason in zip(fresh, failed):
             text, target = got[run.id_at(i)]
             if exclude is not None and exclude.matches(text, target):
                 excluded += 1
+            elif reason is not None:
+                checks.record(reason, (text, target))
             elif dedup is not None and dedup.is_duplicate(text if target is None else f"{text}\t{target}"):
                 skipped += 1
             else:
@@ -123,7 +132,8 @@ def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None) -> tuple:
 
 
 def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: bool, stats: dict | None = None,
-            kept: dict | None = None, dedup=None, fetch=None, share: dict | None = None, exclude=None) -> dict:
+            kept: dict | None = None, dedup=None, fetch=None, share: dict | None = None, exclude=None,
+            checks=None) -> dict:
     """``stats``: the pool files' ``(size, mtime_ns)`` when this process hashed them (a changed file is
     told by its stat, not by hashing it again); ``kept``: selected lines' bytes already read; ``dedup``:
     a :class:`~domainsift.dedup.Deduplicator`; ``exclude``: an :class:`~domainsift.dedup.Exclusion`;
@@ -151,16 +161,26 @@ def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: b
         idx = choose(run.scores, top=rule["top"], fraction=rule["fraction"], threshold=rule["threshold"],
                      positive=rule["positive"], probabilistic=run.probabilistic)
     extra = None
-    if dedup is not None or exclude is not None:
+    if checks is not None and not run.pool.get("target_files") and not (run.pool.get("reader") or {}).get("field_target"):
+        checks = None  # a pool of one side: no pair to check
+    if dedup is not None or exclude is not None or checks is not None:
         asked = len(idx)
-        idx, skipped, excluded = _distinct(run, idx, rule, dedup, fetch, exclude)
+        idx, skipped, excluded = _distinct(run, idx, rule, dedup, fetch, exclude, checks)
         if (rule["top"] is not None or rule["fraction"] is not None) and len(idx) < asked:
             import logging
+            failed = sum(checks.removed.values()) if checks is not None else 0
             logging.getLogger("domainsift").warning(
                 "%d of the %d lines asked for: the pool has no more lines that are neither duplicates (%d passed "
-                "over) nor lines of --exclude (%d)", len(idx), asked, skipped, excluded)
+                "over), lines of --exclude (%d) nor pairs that fail a pair check (%d)", len(idx), asked, skipped,
+                excluded, failed)
         extra = {**({"dedup": {**dedup.describe(), "duplicates_removed": skipped}} if dedup is not None else {}),
-                 **({"exclude": {**exclude.describe(), "lines_excluded": excluded}} if exclude is not None else {})}
+                 **({"exclude": {**exclude.describe(), "lines_excluded": excluded}} if exclude is not None else {}),
+                 **({"pair_checks": checks.describe()} if checks is not None else {})}
+        if checks is not None and sum(checks.removed.values()):
+            import logging
+            logging.getLogger("domainsift").info(
+                "pair checks: %s passed over (pairs that are not translations; --pair-checks none keeps them)",
+                ", ".join(f"{n} {c}" for c, n in checks.removed.items() if n))
     rule = {k: v for k, v in {**rule, "positive": rule["positive"] or None}.items() if v is not None}
     if fetch is not None and kept is None:  # columnar rows have no bytes: written from their files
         kept = {i: (v[2], v[3]) for i, v in fetch(idx).items()}
@@ -192,6 +212,7 @@ def score_then_select(method: str, in_domain, pool, out_dir, rule, params: dict 
     top, fraction, sample, out_format = kw["top"], kw["fraction"], kw["sample"], kw["out_format"]
     dedup, dedup_threshold, exclude = kw["dedup"], kw["dedup_threshold"], kw["exclude"]
     from .score import score
+    checks = rule.pair_filter()
     rule = _recorded(rule)  # checked with the spec
     index = deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
     left_out = exclusion(exclude, dedup, dedup_threshold)
@@ -209,14 +230,15 @@ def score_then_select(method: str, in_domain, pool, out_dir, rule, params: dict 
                     lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
                     selection_share=share_of, stack=stack, estimate_share=auto, exclude=left_out)
         return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
-                                      index, job.fetch, job.share, left_out)
+                                      index, job.fetch, job.share, left_out, checks)
 
 
 def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
                 top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
                 positive: bool = False, dedup: str | None = None, dedup_threshold: float | None = None,
                 sample: int | None = None, temperature: float = 1.0, sample_seed: int = 0, exclude=None,
-                keep_exclude: bool = True) -> str:
+                keep_exclude: bool = True, pair_checks: str | None = None,
+                max_length_ratio: float | None = None) -> str:
     """What :func:`run_select` would do (``select --from-scores DIR --plan``), as text: the rule, how many
     lines it takes, the exclusion kept, where it would write and what it would replace. Writes nothing."""
     if exclude is None and keep_exclude:
@@ -248,6 +270,11 @@ def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None 
         ex = exclusion(exclude, dedup, dedup_threshold)
         lines.append(f"  exclude: {ex.n_lines:,} lines of {' '.join(ex.files) or '(lines)'}"
                      + (f" (kept from {', '.join(ex.kept_from)}; --no-exclude drops it)" if ex.kept_from else ""))
+    if run.pool.get("target_files") and sample is None:
+        from ..spec import Rule
+        checks = Rule(top=1, pair_checks=pair_checks, max_length_ratio=max_length_ratio).pair_filter()
+        lines.append("  pair checks: " + (f"{', '.join(checks.checks)} (a pair failing one is passed over; "
+                                          f"--max-length-ratio {checks.max_ratio:g})" if checks else "none"))
     before = rundir.read_json(out, rundir.SELECTION) if os.path.isdir(out) else None
     lines.append(f"  writes: {out}" + (f" (replacing its selection of {before['n_selected']:,} lines)"
                                        if isinstance(before, dict) and "n_selected" in before else ""))

@@ -150,13 +150,14 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
                top: int | str | None = None, fraction: float | str | None = None, params: dict | None = None,
                seed: int = 0, reader: dict | None = None, execution=None, cascade=None,
                overwrite: bool = False, exclude=None, dedup: str | None = None,
-               dedup_threshold: float | None = None) -> dict:
+               dedup_threshold: float | None = None, checks=None) -> dict:
     """Score ``pool`` against every target (``{name: Corpus}``) and select a mixture; see the module
     docstring. ``mix``: ``{name: weight}`` (default equal); exactly one of ``top`` / ``fraction`` (a
     number, or ``"auto"``: each target its estimated share); ``dedup`` (``exact`` or ``near``, as
     ``select --dedup``): no two lines of the mixture duplicate each other, of each group the line with the
     strongest claim kept; ``exclude``: a Corpus, a file or a list of lines no target gets (compared as
-    ``dedup`` compares, exact without it). Returns ``mix.json``'s contents."""
+    ``dedup`` compares, exact without it); ``checks``: a :class:`~domainsift.pairs.PairChecks` (a bitext
+    pool's pairs that are not translations go to no target). Returns ``mix.json``'s contents."""
     from .._internal.signature import make_signature, signature_string
     from .score import prepare, score_prepared
     auto = "auto" in (top, fraction)  # the rule, the targets and --mix were checked (domainsift.spec.RunSpec)
@@ -207,7 +208,12 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
             fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
             fetched, texts, sides, raws = ({} if fetch is not None else None), {}, {}, {}
             barred = np.zeros(n, dtype=bool)  # granted to no target: excluded lines and duplicates
-            passed = {"exclude": dict.fromkeys(runs, 0), "dedup": dict.fromkeys(runs, 0)}  # by the target they left
+            passed = {"exclude": dict.fromkeys(runs, 0), "dedup": dict.fromkeys(runs, 0),  # by the target they left
+                      "checks": dict.fromkeys(runs, 0)}
+            if checks is not None and not first.pool.get("target_files") \
+                    and not (first.pool.get("reader") or {}).get("field_target"):
+                checks = None  # a pool of one side: no pair to check
+            failed = {}  # per position: the pair check it fails, or None
             ready, excluded = {}, {}  # per position: what the dedup compares, whether the exclusion matches
             while True:
                 got, granted = assign({name: run.scores for name, run in runs.items()}, want,
@@ -239,8 +245,17 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
                 owner = {p: name for name, ps in got.items() for p in ps.tolist()}
                 seen = None if index is None else Deduplicator(index.mode, index.threshold)
                 hit = []
+                if checks is not None:  # every granted pair not yet checked, in one batch
+                    todo = [i for i in granted.tolist() if i not in failed]
+                    for i, why in zip(todo, checks.failing([(texts[first.id_at(i)], sides[first.id_at(i)])
+                                                            for i in todo])):
+                        failed[i] = why
                 for i in granted.tolist():
                     key = first.id_at(i)
+                    if checks is not None and failed[i] is not None:
+                        hit.append((i, "checks"))
+                        checks.record(failed[i], (texts[key], sides[key]))
+                        continue
                     if left_out is not None:
                         if i not in excluded:
                             excluded[i] = left_out.matches(texts[key], sides[key])
@@ -267,7 +282,9 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
                 extra = {**({"dedup": {**index.describe(), "duplicates_removed": passed["dedup"][name]}}
                             if index is not None else {}),
                          **({"exclude": {**left_out.describe(), "lines_excluded": passed["exclude"][name]}}
-                            if left_out is not None else {})}
+                            if left_out is not None else {}),
+                         **({"pair_checks": {**checks.describe(), "pairs_removed": passed["checks"][name]}}
+                            if checks is not None else {})}
                 rundir.write_selection(run.dir, run, got[name], rule, kept=kept, extra=extra or None)
                 for i in got[name].tolist():
                     f, ln = run.id_at(i)
@@ -294,6 +311,8 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
                 meta["dedup"] = {**index.describe(), "duplicates_removed": sum(passed["dedup"].values())}
             if left_out is not None:
                 meta["exclude"] = {**left_out.describe(), "lines_excluded": sum(passed["exclude"].values())}
+            if checks is not None:
+                meta["pair_checks"] = checks.describe()
             if shared is not None:
                 meta["shared_fit"] = str(next(iter(shared.values())).identity)
             rundir.write_mix(out, chosen, texts, meta, sides)

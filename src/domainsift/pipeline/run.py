@@ -100,7 +100,8 @@ def _run(spec: RunSpec) -> RunResult:
         r = spec.rule
         meta = mix_targets(spec.method, dict(spec.targets), spec.pool, out,
                           mix=None if spec.mix is None else dict(spec.mix), top=r.top, fraction=r.fraction,
-                          exclude=r.exclude, dedup=r.dedup, dedup_threshold=r.dedup_threshold, **common)
+                          exclude=r.exclude, dedup=r.dedup, dedup_threshold=r.dedup_threshold,
+                          checks=r.pair_filter(), **common)
         dirs = {name: Path(t["dir"]) for name, t in meta["targets"].items()}
         return RunResult(out, meta, {name: rundir.read_json(d, rundir.SELECTION) for name, d in dirs.items()},
                          mix=meta, dirs=dirs)

@@ -252,6 +252,16 @@ def _selection_section(bk, d: Path, name: str) -> tuple[list, str]:
         if fig is not None:
             parts.append(fig)
             body = f"<p class='note'>{_esc(note)}</p>" + body
+    pc = (sel or {}).get("pair_checks")
+    if pc:
+        langs = f" (sides in {' and '.join(pc['languages'])})" if pc.get("languages") else ""
+        body += (f"<h4>Pair checks{_esc(langs)}: pairs that are not translations, passed over</h4>"
+                 + (f"<p class='warning'>language not checked: {_esc(pc['language_unchecked'])}</p>"
+                    if pc.get("language_unchecked") else "")
+                 + _table(["check", "pairs removed", "examples (scored side | other side)"],
+                          [[c, pc["removed"].get(c, 0),
+                            " // ".join(f"{a} | {b}" for a, b in pc.get("examples", {}).get(c, [])) or "–"]
+                           for c in pc["checks"]], "examples"))
     ev = rundir.read_json(d, rundir.EVAL)
     if ev:
         body += _table(["precision", "recall", "F1", "selected", "gold", "correct"],

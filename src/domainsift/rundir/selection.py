@@ -82,6 +82,11 @@ def exclude_word(d: dict) -> str:
     return f"{dedup_word(d)}:{d['lines']}@{d['sha256']}"
 
 
+def checks_word(d: dict) -> str:
+    """The pair checks as one word of the signature line: ``copy+language+ratio@3``."""
+    return f"{'+'.join(d['checks'])}@{d['max_ratio']:g}"
+
+
 def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, rule: dict,
                     out_format: str | None = None, kept: dict | None = None, extra: dict | None = None) -> dict:
     """Write the selected records (``idx``, best first) of a score run into ``out_dir``: in the pool's
@@ -136,10 +141,15 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
                         **({"dedup": {k: v for k, v in extra["dedup"].items() if k != "duplicates_removed"}}
                            if extra and "dedup" in extra else {}),
                         **({"exclude": {k: v for k, v in extra["exclude"].items() if k != "lines_excluded"}}
-                           if extra and "exclude" in extra else {})}
+                           if extra and "exclude" in extra else {}),
+                        **({"pair_checks": {k: v for k, v in extra["pair_checks"].items()
+                                            if k in ("checks", "max_ratio", "languages")}}
+                           if extra and "pair_checks" in extra else {})}
     words = {**({"select_dedup": dedup_word(sig["selection"]["dedup"])} if "dedup" in sig["selection"] else {}),
              **({"select_exclude": exclude_word(sig["selection"]["exclude"])} if "exclude" in sig["selection"]
-                else {})}
+                else {}),
+             **({"select_pair_checks": checks_word(sig["selection"]["pair_checks"])}
+                if "pair_checks" in sig["selection"] else {})}
     sig["signature"] = signature_string({**run.signature, **{f"select_{k}": v for k, v in rule.items()}, **words})
     save_json(out / SIGNATURE, sig)
     return selection

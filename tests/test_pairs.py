@@ -1,0 +1,140 @@
+"""Pair checks (domainsift.pairs): a pair of a bitext pool that is not a translation never wins a selection.
+Each check catches its noise on tiny data; a clean pair passes; the selection walks past what fails and
+says what each check removed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli, write_lines
+
+EN = ["The patient should take one tablet every morning with water.",
+      "Store the medicine in a cool and dry place away from children.",
+      "Tell your doctor if you have ever had problems with your liver.",
+      "This medicine can make you feel sleepy during the first days.",
+      "Do not stop taking the tablets without talking to your doctor first.",
+      "The most common side effects are headache and feeling sick.",
+      "Each vial contains one hundred milligrams of the active substance.",
+      "Keep this leaflet because you may need to read it again later."]
+DE = ["Der Patient sollte jeden Morgen eine Tablette mit Wasser einnehmen.",
+      "Bewahren Sie das Arzneimittel kühl und trocken und für Kinder unzugänglich auf.",
+      "Sagen Sie Ihrem Arzt, wenn Sie jemals Probleme mit Ihrer Leber hatten.",
+      "Dieses Arzneimittel kann Sie in den ersten Tagen schläfrig machen.",
+      "Hören Sie nicht ohne Rücksprache mit Ihrem Arzt auf, die Tabletten einzunehmen.",
+      "Die häufigsten Nebenwirkungen sind Kopfschmerzen und Übelkeit.",
+      "Jede Durchstechflasche enthält einhundert Milligramm des Wirkstoffs.",
+      "Heben Sie diese Packungsbeilage auf, Sie möchten sie später vielleicht nochmals lesen."]
+FR = ["Le patient doit prendre un comprimé chaque matin avec de l'eau.",
+      "Conservez le médicament dans un endroit frais et sec, hors de portée des enfants."]
+
+
+def test_a_copy_is_caught_and_a_translation_passes():
+    from domainsift.pairs import PairChecks, is_copy
+    assert is_copy("Click the OK button.", "click the ok button")
+    assert is_copy(EN[0], EN[0].replace("tablet", "tablets"))  # nearly the same, long enough to tell
+    assert not is_copy(EN[0], DE[0]) and not is_copy("OK", "Gut")
+    checks = PairChecks(("copy",))
+    assert checks.failing([(EN[0], DE[0]), (EN[1], EN[1])]) == [None, "copy"]
+
+
+def test_a_fragment_or_a_side_saying_far_more_is_caught():
+    from domainsift.pairs import PairChecks
+    checks = PairChecks(("ratio",), max_ratio=3.0)
+    long = " ".join(EN[:4])
+    assert checks.failing([(EN[0], DE[0]), (long, "Der Patient."), ("OK", "Gut")]) == [None, "ratio", None]
+    from domainsift._internal.errors import DomainsiftError
+    with pytest.raises(DomainsiftError, match="--max-length-ratio must be a number at least 1"):
+        PairChecks(max_ratio=0.5)
+
+
+def test_a_side_in_the_wrong_language_is_caught():
+    pytest.importorskip("py3langid")
+    from domainsift.pairs import PairChecks
+    checks = PairChecks(("language",))
+    pairs = list(zip(EN, DE)) + [(EN[0], FR[0]), (DE[1], DE[1].upper())]
+    failing = checks.failing(pairs)
+    assert checks.languages == ("en", "de")
+    assert failing[:len(EN)] == [None] * len(EN)
+    assert failing[len(EN)] == "language" and failing[len(EN) + 1] == "language"
+
+
+def test_the_checks_by_name():
+    from domainsift._internal.errors import DomainsiftError
+    from domainsift.pairs import CHECKS, parse
+    assert parse(None) == CHECKS and parse("all") == CHECKS and parse("none") == ()
+    assert parse("ratio,copy") == ("copy", "ratio")
+    with pytest.raises(DomainsiftError, match="--pair-checks takes all, none or a list"):
+        parse("copy,adequacy")
+
+
+@pytest.fixture
+def crawl(tmp_path, monkeypatch):
+    """A bitext pool of medical pairs, each in-domain, and of noise: copies, a French target, a fragment."""
+    monkeypatch.chdir(tmp_path)
+    en = EN + [EN[2], EN[3], " ".join(EN[4:8])] + ["The court dismissed the appeal in its entirety."] * 1
+    de = DE + [EN[2], FR[1], "Die Tablette."] + ["Das Gericht wies die Berufung in vollem Umfang zurück."]
+    write_lines(tmp_path / "pool.en", en)
+    write_lines(tmp_path / "pool.de", de)
+    write_lines(tmp_path / "in.en", EN[:4] + ["Take the tablet with water.", "Ask your doctor about side effects."])
+    return tmp_path
+
+
+def test_a_selection_of_a_bitext_pool_passes_over_what_fails(crawl, capsys):
+    pytest.importorskip("py3langid")
+    rc, err, _ = run_cli(["select", "--method", "random", "--in-domain", "in.en", "--pool", "pool.en",
+                          "--pool-target", "pool.de", "--top", "9", "--out", "r"], capsys)
+    assert rc == 0, err
+    sel = json.loads((crawl / "r" / "selection.json").read_text())
+    assert sel["n_selected"] == 9
+    chosen = set(zip((crawl / "r" / "selected.en").read_text().splitlines(),
+                     (crawl / "r" / "selected.de").read_text().splitlines()))
+    assert not any(a == b for a, b in chosen)  # no copy
+    assert all(len(a) < 3 * len(b) for a, b in chosen)  # no fragment
+    assert (EN[3], FR[1]) not in chosen  # no French target
+    pc = sel["pair_checks"]
+    assert pc["removed"] == {"copy": 1, "language": 1, "ratio": 1} and pc["languages"] == ["en", "de"]
+    assert pc["examples"]["copy"] == [[EN[2], EN[2]]]
+    sig = json.loads((crawl / "r" / "signature.json").read_text())
+    assert "select_pair_checks:copy+language+ratio@3" in sig["signature"]
+    # off: every pair, translation or not; --help lists the checks
+    rc, err, _ = run_cli(["select", "--from-scores", "r", "--top", "12", "--no-pair-checks", "--out", "all"], capsys)
+    assert rc == 0, err
+    assert json.loads((crawl / "all" / "selection.json").read_text())["n_selected"] == 12
+    assert "pair_checks" not in json.loads((crawl / "all" / "selection.json").read_text())
+    rc, err, _ = run_cli(["select", "--from-scores", "r", "--top", "12", "--pair-checks", "copy", "--out", "c"], capsys)
+    assert rc == 0, err
+    assert json.loads((crawl / "c" / "selection.json").read_text())["n_selected"] == 11
+
+
+def test_a_mixture_of_a_bitext_pool_gives_no_target_a_failing_pair(crawl, capsys):
+    pytest.importorskip("py3langid")
+    write_lines(crawl / "law.en", ["The court dismissed the appeal.", "The judgment shall be final."])
+    rc, err, _ = run_cli(["select", "--method", "random", "--target", "med=in.en", "--target", "law=law.en", "--pool",
+                          "pool.en", "--pool-target", "pool.de", "--top", "9", "--out", "mx"], capsys)
+    assert rc == 0, err
+    meta = json.loads((crawl / "mx" / "mix.json").read_text())
+    assert sum(meta["pair_checks"]["removed"].values()) == 3
+    rows = (crawl / "mx" / "selected.mix.tsv").read_text().splitlines()[1:]
+    assert len(rows) == 9 and not any(EN[2] + "\t" in r and r.endswith(EN[2]) for r in rows)
+
+
+def test_the_report_and_help_say_what_the_checks_do(crawl, capsys):
+    from domainsift.cli import build_parser
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["select", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--pair-checks LIST" in text and "--no-pair-checks" in text and "--max-length-ratio" in text
+
+
+def test_the_report_shows_what_each_check_removed(crawl, capsys):
+    pytest.importorskip("py3langid")
+    pytest.importorskip("bokeh")
+    rc, err, _ = run_cli(["select", "--method", "random", "--in-domain", "in.en", "--pool", "pool.en",
+                          "--pool-target", "pool.de", "--top", "9", "--out", "r"], capsys)
+    assert rc == 0, err
+    rc, err, _ = run_cli(["report", "r", "--out", "report.html"], capsys)
+    assert rc == 0, err
+    page = (crawl / "report.html").read_text()
+    assert "Pair checks" in page and "pairs removed" in page and "Die Tablette." in page
