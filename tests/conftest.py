@@ -265,3 +265,21 @@ def bilingual(tmp_path_factory):
     return {"model": str(t / "model"), "in": write("in.a", make_sentences("med", 40, 1)),
             "pool": write("pool.b", pool), "bi_a": write("bi.a", bi), "bi_b": write("bi.b", [backwards(s) for s in bi]),
             "dir": t}
+
+
+# a Marian model of a few thousand weights, and its training settings: the translation floor's tests train in seconds
+TINY_MARIAN = dict(d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                   decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, dropout=0.0)
+
+
+def tiny_nmt_settings(**kw):
+    from domainsift.nmt.trainer import TrainSettings
+    return TrainSettings(**{"epochs": 2, "patience": 2, "vocab": 60, "arch": TINY_MARIAN, "lr": 5e-3, "warmup": 5,
+                            "max_tokens": 300, **kw})
+
+
+def nmt_bitext(domains, n, seed):
+    """``n`` sentences of each of ``domains`` and their backwards twins, as a Bitext."""
+    from domainsift.nmt.data import Bitext
+    src = sum((make_sentences(d, n, seed + i) for i, d in enumerate(domains)), [])
+    return Bitext.of(src, [backwards(s) for s in src])

@@ -9,26 +9,14 @@ import json
 import numpy as np
 import pytest
 
-from conftest import backwards, german, make_sentences, run_cli, write_lines
+from conftest import TINY_MARIAN, backwards, german, make_sentences, nmt_bitext, run_cli, tiny_nmt_settings, write_lines
 
 pytest.importorskip("sacrebleu")
 pytest.importorskip("sentencepiece")
 torch = pytest.importorskip("torch")
 
-TINY = dict(d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-            encoder_ffn_dim=32, decoder_ffn_dim=32, dropout=0.0)
-
-
-def _settings(**kw):
-    from domainsift.nmt.trainer import TrainSettings
-    return TrainSettings(**{"epochs": 2, "patience": 2, "vocab": 60, "arch": TINY, "lr": 5e-3, "warmup": 5,
-                            "max_tokens": 300, **kw})
-
-
-def _bitext(domains, n, seed):
-    from domainsift.nmt.data import Bitext
-    src = sum((make_sentences(d, n, seed + i) for i, d in enumerate(domains)), [])
-    return Bitext.of(src, [backwards(s) for s in src])
+TINY = TINY_MARIAN
+_settings, _bitext = tiny_nmt_settings, nmt_bitext
 
 
 def _model_and_batch():

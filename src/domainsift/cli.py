@@ -384,7 +384,7 @@ def cmd_select(args) -> int:
                 resample=args.resample, temperature=args.temperature, resample_seed=args.resample_seed,
                 dedup=args.dedup, dedup_threshold=args.dedup_threshold, out_format=args.out_format,
                 pair_checks="none" if args.no_pair_checks else args.pair_checks,
-                max_length_ratio=args.max_length_ratio)
+                max_length_ratio=args.max_length_ratio, min_margin=args.min_margin)
     if args.no_pair_checks and args.pair_checks:
         raise DomainsiftError("--no-pair-checks turns every pair check off; it does not go with --pair-checks")
     rule.check()
@@ -772,17 +772,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "with --from-scores DIR, the exclusion DIR's selection was made with is kept unless given anew")
     s.add_argument("--no-exclude", action="store_true",
                    help="with --from-scores: drop the --exclude that DIR's selection was made with")
-    from .pairs import CHECKS, MAX_RATIO
+    from .pairs import CHECKS, DEFAULT_CHECKS, MAX_RATIO, MIN_MARGIN
     s.add_argument("--pair-checks", metavar="LIST",
                    help=f"a bitext pool (--pool-target): pass over the pairs that are not translations, by these "
-                        f"checks ({', '.join(CHECKS)}; default all): copy, the target repeating the source; "
-                        "language, a side surely in another language than its side's; ratio, one side more than "
-                        "--max-length-ratio times as long as the other. --top/--fraction still give N pairs; "
-                        "selection.json says how many each check removed, with examples")
+                        f"checks ({', '.join(CHECKS)}, or all; default {','.join(DEFAULT_CHECKS)}): copy, the "
+                        "target repeating the source; language, a side surely in another language than its side's; "
+                        "ratio, one side more than --max-length-ratio times as long as the other, or a fragment; "
+                        "adequacy, the sides' margin in the multilingual encoder under --min-margin (a misaligned "
+                        "pair; encodes every candidate). --top/--fraction still give N pairs; the selection's "
+                        "record says how many each check removed, with examples. Default checks that would fail "
+                        "most of the first candidates stand down (the other side is no translation: ids, labels)")
     s.add_argument("--no-pair-checks", action="store_true", help="keep every pair, translation or not")
     s.add_argument("--max-length-ratio", type=finite, metavar="R",
                    help=f"the ratio check's limit on the longer side's characters over the shorter's (default "
                         f"{MAX_RATIO:g})")
+    s.add_argument("--min-margin", type=finite, metavar="M",
+                   help=f"the adequacy check's least ratio margin of a pair's cosine over its sides' 4 nearest "
+                        f"neighbours' (default {MIN_MARGIN:g})")
     s.add_argument("--resample", type=positive_int, metavar="N",
                    help="instead of the N best: N lines drawn without replacement with probability proportional "
                         "to exp(w / --temperature), w the score (a probability's logit), as DSIR resamples; seeded")

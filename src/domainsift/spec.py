@@ -48,6 +48,7 @@ class Rule:
     out_format: str | None = None
     pair_checks: str | None = None
     max_length_ratio: float | None = None
+    min_margin: float | None = None
 
     @property
     def auto(self) -> bool:
@@ -113,13 +114,15 @@ class Rule:
     def pair_filter(self):
         """The :class:`~domainsift.pairs.PairChecks` of a bitext pool's selection (None: none asked for); a
         resample without ``pair_checks`` checks nothing (a draw walks past no pair)."""
-        from .pairs import MAX_RATIO, PairChecks, parse
+        from .pairs import MAX_RATIO, MIN_MARGIN, PairChecks, parse
         if self.resample is not None and self.pair_checks is None:
             return None
         checks = parse(self.pair_checks)
         if not checks:
             return None
-        return PairChecks(checks, MAX_RATIO if self.max_length_ratio is None else self.max_length_ratio)
+        return PairChecks(checks, MAX_RATIO if self.max_length_ratio is None else self.max_length_ratio,
+                          MIN_MARGIN if self.min_margin is None else self.min_margin,
+                          asked=self.pair_checks is not None)
 
     def keywords(self) -> dict:
         """The keywords of :func:`domainsift.pipeline.choose.score_and_select` and ``run_select``."""
@@ -127,7 +130,8 @@ class Rule:
                     out_format=self.out_format, dedup=self.dedup, dedup_threshold=self.dedup_threshold,
                     sample=self.resample, temperature=self.temperature_or_default,
                     sample_seed=self.resample_seed_or_default, exclude=self.exclude,
-                    pair_checks=self.pair_checks, max_length_ratio=self.max_length_ratio)
+                    pair_checks=self.pair_checks, max_length_ratio=self.max_length_ratio,
+                    min_margin=self.min_margin)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
                positive: bool = False, out_format: str | None = None, overwrite: bool = False,
                dedup: str | None = None, dedup_threshold: float | None = None, sample: int | None = None,
                temperature: float = 1.0, sample_seed: int = 0, exclude=None, keep_exclude: bool = True,
-               pair_checks: str | None = None, max_length_ratio: float | None = None) -> dict:
+               pair_checks: str | None = None, max_length_ratio: float | None = None,
+               min_margin: float | None = None) -> dict:
     """Choose from saved scores and write the selected lines (no re-scoring); ``top`` or ``fraction``
     ``"auto"``: as many lines as the pool's in-domain share estimated by the score run (``share.json``,
     ``score --estimate-share`` or ``select --fraction auto``); ``out_format``
@@ -49,7 +50,7 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
                                   "--no-exclude to drop it, or choose with --top, --fraction or --threshold")
     rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
     from ..spec import Rule
-    checks = Rule(top=1, pair_checks=pair_checks, max_length_ratio=max_length_ratio,
+    checks = Rule(top=1, pair_checks=pair_checks, max_length_ratio=max_length_ratio, min_margin=min_margin,
                   resample=sample).pair_filter() if sample is None or pair_checks is not None else None
     return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator(dedup, dedup_threshold),
                    exclude=exclusion(exclude, dedup, dedup_threshold), checks=checks)
@@ -238,7 +239,7 @@ def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None 
                 positive: bool = False, dedup: str | None = None, dedup_threshold: float | None = None,
                 sample: int | None = None, temperature: float = 1.0, sample_seed: int = 0, exclude=None,
                 keep_exclude: bool = True, pair_checks: str | None = None,
-                max_length_ratio: float | None = None) -> str:
+                max_length_ratio: float | None = None, min_margin: float | None = None) -> str:
     """What :func:`run_select` would do (``select --from-scores DIR --plan``), as text: the rule, how many
     lines it takes, the exclusion kept, where it would write and what it would replace. Writes nothing."""
     if exclude is None and keep_exclude:
@@ -272,7 +273,8 @@ def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None 
                      + (f" (kept from {', '.join(ex.kept_from)}; --no-exclude drops it)" if ex.kept_from else ""))
     if run.pool.get("target_files") and sample is None:
         from ..spec import Rule
-        checks = Rule(top=1, pair_checks=pair_checks, max_length_ratio=max_length_ratio).pair_filter()
+        checks = Rule(top=1, pair_checks=pair_checks, max_length_ratio=max_length_ratio,
+                      min_margin=min_margin).pair_filter()
         lines.append("  pair checks: " + (f"{', '.join(checks.checks)} (a pair failing one is passed over; "
                                           f"--max-length-ratio {checks.max_ratio:g})" if checks else "none"))
     before = rundir.read_json(out, rundir.SELECTION) if os.path.isdir(out) else None

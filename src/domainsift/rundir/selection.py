@@ -84,7 +84,8 @@ def exclude_word(d: dict) -> str:
 
 def checks_word(d: dict) -> str:
     """The pair checks as one word of the signature line: ``copy+language+ratio@3``."""
-    return f"{'+'.join(d['checks'])}@{d['max_ratio']:g}"
+    margin = f"/margin{d['min_margin']:g}" if "min_margin" in d else ""
+    return f"{'+'.join(d['checks'])}@{d['max_ratio']:g}{margin}"
 
 
 def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, rule: dict,
@@ -143,7 +144,7 @@ def write_selection(out_dir: str | os.PathLike, run: ScoreRun, idx: np.ndarray, 
                         **({"exclude": {k: v for k, v in extra["exclude"].items() if k != "lines_excluded"}}
                            if extra and "exclude" in extra else {}),
                         **({"pair_checks": {k: v for k, v in extra["pair_checks"].items()
-                                            if k in ("checks", "max_ratio", "languages")}}
+                                            if k in ("checks", "max_ratio", "min_margin", "languages")}}
                            if extra and "pair_checks" in extra else {})}
     words = {**({"select_dedup": dedup_word(sig["selection"]["dedup"])} if "dedup" in sig["selection"] else {}),
              **({"select_exclude": exclude_word(sig["selection"]["exclude"])} if "exclude" in sig["selection"]
