@@ -253,6 +253,10 @@ def test_nmt_train_takes_the_folder_and_refuses_a_users_own(files, tmp_path, cap
                           "--selected", files["pool"], *NMT, "--out", "u"], capsys)
     assert rc == 2 and "a folder of other files (pseudo.tgt)" in err, err
     assert (tmp_path / "u" / "pseudo.tgt").read_text() == "my own file\n"
+    from domainsift.jobs.adapt import adapt  # asked for: the folder is written into
+    adapt(tuple(files["old"]), tuple(files["dev"]), files["new"], tmp_path / "u", selected=files["pool"],
+          settings=_settings(epochs=1), beam=1, overwrite=True)
+    assert (tmp_path / "u" / "adapt.json").is_file() and (tmp_path / "u" / "pseudo.tgt").read_text() != "my own file\n"
 
 
 def test_a_run_killed_during_the_test_translation_keeps_the_model_and_scores(files, tmp_path, monkeypatch):

@@ -494,7 +494,7 @@ def cmd_adapt(args) -> int:
     rec = adapt(tuple(args.old), tuple(args.dev), source, args.out, selection=selection, selected=args.selected,
                 reverse=args.reverse, base=args.base, start=args.start, settings=train_settings(args, "nmt_"),
                 test=tuple(args.test) if args.test else None, beam=args.beam, backend=args.nmt_backend,
-                select_on=args.select_on, progress=_bars(args), **mixing)
+                select_on=args.select_on, progress=_bars(args), overwrite=args.overwrite, **mixing)
     steps = rec["steps"]
     print(f"adapted ({rec['start']} start, {rec['losses']}) on {steps['pseudo']['n']:,} back-translated lines and "
           f"{rec['n_old']:,} old pairs in {time.time() - t0:.1f} s -> {args.out}/model")

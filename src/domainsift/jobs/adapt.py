@@ -47,7 +47,7 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
           base: str | os.PathLike | None = None, start: str = "warm", losses: str = "bi+s+t",
           lambda_old: float = 1.0, lambda_src: float = 1.0, lambda_tgt: float = 1.0, settings=None,
           test: tuple | None = None, beam: int = 5, backend: str = "generate", select_on: str = "source",
-          progress: bool = False) -> dict:
+          progress: bool = False, overwrite: bool = False) -> dict:
     """Run GUDA (the module docstring). ``old``, ``dev``, ``test``: ``(source file, target file)``; ``source``:
     the new domain's source-language sentences (a file, or a list of files); ``selection``: a :class:`~domainsift.spec.RunSpec` whose
     rule chooses the target-language lines (its ``out`` is set to ``OUT/select``; the dev and test sets'
@@ -58,7 +58,8 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     ``translated`` (the in-domain set translated into the pool's language by the old-domain model, ``base``
     or trained here, for a method that compares one language).
     Every leak is refused before any work (one line naming the file and line): the old bitext, the new
-    domain's sources and the selected lines against dev and test, and dev against test.
+    domain's sources and the selected lines against dev and test, and dev against test. ``out_dir`` is
+    claimed for the run; a folder no domainsift run wrote is refused unless ``overwrite``.
     Returns ``adapt.json``'s contents."""
     from ..nmt.guda import Mixing
     from ..nmt.trainer import TrainSettings
@@ -79,7 +80,7 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     mixing.check()
     if selection is not None:
         selection = _guarded(selection, data)
-    with rundir.claim(out_dir, "adapt"):
+    with rundir.claim(out_dir, "adapt", overwrite=overwrite):
         return _adapt(Path(out_dir), data, mixing, selection, selected, reverse, base, start, settings, beam,
                       backend, select_on, progress)
 
