@@ -201,3 +201,23 @@ def test_nmt_score_compares_two_systems(judged, capsys):
     assert rc == 0, err
     got = json.loads((judged / "s.json").read_text())["vs_baseline"]
     assert got["bleu"] == paired_bootstrap(a, b, ref)["bleu"] and "BLEU against a.txt" in out and "p = " in out
+
+
+def test_the_rows_start_model_trained_once_on_a_bitext(judged, capsys):
+    _select(capsys, "random", "rnd")
+    base = ["downstream", "rnd", "--judge", "nmt", "--test", "test.b", "test.a", "--dev", "dev.b", "dev.a",
+            "--whole-pool", "--out", "ds", *NMT]
+    write_lines(judged / "leaky.a", (judged / "test.a").read_text().splitlines()[:2] + ["one more line here"])
+    write_lines(judged / "leaky.b", (judged / "test.b").read_text().splitlines()[:2] + ["ereh enil erom eno"])
+    rc, err, _ = run_cli(base + ["--init-bitext", "leaky.b", "leaky.a"], capsys)
+    assert rc == 2 and "repeats a sentence of the start model's bitext" in err and not (judged / "ds").exists(), err
+    rc, err, _ = run_cli(base + ["--init-bitext", "oracle.b", "oracle.a"], capsys)
+    assert rc == 0, err
+    from domainsift.rundir import model_identity
+    want = model_identity(judged / "ds" / "init")
+    for name in ("random", "pool"):
+        assert json.loads((judged / "ds" / "models" / name / "nmt.json").read_text())["init_model"] == want
+    before = (judged / "ds" / "init" / "model" / "model.safetensors").stat().st_mtime_ns
+    rc, err, _ = run_cli(base + ["--init-bitext", "oracle.b", "oracle.a"], capsys)
+    assert rc == 0, err
+    assert (judged / "ds" / "init" / "model" / "model.safetensors").stat().st_mtime_ns == before  # trained once

@@ -566,7 +566,8 @@ def cmd_downstream(args) -> int:
                            whole_pool=args.whole_pool, reverse=args.reverse,
                            settings=train_settings(args, "nmt_"), beam=args.beam, backend=args.nmt_backend,
                            progress=_bars(args), baseline=args.baseline, init=args.init,
-                           bootstrap_seed=args.bootstrap_seed)
+                           bootstrap_seed=args.bootstrap_seed,
+                           init_bitext=tuple(args.init_bitext) if args.init_bitext else None)
         print(f"the translation model ({result['signature']['preset']}, {result['direction']}) trained on each, "
               f"BLEU and chrF on {args.test[1]} ({result['n_test']} pairs):")
         print(format_nmt_rows(result["rows"]))
@@ -575,6 +576,7 @@ def cmd_downstream(args) -> int:
     nmt_only = [f for f, v in (("--dev", args.dev), ("--reference-bitext", args.reference_bitext),
                                ("--whole-pool", args.whole_pool), ("--reverse", args.reverse),
                                ("--baseline", args.baseline), ("--init", args.init),
+                               ("--init-bitext", args.init_bitext),
                                ("--nmt-backend", args.nmt_backend != "generate")) if v]
     if nmt_only:
         raise DomainsiftError(f"{nmt_only[0]} is an option of --judge nmt")
@@ -927,6 +929,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "named so, else the whole pool's)")
     g.add_argument("--init", metavar="DIR", help="a model folder of 'nmt train' every row is trained on from (its "
                                                  "weights and vocabulary): the rows differ by their data alone")
+    g.add_argument("--init-bitext", nargs=2, metavar=("SRC", "TGT"),
+                   help="train the rows' start model once on this bitext (OUT/init), then every row on from it")
     g.add_argument("--bootstrap-seed", type=int, default=12345, help="the paired bootstrap's seed (12345)")
     g.add_argument("--reverse", action="store_true",
                    help="the model translates the scored side (--pool) into the other (--pool-target); by "

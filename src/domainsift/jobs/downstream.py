@@ -208,7 +208,7 @@ def _without(dev, train):
 def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, references: Sequence = (),
               whole_pool: bool = False, reverse: bool = False, settings=None, beam: int = 5,
               backend: str = "generate", progress: bool = False, baseline: str | None = None,
-              init: str | os.PathLike | None = None, bootstrap_seed: int = 12345) -> dict:
+              init: str | os.PathLike | None = None, bootstrap_seed: int = 12345, init_bitext=None) -> dict:
     """BLEU and chrF of the translation model trained on each selection (and reference bitext), on ``test``.
 
     ``run_dirs``: selections of a bitext pool; ``test``, ``dev``: ``(source file, target file)`` or a
@@ -229,7 +229,9 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     method whose scores do not follow the text, ``random``, else the whole pool's) is compared with it by paired bootstrap
     (:func:`domainsift.nmt.significance.paired_bootstrap`, 1,000 samples, ``bootstrap_seed``): the
     difference, its 95% interval, p, and whether it is decided. ``init``: a model folder every row is
-    trained on from (its weights and vocabulary), so that the rows differ by their data alone.
+    trained on from (its weights and vocabulary), so that the rows differ by their data alone; or
+    ``init_bitext`` (``(source file, target file)`` or a Bitext): the model every row starts from, trained once
+    on it into ``OUT/init`` (checked against dev and test like every row's data).
     Writes and returns ``OUT/downstream.json``."""
     from .._internal.signature import make_signature
     from ..nmt import check_disjoint, read_bitext
@@ -273,9 +275,18 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
                         "pool" if whole_pool else None)
     elif baseline not in names:
         raise DomainsiftError(f"--baseline {baseline!r} names no row (the rows: {', '.join(names)})")
+    if init is not None and init_bitext is not None:
+        raise DomainsiftError("give the rows' start model as --init DIR or --init-bitext SRC TGT, not both")
     if init is not None:
         from ..nmt.decode import model_folder
         model_folder(init)
+    start = None
+    if init_bitext is not None:
+        start = bitext(init_bitext)
+        check_disjoint(start, test_b, "the test set", "the start model's bitext")
+        start_dev = _without(dev_b, start)
+        if not len(start_dev):
+            raise DomainsiftError(f"{dev_b.files[0]}: every dev pair is in the start model's bitext")
     for r in rows:  # every refusal before the first training
         if not len(r["train"]):
             raise DomainsiftError(f"{r.get('run_dir', r['name'])}: no pair to train on")
@@ -285,6 +296,10 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
             raise DomainsiftError(f"{dev_b.files[0]}: every dev pair is in the training data of {r['name']}; "
                                   "give a dev set the selections do not hold")
     out = Path(out_dir)
+    if start is not None:  # the one model every row starts from, trained once (kept when the same)
+        from ..pipeline.nmt import trained
+        trained(out / rundir.JUDGE_INIT, start, start_dev, settings, progress=progress)
+        init = out / rundir.JUDGE_INIT
     for r in rows:
         r["result"] = _judged_row(out / JUDGE_MODELS / r["name"], r, test_b, settings, beam, backend, progress,
                                   init)

@@ -35,7 +35,7 @@ NMT_VOCAB_DIR = "vocab"  # a sealed folder of the vocabulary under .resume (chec
 ADAPT_SELECT, ADAPT_REVERSE, ADAPT_BASE, ADAPT_MODEL = "select", "reverse", "base", "model"
 PSEUDO_SRC, PSEUDO_TGT, PSEUDO_HOW, ADAPT = "pseudo.src", "pseudo.tgt", "pseudo.json", "adapt.json"
 QUERY_TGT, QUERY_HOW = "query.tgt", "query.json"
-JUDGE_MODELS, JUDGE_ROW, JUDGE_HYP = "models", "judge.json", "test.hyp"
+JUDGE_MODELS, JUDGE_ROW, JUDGE_HYP, JUDGE_INIT = "models", "judge.json", "test.hyp", "init"
 
 SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
 # outputs computed from a directory's scores: stale once the scores are rewritten
