@@ -138,7 +138,7 @@ def _markdown(clean: dict | None, rows: list[dict]) -> str:
         md += ["## Clean pairs (the seven domains' train files), at the defaults", "",
                f"Languages told from the pairs: {' / '.join(clean['languages'])}; max length ratio "
                f"{clean['thresholds']['max_ratio']:g}.", "",
-               "| domain | pairs | copy | language | ratio | removed at the defaults | adequacy (opt-in, margin < "
+               "| domain | pairs | copy | language | ratio | removed at the defaults | adequacy (opt-in, margin under "
                f"{clean['thresholds'].get('min_margin', '?')}) |", "|---|---|---|---|---|---|---|"]
         for d, v in list(clean["by_domain"].items()) + [("all", t)]:
             rem = v["copy"] + v["language"] + v["ratio"]

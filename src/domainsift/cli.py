@@ -789,7 +789,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"the ratio check's limit on the longer side's characters over the shorter's (default "
                         f"{MAX_RATIO:g})")
     s.add_argument("--min-margin", type=finite, metavar="M",
-                   help=f"the adequacy check's least ratio margin of a pair's cosine over its sides' 4 nearest "
+                   help=f"the adequacy check's least margin: a pair's cosine less the mean of its sides' 4 nearest "
                         f"neighbours' (default {MIN_MARGIN:g})")
     s.add_argument("--resample", type=positive_int, metavar="N",
                    help="instead of the N best: N lines drawn without replacement with probability proportional "
