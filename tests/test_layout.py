@@ -327,3 +327,16 @@ def test_bench_uses_the_public_api_only_and_no_test_imports_bench():
         if re.search(r"^\s*(from|import) bench\b|bench/(live|archive)['\"]?\)|sys\.path.*bench", text, re.M):
             hits.append(f"{path.relative_to(root)}: imports bench")
     assert hits == []
+
+
+
+def test_no_module_but_engine_tells_engines_apart_by_name():
+    """The executor is the engine's concern: a comparison with an engine's name (``"ray"``, ``"local"``) lives
+    in ``domainsift.engine`` alone (``Execution.planned`` and ``Execution.reading`` say what an engine needs)."""
+    hits = []
+    for path in _outside("engine"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                consts = [c for c in [node.left, *node.comparators] if isinstance(c, ast.Constant)]
+                hits += [f"{path.relative_to(SRC)}:{node.lineno}" for c in consts if c.value in ("ray", "local")]
+    assert hits == [], "engines told apart outside domainsift.engine:\n" + "\n".join(hits)

@@ -44,6 +44,28 @@ class Execution:
         import os
         return max(1, self.processes if self.processes is not None else min(MAX_PROCESSES, os.cpu_count() or 1))
 
+    def planned(self, selector) -> "Execution":
+        """The execution a run of ``selector`` takes: under Ray, its workers planned (what Ray needs is
+        checked here, before any reading); the local engine as it is."""
+        if self.engine != "ray":
+            return self
+        from dataclasses import replace
+
+        from .ray import plan
+        return replace(self, workers=plan(selector, self.workers, self.address))
+
+    def reading(self, source, stack):
+        """``source`` as this engine reads it: under Ray a session kept open in ``stack`` (an ExitStack) and a
+        file pool read by the workers; the local engine reads it here, as it is."""
+        if self.engine != "ray":
+            return source
+        from ..io.source import MemorySource
+        from .ray import RemoteSource, session
+        stack.enter_context(session(self.workers, self.address))
+        if not isinstance(source, MemorySource) and not getattr(source, "remote", False):
+            source = RemoteSource(source, self.part_bytes, self.progress)
+        return source
+
     def check(self) -> None:
         if self.processes is not None and self.processes < 1:
             raise DomainsiftError(f"--processes must be at least 1, got {self.processes}")

@@ -352,7 +352,6 @@ def _read_once(method: str, pool, params: dict | None, seed: int, execution, cas
     target's run draws, as :func:`~domainsift.pipeline.score.score` asks for them (the method's fit sample
     included, which a shared fit trains on). Returns the :class:`~domainsift.pipeline.score.ScannedPool`
     and the execution with its Ray workers planned."""
-    import dataclasses
     from ..engine.run import Execution
     from ..select import get_selector
     from .score import ScannedPool, counting_pass, open_pool
@@ -361,9 +360,7 @@ def _read_once(method: str, pool, params: dict | None, seed: int, execution, cas
     selector = get_selector(method, **params)  # one target's, fitting alone: it asks for the fit sample
     execution = execution or Execution()
     execution.check()
-    if execution.engine == "ray":
-        from ..engine.ray import plan
-        execution = dataclasses.replace(execution, workers=plan(selector, execution.workers, execution.address))
+    execution = execution.planned(selector)
     if cascade is not None:
         cascade.check()
     _, asked = counting_pass(selector, params, execution, cascade, auto)

@@ -68,12 +68,7 @@ def open_pool(pool, execution: Execution, stack: ExitStack):
     planned) a session is kept open in ``stack`` and the files are read by the workers."""
     from ..io.source import MemorySource, PoolSource
     source = pool if isinstance(pool, PoolSource) or getattr(pool, "remote", False) else MemorySource(pool)
-    if execution.engine == "ray":
-        from ..engine.ray import RemoteSource, session
-        stack.enter_context(session(execution.workers, execution.address))
-        if not isinstance(source, MemorySource) and not getattr(source, "remote", False):
-            source = RemoteSource(source, execution.part_bytes, execution.progress)
-    return source
+    return execution.reading(source, stack)
 
 
 def counting_pass(selector, params: dict, execution: Execution, cascade: Cascade | None,
@@ -158,9 +153,7 @@ def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None =
     rundir.check_recordable(in_domain.files)
     refuse_overwriting_inputs(list(in_domain.files) + real_files, out_dir, rundir.OUTPUTS)
     reader = _reader(source, reader)
-    if execution.engine == "ray":  # what Ray needs is checked before any reading, not after the fit
-        from ..engine.ray import plan
-        execution = dataclasses.replace(execution, workers=plan(selector, execution.workers, execution.address))
+    execution = execution.planned(selector)  # what the engine needs is checked before any reading
     student, need = counting_pass(selector, params, execution, cascade, estimate_share)
     source = open_pool(source, execution, stack)  # from here on, under Ray, the workers read the pool's files
     # pass 1: count, fingerprint, sample (or the pass a caller made for several runs)
