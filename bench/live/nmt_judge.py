@@ -6,9 +6,12 @@ cuts it; the same line always falls on one side): the *query* half's English lin
 every method selects with; the *judge* half's pairs (minus any whose English or German line the pool
 holds) measure the result. Each method selects N pairs of the 35,000-pair de-en pool of the seven domains,
 scoring the English side (`--pool <D>.train.en ... --pool-target <D>.train.de`; the selection writes both
-sides); a `proxy`-preset model (domainsift nmt, trained from scratch, de->en) is trained on the selected
-pairs, its epoch chosen on the query half's pairs (those the selection does not hold), and judged by BLEU
-and chrF (sacrebleu) on the judge half, beam 5. Rows: random, moore-lewis, cosine, finetune, the oracle
+sides); the product's judge (``domainsift.jobs.downstream.judge_nmt``, as ``downstream --judge nmt``) trains a
+`proxy`-preset model (domainsift nmt, from scratch, de->en) on the selected pairs, its epoch chosen on the
+query half's pairs (those the selection does not hold), and judges it by BLEU, chrF and chrF++ (sacrebleu) on
+the judge half, beam 5, keeping its translations; every row is tested against the random row by paired
+bootstrap. Since 0.37.0 the cut has its own seed (``CUT_SEED``): every training seed is judged on the same
+sentences. Rows: random, moore-lewis, cosine, finetune, the oracle
 (<D>.train: N pairs of the target's own training file) and, with --whole-pool, all 35,000 pairs. The
 selection's precision against the file of origin is reported beside it.
 
@@ -35,8 +38,13 @@ N = 5000
 METHODS = ["random", "moore-lewis", "cosine", "finetune", "oracle"]
 # 5,000 pairs are few: small batches (about 80 steps an epoch) and a short warm-up; 10 epochs of the preset's
 # 3,000-token batches were 200 steps, still inside its 400-step warm-up (oracle BLEU 1.1 at 0.32.0)
-EPOCHS, PATIENCE, BEAM, MAX_TOKENS, WARMUP = 30, 3, 5, 800, 200
-SETTINGS = f"epochs {EPOCHS}, patience {PATIENCE}, max_tokens {MAX_TOKENS}, warmup {WARMUP}, beam {BEAM}"
+# (0.37.0: the proxy preset's own); at most 60 epochs, a cap the rows do not reach (15 of 32 rows of 0.32.0-0.36.0
+# stopped at 30, 9 still improving)
+EPOCHS, PATIENCE, BEAM, MAX_TOKENS, WARMUP = 60, 3, 5, 800, 200
+# the query/judge cut has its own seed: every training seed is judged on the same sentences (paired rows)
+CUT_SEED = 0
+SETTINGS = (f"epochs {EPOCHS}, patience {PATIENCE}, max_tokens {MAX_TOKENS}, warmup {WARMUP}, beam {BEAM}, "
+            f"cut seed {CUT_SEED}, the product's judge")
 
 
 def halves(target: str, pool_en: set, pool_de: set, seed: int = 0) -> tuple[list, list]:
@@ -54,22 +62,46 @@ def halves(target: str, pool_en: set, pool_de: set, seed: int = 0) -> tuple[list
     return query, judge
 
 
-def select(method: str, target: str, query_file: Path, seed: int, out: Path) -> tuple[Path, Path, float]:
-    """The method's N selected pairs (German file, English file) and the selection's precision."""
-    from domainsift import PoolSource, read_corpus
+def select(method: str, target: str, query_file: Path, seed: int, out: Path) -> float:
+    """The method's selection of N pairs in ``out`` (through ``domainsift.run``; a finished one is kept) and
+    its precision."""
+    from domainsift import PoolSource, read_corpus, run
     from domainsift.jobs.evaluate import evaluate_run
-    from domainsift.jobs.select import score_and_select
-    if method == "oracle":
-        return Path(data_file(target, "train", "de")), Path(data_file(target, "train", "en")), 1.0
+    from domainsift.spec import Rule, RunSpec
     if not (out / "selection.json").exists():
         pool = PoolSource.open([data_file(d, "train", "en") for d in SEVEN],
                                [data_file(d, "train", "de") for d in SEVEN])
-        score_and_select(method, read_corpus([str(query_file)]), pool, out, seed=seed, top=N, overwrite=True)
-    import json
-    sel = json.loads((out / "selection.json").read_text())
-    en, de = (Path(p) for p in sel["outputs"])
-    precision = evaluate_run(out, [data_file(target, "train", "en")])["precision"]
-    return de, en, precision
+        run(RunSpec.single(method, read_corpus([str(query_file)]), pool, str(out), rule=Rule(top=N), seed=seed,
+                           overwrite=True))
+    return evaluate_run(out, [data_file(target, "train", "en")])["precision"]
+
+
+def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge, seed: int) -> tuple[dict, float]:
+    """The product's judge (``downstream --judge nmt``) on the method's row: trained, translated and scored
+    into ``tdir/judge`` (a finished row is kept), against the random row when it exists (paired bootstrap).
+    Returns the judge's row and the selection's precision (None for the oracle and the whole pool)."""
+    from domainsift.jobs.downstream import judge_nmt
+    from domainsift.nmt import Bitext, read_bitext
+    from domainsift.nmt.trainer import TrainSettings
+    settings = TrainSettings(preset="proxy", epochs=EPOCHS, patience=PATIENCE, seed=seed, max_tokens=MAX_TOKENS,
+                             warmup=WARMUP)
+    test = Bitext(tuple(d for d, _ in judge), tuple(e for _, e in judge), ("judge.de", "judge.en"))
+    dev = Bitext(tuple(d for d, _ in query), tuple(e for _, e in query), ("query.de", "query.en"))
+    random_dir = tdir / "random" / "selection"
+    if method in ("random", "pool") or random_dir.joinpath("selection.json").exists():
+        select("random", target, query_file, seed, random_dir)
+    runs, refs, precision = [str(random_dir)], [], None
+    if method == "oracle":
+        refs = [("oracle", read_bitext(data_file(target, "train", "de"), data_file(target, "train", "en"), limit=N))]
+    elif method not in ("random", "pool"):
+        precision = select(method, target, query_file, seed, tdir / method / "selection")
+        runs.append(str(tdir / method / "selection"))
+    elif method == "random":
+        precision = select("random", target, query_file, seed, random_dir)
+    result = judge_nmt(runs, test, dev, tdir / "judge", references=refs, whole_pool=method == "pool",
+                       settings=settings, beam=BEAM)
+    row = next(r for r in result["rows"] if r["name"] == method)
+    return row, precision
 
 
 def main() -> None:
@@ -85,14 +117,12 @@ def main() -> None:
         _write(earlier_rows("nmt_judge"))
         return
     from domainsift import __version__
-    from domainsift.nmt import Bitext, read_bitext, score_translation, train_nmt, translate
-    from domainsift.nmt.trainer import TrainSettings
     rows = earlier_rows("nmt_judge")
     pool_en = {x for d in SEVEN for x in read_lines(data_file(d, "train", "en"))}
     pool_de = {x for d in SEVEN for x in read_lines(data_file(d, "train", "de"))}
     for target in args.targets:
+        query, judge = halves(target, pool_en, pool_de, CUT_SEED)
         for seed in args.seeds:
-            query, judge = halves(target, pool_en, pool_de, seed)
             tdir = WORK / target / f"s{seed}"
             tdir.mkdir(parents=True, exist_ok=True)
             query_file = tdir / "query.en"
@@ -102,33 +132,17 @@ def main() -> None:
                 if any(_key(r) == key for r in rows):
                     continue
                 t0 = time.time()
-                out = tdir / method
-                if method == "pool":
-                    de_files = [data_file(d, "train", "de") for d in SEVEN]
-                    en_files = [data_file(d, "train", "en") for d in SEVEN]
-                    parts = [read_bitext(a, b) for a, b in zip(de_files, en_files)]
-                    train = Bitext(sum((p.src for p in parts), ()), sum((p.tgt for p in parts), ()), ("pool.de", "pool.en"))
-                    precision = None
-                else:
-                    de, en, precision = select(method, target, query_file, seed, out / "selection")
-                    train = read_bitext(de, en, limit=N)
-                seen_de, seen_en = set(train.src), set(train.tgt)
-                dev_pairs = [(d, e) for d, e in query if d not in seen_de and e not in seen_en]
-                dev = Bitext(tuple(d for d, _ in dev_pairs), tuple(e for _, e in dev_pairs), ("query.de", "query.en"))
-                settings = TrainSettings(preset="proxy", epochs=EPOCHS, patience=PATIENCE, seed=seed,
-                                         max_tokens=MAX_TOKENS, warmup=WARMUP)
-                t1 = time.time()
-                rec = train_nmt(train, dev, out / "model", settings, overwrite=True)
-                hyp = translate(out / "model", [d for d, _ in judge], beam=BEAM)
-                scores = score_translation(hyp, [e for _, e in judge])
+                res, precision = judged(method, target, tdir, query_file, query, judge, seed)
                 row = {"target": target, "method": method, "seed": seed, "version": __version__, "settings": SETTINGS,
-                       "n_train": len(train), "n_dev": len(dev), "n_judge": len(judge),
+                       "cut_seed": CUT_SEED, "n_train": res["n_pairs"], "n_dev": res["n_dev"], "n_judge": len(judge),
                        "precision": None if precision is None else round(precision, 4),
-                       "bleu": scores["bleu"], "chrf": scores["chrf"], "best_epoch": rec["best_epoch"],
-                       "epochs_run": rec["epochs_run"], "dev_loss": min(rec["dev_loss"]),
-                       "train_seconds": rec["train_seconds"], "target_tokens_per_second": rec["target_tokens_per_second"],
-                       "select_seconds": round(t1 - t0, 1), "seconds": round(time.time() - t0, 1),
-                       "bleu_signature": scores["signature"]["bleu"], "nmt_signature": rec["signature"],
+                       "bleu": res["bleu"], "chrf": res["chrf"], "chrfpp": res["chrfpp"],
+                       "xent_per_char": res["xent_per_char"], "best_epoch": res["best_epoch"],
+                       "epochs_run": res["epochs_run"], "dev_loss": res["dev_loss"],
+                       "train_seconds": res["train_seconds"], "target_tokens_per_second": res["target_tokens_per_second"],
+                       **({"vs_random": {k: res["vs_baseline"][k] for k in ("bleu", "chrfpp", "n_samples", "seed")}}
+                          if "vs_baseline" in res else {}),
+                       "translations": res["translations"], "seconds": round(time.time() - t0, 1),
                        "command": command_line()}
                 rows = merge_rows(rows, [row], _key)
                 print(f"{target} {method} s{seed}: BLEU {row['bleu']:.2f} chrF {row['chrf']:.2f} precision "
@@ -165,6 +179,15 @@ def _over_seeds(rows: list[dict]) -> list[str]:
     return ([""] + out) if out else []
 
 
+def _versus(vs: dict | None) -> str:
+    """A row's paired bootstrap against random in words; rows made before 0.37.0 kept no translations."""
+    if not vs:
+        return "-"
+    b = vs["bleu"]
+    word = "not decided" if not b["decided"] else ("better" if b["difference"] > 0 else "worse")
+    return f"{b['difference']:+.2f} [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}], p {b['p']:.3f}: {word}"
+
+
 def _write(rows: list[dict]) -> None:
     lines = ["# The translation model trained on each selection (paper 000's question in BLEU)", "",
              f"de->en, N = {N} pairs selected from the 35,000-pair pool of seven domains by their English side with "
@@ -173,13 +196,14 @@ def _write(rows: list[dict]) -> None:
              f"scratch, at most {EPOCHS} epochs, early stopping on the "
              f"query half's pairs (patience {PATIENCE}); BLEU and chrF (sacrebleu) on the judge half, beam {BEAM}. "
              "A proxy model this small ranks data; its absolute BLEU says little about a full-size model.", "",
-             "| target | method | seed | version | precision | BLEU | chrF | pairs | best epoch | train s | tokens/s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| target | method | seed | version | precision | BLEU | chrF | pairs | best epoch | train s | tokens/s "
+             "| BLEU vs random (95% interval, p) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["target"], r["seed"], -r["bleu"])):
         lines.append(f"| {r['target']} | {r['method']} | {r['seed']} | {r['version']} | "
                      f"{'-' if r['precision'] is None else r['precision']} | {r['bleu']:.2f} | {r['chrf']:.2f} | "
                      f"{r['n_train']} | {r['best_epoch']}/{r['epochs_run']} | {r['train_seconds']:.0f} | "
-                     f"{r['target_tokens_per_second'] or 0:,.0f} |")
+                     f"{r['target_tokens_per_second'] or 0:,.0f} | {_versus(r.get('vs_random'))} |")
     lines.append("")
     for target, seed in sorted({(r["target"], r["seed"]) for r in rows}):  # within a target: BLEU's scale is its own
         both = [r for r in rows if (r["target"], r["seed"]) == (target, seed) and r["precision"] is not None
