@@ -181,11 +181,8 @@ def _over_seeds(rows: list[dict]) -> list[str]:
 
 def _versus(vs: dict | None) -> str:
     """A row's paired bootstrap against random in words; rows made before 0.37.0 kept no translations."""
-    if not vs:
-        return "-"
-    b = vs["bleu"]
-    word = "not decided" if not b["decided"] else ("better" if b["difference"] > 0 else "worse")
-    return f"{b['difference']:+.2f} [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}], p {b['p']:.3f}: {word}"
+    from domainsift.nmt.significance import in_words
+    return in_words(vs)
 
 
 def _write(rows: list[dict]) -> None:

@@ -248,28 +248,8 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
 
     test_b, dev_b = bitext(test), bitext(dev)
     check_disjoint(dev_b, test_b, "the test set", "the dev set", "a row's epoch is never chosen on its test set")
-    rows = []
-    for name, d in zip(run_names(run_dirs), run_dirs):
-        rows.append({"name": name, "kind": "selection", "run_dir": str(d), "train": selection_bitext(d, reverse)})
-    for name, b in references:
-        rows.append({"name": name, "kind": "reference", "train": bitext(b)})
-    if whole_pool:
-        if not run_dirs:
-            raise DomainsiftError("the whole-pool row reads the pool of the selections; give at least one")
-        pools = {json.dumps(rundir.read_pool(d), sort_keys=True) for d in run_dirs}
-        if len(pools) > 1:
-            raise DomainsiftError("the selections were made from different pools; the whole-pool row needs one")
-        rows.append({"name": "pool", "kind": "whole pool", "run_dir": str(run_dirs[0]),
-                     "train": pool_bitext(run_dirs[0], reverse)})
-    if not rows:
-        raise DomainsiftError("give at least one selection run directory or reference bitext to judge")
+    rows = _rows(run_dirs, references, whole_pool, reverse, bitext)
     names = [r["name"] for r in rows]
-    bad = next((n for n in names if not n or n.startswith(".") or "/" in n or "\\" in n), None)
-    if bad is not None:
-        raise DomainsiftError(f"{bad!r} cannot name a row: its model is kept in OUT/models/<name>")
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise DomainsiftError(f"two rows are named {twice[0]!r}; give each reference its own name")
     if baseline is None:  # a selection whose scores do not follow the text (random), else the whole pool
         baseline = next((r["name"] for r in rows if r["kind"] == "selection" and _contentless(r["run_dir"])),
                         "pool" if whole_pool else None)
@@ -304,18 +284,7 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
         r["result"] = _judged_row(out / JUDGE_MODELS / r["name"], r, test_b, settings, beam, backend, progress,
                                   init)
     tests = _against(out, rows, baseline, test_b, bootstrap_seed)
-    table = []
-    for r in rows:
-        res = r["result"]
-        table.append({"name": r["name"], "kind": r["kind"], **({"run_dir": r["run_dir"]} if "run_dir" in r else {}),
-                      "n_pairs": len(r["train"]), "n_dev": len(r["dev"]), "bleu": res["bleu"], "chrf": res["chrf"],
-                      "chrfpp": res["chrfpp"], "xent_per_char": res["xent_per_char"],
-                      **({"vs_baseline": tests[r["name"]]} if r["name"] in tests else {}),
-                      "translations": str(out / JUDGE_MODELS / r["name"] / rundir.JUDGE_HYP),
-                      "best_epoch": res["best_epoch"], "epochs_run": res["epochs_run"], "dev_loss": res["dev_loss"],
-                      "train_seconds": res["train_seconds"],
-                      "target_tokens_per_second": res["target_tokens_per_second"],
-                      "model": str(out / JUDGE_MODELS / r["name"])})
+    table = [_table_row(out, r, tests) for r in rows]
     bleu_sig = rows[0]["result"]["bleu_signature"]
     sig = make_signature("downstream", model="marian", seed=settings.seed, judge="nmt", preset=settings.preset,
                          **settings.arch, vocab=settings.vocab, max_tokens=settings.max_tokens, lr=settings.lr,
@@ -328,6 +297,46 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
               "beam": beam, "backend": backend, "direction": sig["direction"], "rows": table, "signature": sig}
     rundir.write_json(out, rundir.DOWNSTREAM, result)
     return result
+
+
+def _rows(run_dirs, references, whole_pool: bool, reverse: bool, bitext) -> list[dict]:
+    """The judge's rows, each with its training bitext, and the refusals of their names."""
+    rows = []
+    for name, d in zip(run_names(run_dirs), run_dirs):
+        rows.append({"name": name, "kind": "selection", "run_dir": str(d), "train": selection_bitext(d, reverse)})
+    for name, b in references:
+        rows.append({"name": name, "kind": "reference", "train": bitext(b)})
+    if whole_pool:
+        if not run_dirs:
+            raise DomainsiftError("the whole-pool row reads the pool of the selections; give at least one")
+        pools = {json.dumps(rundir.read_pool(d), sort_keys=True) for d in run_dirs}
+        if len(pools) > 1:
+            raise DomainsiftError("the selections were made from different pools; the whole-pool row needs one")
+        rows.append({"name": "pool", "kind": "whole pool", "run_dir": str(run_dirs[0]),
+                     "train": pool_bitext(run_dirs[0], reverse)})
+    if not rows:
+        raise DomainsiftError("give at least one selection run directory or reference bitext to judge")
+    names = [r["name"] for r in rows]
+    bad = next((n for n in names if not n or n.startswith(".") or "/" in n or "\\" in n), None)
+    if bad is not None:
+        raise DomainsiftError(f"{bad!r} cannot name a row: its model is kept in OUT/models/<name>")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise DomainsiftError(f"two rows are named {twice[0]!r}; give each reference its own name")
+    return rows
+
+
+def _table_row(out: Path, r: dict, tests: dict) -> dict:
+    """A row of ``downstream.json``'s table."""
+    res, folder = r["result"], out / JUDGE_MODELS / r["name"]
+    return {"name": r["name"], "kind": r["kind"], **({"run_dir": r["run_dir"]} if "run_dir" in r else {}),
+            "n_pairs": len(r["train"]), "n_dev": len(r["dev"]), "bleu": res["bleu"], "chrf": res["chrf"],
+            "chrfpp": res["chrfpp"], "xent_per_char": res["xent_per_char"],
+            **({"vs_baseline": tests[r["name"]]} if r["name"] in tests else {}),
+            "translations": str(folder / rundir.JUDGE_HYP),
+            "best_epoch": res["best_epoch"], "epochs_run": res["epochs_run"], "dev_loss": res["dev_loss"],
+            "train_seconds": res["train_seconds"], "target_tokens_per_second": res["target_tokens_per_second"],
+            "model": str(folder)}
 
 
 def _contentless(run_dir) -> bool:
@@ -396,17 +405,13 @@ def _digest(b) -> str:
 
 
 def format_nmt_rows(rows: Sequence[dict]) -> str:
+    from ..nmt.significance import in_words
     w = max(4, max(len(r["name"]) for r in rows))
     lines = [f"{'name':<{w}}   BLEU   chrF  chrF++  xent/char   pairs  best epoch  BLEU vs baseline (95% interval, p)",
              f"{'-' * w}  -----  -----  ------  ---------  ------  ----------  -------------------------------------"]
     for r in rows:
         vs = r.get("vs_baseline")
-        against = ""
-        if vs is not None:
-            b = vs["bleu"]
-            word = "not decided" if not b["decided"] else ("better" if b["difference"] > 0 else "worse")
-            against = (f"{b['difference']:+.2f} [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}] p={b['p']:.3f} vs "
-                       f"{vs['baseline']}: {word}")
+        against = "" if vs is None else f"vs {vs['baseline']}: {in_words(vs)}"
         lines.append(f"{r['name']:<{w}}  {r['bleu']:>5.2f}  {r['chrf']:>5.2f}  {r.get('chrfpp', float('nan')):>6.2f}  "
                      f"{r.get('xent_per_char', float('nan')):>9.4f}  {r['n_pairs']:>6}  "
                      f"{r['best_epoch']:>5}/{r['epochs_run']:<4}  {against}")

@@ -73,3 +73,12 @@ def verdict(test: dict, metric: str = "bleu") -> str:
     if not t["decided"]:
         return "not decided"
     return "better" if t["difference"] > 0 else "worse"
+
+
+def in_words(test: dict | None, metric: str = "bleu") -> str:
+    """A paired test's metric as one phrase: the difference, its 95% interval, p and the verdict ("-": none)."""
+    if not test:
+        return "-"
+    t = test[metric]
+    return (f"{t['difference']:+.2f} [{t['ci95'][0]:+.2f}, {t['ci95'][1]:+.2f}], p = {t['p']:.3f}: "
+            f"{verdict(test, metric)}")

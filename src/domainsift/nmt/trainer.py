@@ -411,15 +411,7 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
         last = None if sampler is not None else len(epoch_batches) - 1
         for k, idx in enumerate(epoch_batches):
             batch = collate(torch, src, tgt, idx)
-            if mixing is None:
-                loss = _loss(torch, model, batch, s.label_smoothing)
-            else:
-                from .guda import mixed_loss, row_weights
-                loss, parts = mixed_loss(torch, model, discs, batch, row_weights(kinds[idx], mixing),
-                                         s.label_smoothing)
-                for name, v in parts.items():
-                    terms[name] = terms.get(name, 0.0) + v
-                terms["batches"] = terms.get("batches", 0) + 1
+            loss = _batch_loss(torch, model, batch, s, mixing, discs, kinds, idx, terms)
             if not torch.isfinite(loss):
                 raise DomainsiftError(f"the training diverged: the loss is {loss.detach().item()} at epoch {epoch + 1}, "
                                       f"batch {k + 1}; lower --lr (or GUDA's lambdas) and run it again")
@@ -459,6 +451,18 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
     bar.close()
     run.update(sampler=sampler, best_dir=best_dir)
     return run
+
+
+def _batch_loss(torch, model, batch: dict, s, mixing, discs, kinds, idx, terms: dict):
+    """A batch's training loss: the cross-entropy, or GUDA's mixed loss (its terms summed into ``terms``)."""
+    if mixing is None:
+        return _loss(torch, model, batch, s.label_smoothing)
+    from .guda import mixed_loss, row_weights
+    loss, parts = mixed_loss(torch, model, discs, batch, row_weights(kinds[idx], mixing), s.label_smoothing)
+    for name, v in parts.items():
+        terms[name] = terms.get(name, 0.0) + v
+    terms["batches"] = terms.get("batches", 0) + 1
+    return loss
 
 
 def _batches(src, tgt, kinds, max_tokens: int, rng, mixing, sampler):

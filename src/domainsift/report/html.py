@@ -460,8 +460,5 @@ def _num(v, digits: int) -> str:
 
 def _versus(vs: dict | None) -> str:
     """A row's paired test against the baseline, in words: the difference, its interval, p, the verdict."""
-    if not vs:
-        return "–"
-    b = vs["bleu"]
-    word = "not decided" if not b["decided"] else ("better" if b["difference"] > 0 else "worse")
-    return f"{b['difference']:+.2f} [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}], p = {b['p']:.3f}: {word}"
+    from ..nmt.significance import in_words
+    return in_words(vs)
