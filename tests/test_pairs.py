@@ -179,3 +179,10 @@ def test_default_checks_stand_down_when_the_other_side_is_no_translation(tmp_pat
     assert rc == 0, err
     named = json.loads((tmp_path / "named" / "selection.json").read_text())
     assert named["n_selected"] == 0 and named["pair_checks"]["removed"]["ratio"] == len(EN)
+
+
+def test_adequacy_takes_another_encoder_by_name(tmp_path):
+    from domainsift.spec import Rule
+    checks = Rule(top=5, pair_checks="adequacy", adequacy_model="tfidf").pair_filter()
+    assert checks.adequacy_encoder == "tfidf" and checks.describe()["adequacy_encoder"] == "tfidf"
+    assert Rule(top=5, pair_checks="all").pair_filter().adequacy_encoder == "multilingual"

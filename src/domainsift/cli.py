@@ -384,7 +384,8 @@ def cmd_select(args) -> int:
                 resample=args.resample, temperature=args.temperature, resample_seed=args.resample_seed,
                 dedup=args.dedup, dedup_threshold=args.dedup_threshold, out_format=args.out_format,
                 pair_checks="none" if args.no_pair_checks else args.pair_checks,
-                max_length_ratio=args.max_length_ratio, min_margin=args.min_margin)
+                max_length_ratio=args.max_length_ratio, min_margin=args.min_margin,
+                adequacy_model=args.adequacy_model)
     if args.no_pair_checks and args.pair_checks:
         raise DomainsiftError("--no-pair-checks turns every pair check off; it does not go with --pair-checks")
     rule.check()
@@ -791,6 +792,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--min-margin", type=finite, metavar="M",
                    help=f"the adequacy check's least margin: a pair's cosine less the mean of its sides' 4 nearest "
                         f"neighbours' (default {MIN_MARGIN:g})")
+    s.add_argument("--adequacy-model", metavar="NAME",
+                   help="the encoder of the adequacy check (default multilingual: USE-m, 16 languages); any --model "
+                        "name or path whose space holds both languages, e.g. LaBSE")
     s.add_argument("--resample", type=positive_int, metavar="N",
                    help="instead of the N best: N lines drawn without replacement with probability proportional "
                         "to exp(w / --temperature), w the score (a probability's logit), as DSIR resamples; seeded")

@@ -49,6 +49,7 @@ class Rule:
     pair_checks: str | None = None
     max_length_ratio: float | None = None
     min_margin: float | None = None
+    adequacy_model: str | None = None
 
     @property
     def auto(self) -> bool:
@@ -114,7 +115,7 @@ class Rule:
     def pair_filter(self):
         """The :class:`~domainsift.pairs.PairChecks` of a bitext pool's selection (None: none asked for); a
         resample without ``pair_checks`` checks nothing (a draw walks past no pair)."""
-        from .pairs import MAX_RATIO, MIN_MARGIN, PairChecks, parse
+        from .pairs import ADEQUACY_ENCODER, MAX_RATIO, MIN_MARGIN, PairChecks, parse
         if self.resample is not None and self.pair_checks is None:
             return None
         checks = parse(self.pair_checks)
@@ -122,7 +123,7 @@ class Rule:
             return None
         return PairChecks(checks, MAX_RATIO if self.max_length_ratio is None else self.max_length_ratio,
                           MIN_MARGIN if self.min_margin is None else self.min_margin,
-                          asked=self.pair_checks is not None)
+                          self.adequacy_model or ADEQUACY_ENCODER, asked=self.pair_checks is not None)
 
     def keywords(self) -> dict:
         """The keywords of :func:`domainsift.pipeline.choose.score_and_select` and ``run_select``."""
@@ -131,7 +132,7 @@ class Rule:
                     sample=self.resample, temperature=self.temperature_or_default,
                     sample_seed=self.resample_seed_or_default, exclude=self.exclude,
                     pair_checks=self.pair_checks, max_length_ratio=self.max_length_ratio,
-                    min_margin=self.min_margin)
+                    min_margin=self.min_margin, adequacy_model=self.adequacy_model)
 
 
 @dataclass(frozen=True)

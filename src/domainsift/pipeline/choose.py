@@ -26,7 +26,7 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
                dedup: str | None = None, dedup_threshold: float | None = None, sample: int | None = None,
                temperature: float = 1.0, sample_seed: int = 0, exclude=None, keep_exclude: bool = True,
                pair_checks: str | None = None, max_length_ratio: float | None = None,
-               min_margin: float | None = None) -> dict:
+               min_margin: float | None = None, adequacy_model: str | None = None) -> dict:
     """Choose from saved scores and write the selected lines (no re-scoring); ``top`` or ``fraction``
     ``"auto"``: as many lines as the pool's in-domain share estimated by the score run (``share.json``,
     ``score --estimate-share`` or ``select --fraction auto``); ``out_format``
@@ -51,6 +51,7 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
     rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
     from ..spec import Rule
     checks = Rule(top=1, pair_checks=pair_checks, max_length_ratio=max_length_ratio, min_margin=min_margin,
+                  adequacy_model=adequacy_model,
                   resample=sample).pair_filter() if sample is None or pair_checks is not None else None
     return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator(dedup, dedup_threshold),
                    exclude=exclusion(exclude, dedup, dedup_threshold), checks=checks)
@@ -239,7 +240,8 @@ def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None 
                 positive: bool = False, dedup: str | None = None, dedup_threshold: float | None = None,
                 sample: int | None = None, temperature: float = 1.0, sample_seed: int = 0, exclude=None,
                 keep_exclude: bool = True, pair_checks: str | None = None,
-                max_length_ratio: float | None = None, min_margin: float | None = None) -> str:
+                max_length_ratio: float | None = None, min_margin: float | None = None,
+                adequacy_model: str | None = None) -> str:
     """What :func:`run_select` would do (``select --from-scores DIR --plan``), as text: the rule, how many
     lines it takes, the exclusion kept, where it would write and what it would replace. Writes nothing."""
     if exclude is None and keep_exclude:
