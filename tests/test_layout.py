@@ -14,7 +14,10 @@ SRC = Path(domainsift.__file__).parent
 NAMES = [rundir.SCORES, rundir.IDS, rundir.SCORES_TSV, rundir.POOL, rundir.SIGNATURE, rundir.RUN,
          rundir.SELECTION, rundir.SELECTED_IDS, rundir.EVAL, rundir.ALIGNMENT, rundir.ALIGNMENT_PNG,
          rundir.EMBEDDINGS, rundir.EMBED_IDS, rundir.CLUSTERING, rundir.CLUSTERS, rundir.OUTLIERS, rundir.MAP,
-         rundir.DOWNSTREAM, rundir.CROSSDOMAIN, rundir.CROSSDOMAIN_PNG, rundir.SAMPLING, rundir.REPORT]
+         rundir.DOWNSTREAM, rundir.CROSSDOMAIN, rundir.CROSSDOMAIN_PNG, rundir.SAMPLING, rundir.REPORT,
+         # the translation floor's (0.37.0; its folder names, "model", "select", "base", are common words)
+         rundir.NMT_VOCAB, rundir.NMT_RECORD, rundir.CT2_SOURCE, rundir.PSEUDO_SRC, rundir.PSEUDO_TGT,
+         rundir.PSEUDO_HOW, rundir.ADAPT, rundir.QUERY_TGT, rundir.QUERY_HOW, rundir.JUDGE_ROW, rundir.JUDGE_HYP]
 # a name as a whole word of a string: at its start, or after a space, a quote, a bracket or a slash
 SPELLED = re.compile(r"(?:^|[\s/'\"(`])(" + "|".join(re.escape(n) for n in NAMES) + r")")
 

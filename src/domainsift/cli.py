@@ -833,7 +833,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the dev bitext: the epoch kept is the one with the lowest loss on it (early stopping)")
     t.add_argument("--test", nargs=2, metavar=("SRC", "TGT"),
                    help="translate it at the end and record BLEU and chrF (refused if the training data holds it)")
-    t.add_argument("--out", required=True, help="the model folder: model/, spm.model, nmt.json")
+    t.add_argument("--out", required=True,
+                   help=f"the model folder: {rundir.NMT_MODEL}/, {rundir.NMT_VOCAB}, {rundir.NMT_RECORD}")
     train_opts(t)
     t.add_argument("--init-from", metavar="DIR", help="train on from a model folder this command wrote (its vocabulary)")
     t.add_argument("--beam", type=positive_int, default=5, help="beam size for --test (default 5)")
@@ -865,7 +866,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--select-on", choices=SELECT_ON, default="source",
                    help="source (default): the selection reads --in-domain as given (crosslingual crosses the "
                         "languages); translated: --in-domain translated into the pool's language by the "
-                        "old-domain model first (OUT/query.tgt), for a method that compares one language "
+                        f"old-domain model first (OUT/{rundir.QUERY_TGT}), for a method that compares one language "
                         "(moore-lewis, finetune, cosine on minilm)")
     g = s.add_argument_group("the adaptation")
     g.add_argument("--old", nargs=2, required=True, metavar=("SRC", "TGT"),
@@ -878,7 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "--in-domain)")
     g.add_argument("--test", nargs=2, metavar=("SRC", "TGT"), help="the new domain's test bitext: BLEU and chrF at the end")
     g.add_argument("--out", required=True,
-                   help="the folder: select/, reverse/, pseudo.src/.tgt, base/, query.tgt, model/, adapt.json")
+                   help=f"the folder: {rundir.ADAPT_SELECT}/, {rundir.ADAPT_REVERSE}/, {rundir.PSEUDO_SRC}/.tgt, "
+                        f"{rundir.ADAPT_BASE}/, {rundir.QUERY_TGT}, {rundir.ADAPT_MODEL}/, {rundir.ADAPT}")
     g.add_argument("--reverse", metavar="DIR", help="a reverse (target -> source) model folder of 'nmt train' (default: "
                                                     "trained on --old)")
     g.add_argument("--base", metavar="DIR", help="the warm start's old-domain model, and --select-on translated's "
