@@ -93,6 +93,21 @@ def length_ratio(src: str, tgt: str) -> float:
     return max(a, b) / max(1, min(a, b))
 
 
+def from_options(pair_checks: str | None = None, max_length_ratio: float | None = None,
+                 min_margin: float | None = None, adequacy_model: str | None = None,
+                 resample: bool = False) -> "PairChecks | None":
+    """The :class:`PairChecks` a selection's options ask for (``--pair-checks`` and its thresholds; None: the
+    defaults), or None: ``none``, or a draw (``resample``) that names no check (a draw walks past no pair)."""
+    if resample and pair_checks is None:
+        return None
+    checks = parse(pair_checks)
+    if not checks:
+        return None
+    return PairChecks(checks, MAX_RATIO if max_length_ratio is None else max_length_ratio,
+                      MIN_MARGIN if min_margin is None else min_margin, adequacy_model or ADEQUACY_ENCODER,
+                      asked=pair_checks is not None)
+
+
 def parse(text: str | None) -> tuple[str, ...]:
     """``--pair-checks LIST`` (comma-separated names of :data:`CHECKS`, ``all`` or ``none``; None: the
     :data:`DEFAULT_CHECKS`)."""

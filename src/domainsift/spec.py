@@ -115,15 +115,9 @@ class Rule:
     def pair_filter(self):
         """The :class:`~domainsift.pairs.PairChecks` of a bitext pool's selection (None: none asked for); a
         resample without ``pair_checks`` checks nothing (a draw walks past no pair)."""
-        from .pairs import ADEQUACY_ENCODER, MAX_RATIO, MIN_MARGIN, PairChecks, parse
-        if self.resample is not None and self.pair_checks is None:
-            return None
-        checks = parse(self.pair_checks)
-        if not checks:
-            return None
-        return PairChecks(checks, MAX_RATIO if self.max_length_ratio is None else self.max_length_ratio,
-                          MIN_MARGIN if self.min_margin is None else self.min_margin,
-                          self.adequacy_model or ADEQUACY_ENCODER, asked=self.pair_checks is not None)
+        from .pairs import from_options
+        return from_options(self.pair_checks, self.max_length_ratio, self.min_margin, self.adequacy_model,
+                            resample=self.resample is not None)
 
     def keywords(self) -> dict:
         """The keywords of :func:`domainsift.pipeline.choose.score_and_select` and ``run_select``."""

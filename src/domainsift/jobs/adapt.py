@@ -126,7 +126,7 @@ def _read(old, dev, source, test, selected) -> dict:
             check_disjoint(old_b, test_b, "the test set", "the old bitext")
             check_disjoint(dev_b, test_b, "the test set", "the dev set", "a model's epoch is never chosen on its "
                            "test set")
-        check_lines_disjoint(src.texts, _where(src, files), b, 0, what,
+        check_lines_disjoint(src.texts, _where(files), b, 0, what,
                              "the new domain's sources must not hold the sentences the model is chosen or judged on")
     chosen = None
     if selected is not None:
@@ -163,7 +163,7 @@ def _trained_on(rec: dict) -> list:
     return m.group(1).split(",") if m else []
 
 
-def _where(corpus, files) -> str:
+def _where(files) -> str:
     return files[0] if len(files) == 1 else "the new domain's sources"
 
 

@@ -370,23 +370,24 @@ def _judged_row(folder: Path, r: dict, test_b, settings, beam: int, backend: str
     from ..pipeline.nmt import trained
     identity = training_identity(r["train"], r["dev"], settings, init)
     test_digest = _digest(test_b)
-    if (folder / rundir.NMT_RECORD).is_file() and (rundir.read_json(folder, rundir.NMT_RECORD) or {}).get("identity") \
-            == identity:
-        step = rundir.Step(folder / JUDGE_ROW, rundir.identity(rundir.model_identity(folder), test_digest, beam,
+
+    def step():  # the row as made by the model in the folder now
+        return rundir.Step(folder / JUDGE_ROW, rundir.identity(rundir.model_identity(folder), test_digest, beam,
                                                                backend))
-        kept = step.kept()
+    if (rundir.read_json(folder, rundir.NMT_RECORD) or {}).get("identity") == identity:
+        kept = step().kept()
         if kept is not None:
             return kept
     rec = trained(folder, r["train"], r["dev"], settings, init_from=init, progress=progress)
-    step = rundir.Step(folder / JUDGE_ROW, rundir.identity(rundir.model_identity(folder), test_digest, beam, backend))
-    step.start()
+    row = step()
+    row.start()
     hyp = translate(folder, test_b.src, beam=beam, progress=progress, backend=backend)
     with atomic_open(folder / rundir.JUDGE_HYP) as fh:
         fh.write("".join(h + "\n" for h in hyp))
     scores = score_translation(hyp, test_b.tgt, test_b.files[0])
     from ..nmt.decode import reference_xent
     xent = reference_xent(folder, test_b.src, test_b.tgt)
-    return step.done([rundir.JUDGE_HYP], test=test_digest, beam=beam, backend=backend, bleu=scores["bleu"],
+    return row.done([rundir.JUDGE_HYP], test=test_digest, beam=beam, backend=backend, bleu=scores["bleu"],
                      chrf=scores["chrf"], chrfpp=scores["chrfpp"], xent_per_char=round(xent, 6),
                      bleu_signature=scores["signature"]["bleu"], best_epoch=rec["best_epoch"],
                      epochs_run=rec["epochs_run"], dev_loss=min(rec["dev_loss"]), train_seconds=rec["train_seconds"],

@@ -36,12 +36,11 @@ def train_job(train: tuple, dev: tuple, out_dir: str | os.PathLike, test: tuple 
     record = trained(out_dir, tr, dv, settings, init_from=init_from, progress=progress, overwrite=overwrite)
     if te is None:
         return record
-    step = rundir.Step(rundir.path(out_dir, rundir.NMT_RECORD),
-                       rundir.identity(record["identity"], beam, texts=(te.src, te.tgt)))
+    identity = rundir.identity(record["identity"], beam, texts=(te.src, te.tgt))  # the test step's
     hyp_file = rundir.path(out_dir, rundir.JUDGE_HYP)
-    with rundir.claim(out_dir, "nmt", identity=record["identity"]) as held:
+    with rundir.claim(out_dir, "nmt") as held:
         held.earlier = {}  # the model stays: nothing it wrote is stale
-        kept = record.get("test") if record.get("test", {}).get("identity") == step.identity else None
+        kept = record.get("test") if record.get("test", {}).get("identity") == identity else None
         if kept is not None and hyp_file.is_file():
             from .._internal.checksums import file_sha256
             if file_sha256(hyp_file) == kept.get("sha256"):
@@ -52,7 +51,7 @@ def train_job(train: tuple, dev: tuple, out_dir: str | os.PathLike, test: tuple 
         from .._internal.checksums import file_sha256
         record["test"] = {"files": list(te.files), "beam": beam, **score_translation(hyp, te.tgt, te.files[1]),
                           "translations": rundir.JUDGE_HYP, "sha256": file_sha256(hyp_file),
-                          "identity": step.identity}
+                          "identity": identity}
         save_json(rundir.path(out_dir, rundir.NMT_RECORD), record)
     return record
 

@@ -35,6 +35,7 @@ from .._internal.errors import DomainsiftError, InputError
 from .data import Bitext
 
 from ..rundir.layout import NMT_MODEL as MODEL, NMT_RECORD as RECORD, NMT_VOCAB as VOCAB, NMT_VOCAB_DIR, RESUME
+from ..rundir.steps import model_identity
 
 PAD, UNK, EOS = 0, 1, 2
 CHECKPOINT = "checkpoint"
@@ -508,7 +509,7 @@ def _finish(out: Path, state: Path, identity: str, train, dev, s, sp, vocab_path
               "train_seconds": round(seconds, 1), "target_tokens": tokens,
               "target_tokens_per_second": round(tokens / seconds, 1) if seconds else None,
               "stopped_early": len(history) < s.epochs,
-              **({"init_model": rundir_model_identity(init_from)} if init_from else {}),
+              **({"init_model": model_identity(init_from)} if init_from else {}),
               **({"guda": {**mixing.describe(), "train_losses": run["losses"]}} if mixing is not None else {}),
               **({"sampling": {**sampling.describe(), "names": list(run["sampler"].names),
                                "history": run["sampler"].history}} if sampling is not None else {})}
@@ -526,11 +527,6 @@ def _finish(out: Path, state: Path, identity: str, train, dev, s, sp, vocab_path
     return record
 
 
-def rundir_model_identity(folder) -> str:
-    from ..rundir import model_identity
-    return model_identity(folder)
-
-
 def training_identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from=None, mixing=None, sampling=None) -> str:
     """What a training's result depends on (the version, the resolved settings, the warm start's own weights
     and vocabulary, never its path, every text), as a hash: the name of its checkpoints, and ``nmt.json``'s
@@ -539,7 +535,7 @@ def training_identity(train: Bitext, dev: Bitext, s: TrainSettings, init_from=No
 
     from .._internal.checksums import hash_texts
     from .._version import __version__
-    init = None if init_from is None else rundir_model_identity(init_from)
+    init = None if init_from is None else model_identity(init_from)
     h = hashlib.sha256(json.dumps([__version__, asdict(s), init], sort_keys=True, default=repr).encode())
     for texts in (train.src, train.tgt, dev.src, dev.tgt):
         hash_texts(h, texts)

@@ -49,10 +49,8 @@ def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None =
             raise DomainsiftError(f"{score_dir} was selected with --exclude, which --resample cannot keep; add "
                                   "--no-exclude to drop it, or choose with --top, --fraction or --threshold")
     rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
-    from ..spec import Rule
-    checks = Rule(top=1, pair_checks=pair_checks, max_length_ratio=max_length_ratio, min_margin=min_margin,
-                  adequacy_model=adequacy_model,
-                  resample=sample).pair_filter() if sample is None or pair_checks is not None else None
+    from ..pairs import from_options
+    checks = from_options(pair_checks, max_length_ratio, min_margin, adequacy_model, resample=sample is not None)
     return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator(dedup, dedup_threshold),
                    exclude=exclusion(exclude, dedup, dedup_threshold), checks=checks)
 
@@ -274,9 +272,8 @@ def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None 
         lines.append(f"  exclude: {ex.n_lines:,} lines of {' '.join(ex.files) or '(lines)'}"
                      + (f" (kept from {', '.join(ex.kept_from)}; --no-exclude drops it)" if ex.kept_from else ""))
     if run.pool.get("target_files") and sample is None:
-        from ..spec import Rule
-        checks = Rule(top=1, pair_checks=pair_checks, max_length_ratio=max_length_ratio,
-                      min_margin=min_margin).pair_filter()
+        from ..pairs import from_options
+        checks = from_options(pair_checks, max_length_ratio, min_margin, adequacy_model)
         lines.append("  pair checks: " + (f"{', '.join(checks.checks)} (a pair failing one is passed over; "
                                           f"--max-length-ratio {checks.max_ratio:g})" if checks else "none"))
     before = rundir.read_json(out, rundir.SELECTION) if os.path.isdir(out) else None

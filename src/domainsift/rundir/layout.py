@@ -229,10 +229,6 @@ def claim(out_dir: str | os.PathLike, writes: str, overwrite: bool = False, sour
                 raise DomainsiftError(f"{out}: holds a finished {method} score run of other inputs, parameters "
                                       "or version; this run would replace it. Choose another --out (or pass "
                                       "--overwrite to replace it)")
-        if held == writes == "nmt" and identity is not None and not overwrite:
-            if (read_json(out, NMT_RECORD) or {}).get("identity") != identity:
-                raise DomainsiftError(f"{out}: holds a model trained on other data or settings (or by another "
-                                      "version); choose another --out (or pass --overwrite to replace it)")
         if writes in STRICT and not held and not created and not overwrite and lock_created:
             entries = sorted(p.name for p in out.iterdir() if p.name != LOCK)
             if entries:  # never written by a domainsift run (each leaves its lock): a user's folder
