@@ -28,6 +28,7 @@ epoch): a changed input never reuses a stale step.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import rundir
@@ -81,12 +82,12 @@ def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=
     if selection is not None:
         selection = _guarded(selection, data)
     with rundir.claim(out_dir, "adapt", overwrite=overwrite):
-        return _adapt(Path(out_dir), data, mixing, selection, selected, reverse, base, start, settings, beam,
-                      backend, select_on, progress)
+        run = _Run(Path(out_dir), data, settings, beam, backend, select_on, progress)
+        return _adapt(run, mixing, selection, selected, reverse, base, start)
 
 
 def _check_options(selection, selected, base, start, select_on, backend, beam) -> None:
-    from ..nmt.decode import check_backend, model_folder
+    from ..nmt.decode import check_backend
     check_backend(backend)
     if beam < 1:
         raise DomainsiftError(f"--beam must be at least 1, got {beam}")
@@ -186,20 +187,38 @@ def _guarded(selection, data):
     return replace(selection, rule=replace(selection.rule, exclude=combined))
 
 
-def _adapt(out: Path, data: dict, mixing, selection, selected, reverse, base, start, settings, beam, backend,
-           select_on, progress) -> dict:
+@dataclass(frozen=True)
+class _Run:
+    """What every step of one adapt run shares: its folder, its inputs, how models train and decode."""
+
+    out: Path
+    data: dict
+    settings: object
+    beam: int
+    backend: str
+    select_on: str
+    progress: bool
+
+    def trained(self, folder: Path, train, dev, init=None, mix=None) -> dict:
+        from ..pipeline.nmt import trained as claimed
+        return claimed(folder, train, dev, self.settings, init, mix, progress=self.progress)
+
+    def translate(self, model_dir: Path, lines) -> list:
+        from ..nmt import translate
+        return translate(model_dir, lines, beam=self.beam, progress=self.progress, backend=self.backend)
+
+
+def _adapt(run: _Run, mixing, selection, selected, reverse, base, start) -> dict:
     from .._internal.atomic import save_json
     from .._internal.signature import make_signature, signature_string
+    out, data, settings, trained = run.out, run.data, run.settings, run.trained
+    beam, backend, select_on = run.beam, run.backend, run.select_on
     steps = {}
     base_dir = Path(base) if base is not None else out / BASE  # the old-domain forward model
 
-    def trained(folder: Path, train, dev, init=None, mix=None) -> dict:
-        from ..pipeline.nmt import trained as claimed
-        return claimed(folder, train, dev, settings, init, mix, progress=progress)
-
     # 1. the new domain's target-language lines
     if selection is not None:
-        chosen = _select(out, selection, select_on, base, base_dir, data, trained, steps, beam, backend, progress)
+        chosen = _select(run, selection, base, base_dir, steps)
     else:
         chosen = data["selected"]
         steps["select"] = {"file": str(Path(selected).resolve())}
@@ -215,7 +234,7 @@ def _adapt(out: Path, data: dict, mixing, selection, selected, reverse, base, st
     steps["reverse"] = str(rev_dir)
 
     # 3. back-translation: the pseudo-bitext
-    pseudo = _pseudo(out, rev_dir, chosen, beam, backend, progress, steps)
+    pseudo = _pseudo(run, rev_dir, chosen, steps)
 
     # 4. the warm start's model
     init = None
@@ -235,7 +254,7 @@ def _adapt(out: Path, data: dict, mixing, selection, selected, reverse, base, st
 
     # 6. the new domain's test set
     if data["test"] is not None:
-        result["test"] = _test(out, model_dir, data["test"], beam, backend, progress)
+        result["test"] = _test(run, model_dir)
     sig = make_signature("adapt", model="marian", seed=settings.seed, start=start, **mixing.describe(),
                          preset=settings.preset, beam=beam, backend=backend, select_on=select_on,
                          selection=steps["select"].get("signature") or steps["select"].get("file"))
@@ -249,21 +268,20 @@ def _flip(b):
     return Bitext(b.tgt, b.src, (b.files[1], b.files[0]))
 
 
-def _select(out: Path, selection, select_on, base, base_dir: Path, data, trained, steps, beam, backend,
-            progress) -> list:
+def _select(run: _Run, selection, base, base_dir: Path, steps) -> list:
     """Step 1 with a selection: the in-domain set translated first when ``select_on`` says so, then the run."""
     from dataclasses import replace
 
     from .._internal.errors import LanguageMismatch
     from ..io.corpus import read_corpus
-    from ..pipeline.run import run
+    from ..pipeline.run import run as run_spec
     from ..nmt.data import check_lines_disjoint
-    if select_on == "translated":  # the in-domain set in the pool's language, by the old-domain model
+    out, data = run.out, run.data
+    if run.select_on == "translated":  # the in-domain set in the pool's language, by the old-domain model
         if base is None:
-            trained(base_dir, data["old"], data["dev"])
+            run.trained(base_dir, data["old"], data["dev"])
         lines = [t.strip() for t in selection.in_domain.texts if t.strip()]
-        query = _decoded(base_dir, lines, out / QUERY_TGT, out / QUERY_HOW, beam, backend, progress,
-                         stale=out / SELECT)
+        query = _decoded(run, base_dir, lines, out / QUERY_TGT, out / QUERY_HOW, stale=out / SELECT)
         if not any(q.strip() for q in query):
             raise InputError(f"{out / QUERY_TGT}: all {len(query)} translations of the in-domain set came out "
                              f"empty; the old-domain model ({base_dir}) needs more training")
@@ -271,7 +289,7 @@ def _select(out: Path, selection, select_on, base, base_dir: Path, data, trained
         steps["query"] = {"file": str(out / QUERY_TGT), "model": str(base_dir), "n": len(query)}
     sel_dir = out / SELECT
     try:  # a finished run of the same inputs resumes in a pass; another is refused
-        run(selection.with_out(sel_dir))
+        run_spec(selection.with_out(sel_dir))
     except LanguageMismatch as e:
         raise LanguageMismatch(f"{e}; or, in adapt, --select-on translated (the in-domain set translated "
                                f"into the pool's language by the old-domain model)") from None
@@ -284,19 +302,19 @@ def _select(out: Path, selection, select_on, base, base_dir: Path, data, trained
     return chosen
 
 
-def _pseudo(out: Path, rev_dir: Path, chosen: list, beam: int, backend: str, progress: bool, steps: dict):
+def _pseudo(run: _Run, rev_dir: Path, chosen: list, steps: dict):
     """Step 3: the selected lines back-translated by the reverse model (``pseudo.src``/``pseudo.tgt``), kept
     while made from the same lines by the same model (its own weights) and decoding, and the files are as
     written; a back-translation that came out empty is left out; a degenerate one is warned about."""
     from .._internal.atomic import atomic_open
-    from ..nmt import translate
     from ..nmt.data import Bitext
+    out, beam, backend = run.out, run.beam, run.backend
     src_file, tgt_file = out / PSEUDO_SRC, out / PSEUDO_TGT
     step = rundir.Step(out / PSEUDO_HOW, rundir.identity(rundir.model_identity(rev_dir), beam, backend,
                                                          texts=(chosen,)))
     if step.kept() is None:
         step.start()
-        back = translate(rev_dir, chosen, beam=beam, progress=progress, backend=backend)
+        back = run.translate(rev_dir, chosen)
         with atomic_open(tgt_file) as fh:
             fh.write("".join(t + "\n" for t in chosen))
         with atomic_open(src_file) as fh:
@@ -335,12 +353,13 @@ def degeneracy(lines) -> dict:
     return {"distinct": round(len(set(lines)) / len(lines), 4), "looping": round(looping / len(lines), 4)}
 
 
-def _test(out: Path, model_dir: Path, test_b, beam: int, backend: str, progress: bool) -> dict:
+def _test(run: _Run, model_dir: Path) -> dict:
     """Step 6: the test set translated (the translations kept in ``test.hyp``) and scored."""
     from .._internal.atomic import atomic_open
     from .._internal.checksums import file_sha256
-    from ..nmt import score_translation, translate
-    hyp = translate(model_dir, test_b.src, beam=beam, progress=progress, backend=backend)
+    from ..nmt import score_translation
+    out, test_b, beam, backend = run.out, run.data["test"], run.beam, run.backend
+    hyp = run.translate(model_dir, test_b.src)
     with atomic_open(out / rundir.JUDGE_HYP) as fh:
         fh.write("".join(h + "\n" for h in hyp))
     return {"files": list(test_b.files), "beam": beam, "backend": backend,
@@ -348,21 +367,20 @@ def _test(out: Path, model_dir: Path, test_b, beam: int, backend: str, progress:
             "sha256": file_sha256(out / rundir.JUDGE_HYP)}
 
 
-def _decoded(model_dir: Path, lines: list, out_file: Path, how_file: Path, beam: int, backend: str,
-             progress: bool, stale: Path) -> list:
+def _decoded(run: _Run, model_dir: Path, lines: list, out_file: Path, how_file: Path, stale: Path) -> list:
     """``lines`` translated by the model in ``model_dir``, one per line of ``out_file``: kept while made from
     the same lines by the same model (its own weights) and decoding, and the file is as written; made again
     otherwise, and then the folder ``stale`` (what was made from the old translations) is removed first."""
     import shutil
 
     from .._internal.atomic import atomic_open
-    from ..nmt import translate
+    beam, backend = run.beam, run.backend
     step = rundir.Step(how_file, rundir.identity(rundir.model_identity(model_dir), beam, backend, texts=(lines,)))
     if step.kept() is not None:
         return out_file.read_text(encoding="utf-8").split("\n")[:len(lines)]
     step.start()
     shutil.rmtree(stale, ignore_errors=True)
-    done = translate(model_dir, lines, beam=beam, progress=progress, backend=backend)
+    done = run.translate(model_dir, lines)
     with atomic_open(out_file) as fh:
         fh.write("".join(t + "\n" for t in done))
     nmt_id = (rundir.read_json(model_dir, rundir.NMT_RECORD) or {}).get("identity")

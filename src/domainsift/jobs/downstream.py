@@ -249,24 +249,8 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     test_b, dev_b = bitext(test), bitext(dev)
     check_disjoint(dev_b, test_b, "the test set", "the dev set", "a row's epoch is never chosen on its test set")
     rows = _rows(run_dirs, references, whole_pool, reverse, bitext)
-    names = [r["name"] for r in rows]
-    if baseline is None:  # a selection whose scores do not follow the text (random), else the whole pool
-        baseline = next((r["name"] for r in rows if r["kind"] == "selection" and _contentless(r["run_dir"])),
-                        "pool" if whole_pool else None)
-    elif baseline not in names:
-        raise DomainsiftError(f"--baseline {baseline!r} names no row (the rows: {', '.join(names)})")
-    if init is not None and init_bitext is not None:
-        raise DomainsiftError("give the rows' start model as --init DIR or --init-bitext SRC TGT, not both")
-    if init is not None:
-        from ..nmt.decode import model_folder
-        model_folder(init)
-    start = None
-    if init_bitext is not None:
-        start = bitext(init_bitext)
-        check_disjoint(start, test_b, "the test set", "the start model's bitext")
-        start_dev = _without(dev_b, start)
-        if not len(start_dev):
-            raise DomainsiftError(f"{dev_b.files[0]}: every dev pair is in the start model's bitext")
+    baseline = _baseline(rows, baseline, whole_pool)
+    start = _start(init, init_bitext, bitext, test_b, dev_b)
     for r in rows:  # every refusal before the first training
         if not len(r["train"]):
             raise DomainsiftError(f"{r.get('run_dir', r['name'])}: no pair to train on")
@@ -278,25 +262,55 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     out = Path(out_dir)
     if start is not None:  # the one model every row starts from, trained once (kept when the same)
         from ..pipeline.nmt import trained
-        trained(out / rundir.JUDGE_INIT, start, start_dev, settings, progress=progress)
+        trained(out / rundir.JUDGE_INIT, *start, settings, progress=progress)
         init = out / rundir.JUDGE_INIT
     for r in rows:
         r["result"] = _judged_row(out / JUDGE_MODELS / r["name"], r, test_b, settings, beam, backend, progress,
                                   init)
     tests = _against(out, rows, baseline, test_b, bootstrap_seed)
-    table = [_table_row(out, r, tests) for r in rows]
-    bleu_sig = rows[0]["result"]["bleu_signature"]
     sig = make_signature("downstream", model="marian", seed=settings.seed, judge="nmt", preset=settings.preset,
                          **settings.arch, vocab=settings.vocab, max_tokens=settings.max_tokens, lr=settings.lr,
                          warmup=settings.warmup, epochs=settings.epochs, patience=settings.patience, beam=beam,
-                         backend=backend, direction="scored->other" if reverse else "other->scored", bleu=bleu_sig,
+                         backend=backend, direction="scored->other" if reverse else "other->scored",
+                         bleu=rows[0]["result"]["bleu_signature"],
                          **({"init": rundir.model_identity(init)} if init is not None else {}))
     result = {"judge": "nmt", "test": list(test_b.files), "dev": list(dev_b.files), "n_test": len(test_b),
               "baseline": baseline, "bootstrap": {"n_samples": 1000, "seed": bootstrap_seed},
-              **({"init": str(init)} if init is not None else {}),
-              "beam": beam, "backend": backend, "direction": sig["direction"], "rows": table, "signature": sig}
+              **({"init": str(init)} if init is not None else {}), "beam": beam, "backend": backend,
+              "direction": sig["direction"], "rows": [_table_row(out, r, tests) for r in rows], "signature": sig}
     rundir.write_json(out, rundir.DOWNSTREAM, result)
     return result
+
+
+def _baseline(rows: list, baseline: str | None, whole_pool: bool) -> str | None:
+    """The row every other is tested against: the one named, or a selection whose scores do not follow the
+    text (random), else the whole pool's; None when there is none."""
+    names = [r["name"] for r in rows]
+    if baseline is None:
+        return next((r["name"] for r in rows if r["kind"] == "selection" and _contentless(r["run_dir"])),
+                    "pool" if whole_pool else None)
+    if baseline not in names:
+        raise DomainsiftError(f"--baseline {baseline!r} names no row (the rows: {', '.join(names)})")
+    return baseline
+
+
+def _start(init, init_bitext, bitext, test_b, dev_b):
+    """The rows' start model: ``init`` checked, or ``(bitext, dev)`` to train it on (refused when it holds a
+    test sentence or every dev pair); None when the rows train from scratch or from ``init``."""
+    from ..nmt import check_disjoint
+    if init is not None and init_bitext is not None:
+        raise DomainsiftError("give the rows' start model as --init DIR or --init-bitext SRC TGT, not both")
+    if init is not None:
+        from ..nmt.decode import model_folder
+        model_folder(init)
+    if init_bitext is None:
+        return None
+    start = bitext(init_bitext)
+    check_disjoint(start, test_b, "the test set", "the start model's bitext")
+    start_dev = _without(dev_b, start)
+    if not len(start_dev):
+        raise DomainsiftError(f"{dev_b.files[0]}: every dev pair is in the start model's bitext")
+    return start, start_dev
 
 
 def _rows(run_dirs, references, whole_pool: bool, reverse: bool, bitext) -> list[dict]:
@@ -364,7 +378,6 @@ def _judged_row(folder: Path, r: dict, test_b, settings, beam: int, backend: str
     the test set's translations (``test.hyp``, kept beside the score) and the score; the row is kept while made
     by the same model (its own weights), test set and decoding, and its translations are as written."""
     from .._internal.atomic import atomic_open
-    from .._internal.checksums import file_sha256
     from ..nmt import score_translation, translate
     from ..nmt.trainer import training_identity
     from ..pipeline.nmt import trained

@@ -8,7 +8,6 @@ and records BLEU and chrF in ``nmt.json``. ``translate`` writes one translation 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from .._internal.errors import InputError
 

@@ -372,7 +372,8 @@ def _train(train, dev, out: Path, s, identity, init_from, progress, mixing, samp
         else:
             model = build_model(s, sp.get_piece_size())
         run = _loop(torch, model, data, s, state / identity, mixing, sampling, progress)
-    return _finish(out, state, identity, train, dev, s, sp, vocab_path, init_from, mixing, sampling, run)
+    run.update(sp=sp, vocab_path=vocab_path)
+    return _finish(out, identity, train, dev, s, init_from, mixing, sampling, run)
 
 
 def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: bool) -> dict:
@@ -445,8 +446,7 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
         if not progress:  # a line an epoch where no bar is drawn (a redirected log)
             log.info("epoch %d/%d: dev loss %.4f (best %.4f, epoch %d)", epoch + 1, s.epochs, d, run["best"],
                      run["best_epoch"])
-        _checkpoint(torch, ckpt, model, opt, sched, rng, epoch + 1, run["history"], run["best"], run["best_epoch"],
-                    run["seconds"], run["tokens"], discs, run["losses"], sampler)
+        _checkpoint(torch, ckpt, model, opt, sched, rng, epoch + 1, run, discs, sampler)
         if epoch + 1 - run["best_epoch"] >= s.patience:
             stopped = True
     bar.close()
@@ -477,10 +477,9 @@ def _batches(src, tgt, kinds, max_tokens: int, rng, mixing, sampler):
     return token_batches(src, tgt, max_tokens, rng)
 
 
-def _finish(out: Path, state: Path, identity: str, train, dev, s, sp, vocab_path: Path, init_from, mixing,
-            sampling, run: dict) -> dict:
-    """The best epoch's weights (checked against their checksums) as ``model/``, the vocabulary, and
-    ``nmt.json`` last; the resume state goes."""
+def _finish(out: Path, identity: str, train, dev, s, init_from, mixing, sampling, run: dict) -> dict:
+    """The best epoch's weights (checked against their checksums) as ``model/``, the vocabulary (``run``'s
+    ``sp``, ``vocab_path``), and ``nmt.json`` last; the resume state goes."""
     import transformers as tf
 
     from .._internal.atomic import atomic_dir, atomic_path, save_json
@@ -488,6 +487,7 @@ def _finish(out: Path, state: Path, identity: str, train, dev, s, sp, vocab_path
     from .._internal.signature import make_signature, signature_string
     from .._version import __version__
     history, best_epoch, seconds, tokens = run["history"], run["best_epoch"], run["seconds"], run["tokens"]
+    sp, vocab_path, state = run["sp"], run["vocab_path"], out / RESUME
     verify(run["best_dir"])  # sealed when saved: damaged weights are never sealed into model/
     best_model = tf.MarianMTModel.from_pretrained(str(run["best_dir"]))
     arch = {k: getattr(best_model.config, k) for k in s.arch}  # the model's own (a warm start keeps its own)
@@ -557,16 +557,17 @@ def _save_best(path: Path, model) -> None:
         model.save_pretrained(tmp)
 
 
-def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch, history, best, best_epoch, seconds, tokens,
-                discs=None, losses=(), sampler=None):
-    """The epoch's sealed checkpoint (:mod:`domainsift._internal.checkpoint`)."""
+def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch: int, run: dict, discs=None, sampler=None):
+    """The epoch's sealed checkpoint (:mod:`domainsift._internal.checkpoint`): the training's objects, and of
+    ``run`` the dev history, the best epoch, the time, the tokens and GUDA's terms."""
     from .._internal import checkpoint
     checkpoint.save(path, torch, {"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
                                   "torch_rng": torch.get_rng_state(),
                                   **({"discs": discs.state_dict()} if discs is not None else {})},
-                    {"epoch": epoch, "history": history, "best": best, "best_epoch": best_epoch, "seconds": seconds,
-                     "tokens": tokens, "rng": rng.bit_generator.state, "losses": list(losses),
-                     **({"sampler": sampler.state_dict()} if sampler is not None else {})})
+                    {"epoch": epoch, "history": run["history"], "best": run["best"], "best_epoch": run["best_epoch"],
+                     "seconds": run["seconds"], "tokens": run["tokens"], "rng": rng.bit_generator.state,
+                     "losses": list(run["losses"]), **({"sampler": sampler.state_dict()} if sampler is not None
+                                                       else {})})
 
 
 def _resume(torch, path: Path, model, opt, sched, rng, discs=None, sampler=None, best_dir: Path | None = None):
