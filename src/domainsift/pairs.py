@@ -30,8 +30,6 @@ on the shared pool (``bench/results/pair_checks.md``): at them, the checks remov
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -60,12 +58,13 @@ EXAMPLES = 3  # pairs a check's record shows
 # named with --pair-checks never do
 STAND_DOWN, STAND_DOWN_MIN = 0.8, 5
 
-_PUNCT = re.compile(r"[\W_]+", re.UNICODE)
 
 
 def _bare(text: str) -> str:
-    """Lower case, letters and digits only (a copy that changed a space or a full stop is still a copy)."""
-    return _PUNCT.sub("", unicodedata.normalize("NFKC", text).casefold())
+    """The product's one "same line" (:func:`domainsift.dedup.normalise`: case, punctuation, invisible
+    characters set aside) without its spaces: a copy that changed a space or a full stop is still a copy."""
+    from .dedup import normalise
+    return normalise(text).replace(" ", "")
 
 
 def is_copy(src: str, tgt: str) -> bool:

@@ -117,23 +117,14 @@ def reference_xent(nmt: NMTModel | str | os.PathLike, sources, references, max_t
     summed over the references' tokens and divided by their characters: nats per character, comparable
     between models of different vocabularies (a dev loss per token is not). A reference longer than the
     model's positions is cut there, its characters still counted (an upper bound)."""
-    import numpy as np
     import torch
 
-    from .trainer import collate, token_batches
+    from .trainer import summed_loss
     if not isinstance(nmt, NMTModel):
         nmt = load_nmt(nmt)
-    src, tgt = encode(nmt.vocab, list(sources)), encode(nmt.vocab, list(references))
     chars = sum(len(r) for r in references)
     if not chars:
         raise InputError("the references hold no character to score")
-    total = 0.0
-    with torch.no_grad():
-        for idx in token_batches(src, tgt, max_tokens, np.random.default_rng(0)):
-            batch = collate(torch, src, tgt, idx)
-            logits = nmt.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                               decoder_input_ids=batch["decoder_input_ids"]).logits
-            total += float(torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                                             batch["labels"].reshape(-1), ignore_index=-100,
-                                                             reduction="sum"))
+    total, _ = summed_loss(torch, nmt.model, encode(nmt.vocab, list(sources)), encode(nmt.vocab, list(references)),
+                           max_tokens)
     return total / chars

@@ -224,9 +224,8 @@ def _loss(torch, model, batch: dict, smoothing: float):
                                              ignore_index=-100, label_smoothing=smoothing)
 
 
-def dev_loss(torch, model, src: list, tgt: list, max_tokens: int) -> float:
-    """The mean token cross-entropy (no smoothing) of the dev pairs, in nats."""
-    model.train(False)
+def summed_loss(torch, model, src: list, tgt: list, max_tokens: int) -> tuple[float, int]:
+    """The cross-entropy (no smoothing, nats) of the pairs' target tokens, summed, and how many tokens."""
     total, count = 0.0, 0
     with torch.no_grad():
         for idx in token_batches(src, tgt, max_tokens, np.random.default_rng(0)):
@@ -234,6 +233,13 @@ def dev_loss(torch, model, src: list, tgt: list, max_tokens: int) -> float:
             n = int((batch["labels"] != -100).sum())
             total += float(_loss(torch, model, batch, 0.0)) * n
             count += n
+    return total, count
+
+
+def dev_loss(torch, model, src: list, tgt: list, max_tokens: int) -> float:
+    """The mean token cross-entropy (no smoothing) of the dev pairs, in nats."""
+    model.train(False)
+    total, count = summed_loss(torch, model, src, tgt, max_tokens)
     model.train(True)
     return total / max(1, count)
 
