@@ -202,9 +202,7 @@ def test_finetune_targets_share_one_encoder_a_head_each(tmp_path, tiny_models):
         FinetuneSelector.fit_targets, EncoderClassifier.predict = real, predict
     assert fits == [1]                                     # one fit for both targets
     assert encoded.count(120) == 1                         # the pool encoded once: the second target reads it
-    from domainsift.select import shared
-    assert shared._SHARED == {}                          # the process holds no shared model after the run
-    assert not (tmp_path / "mix" / ".shared").exists()
+    assert not (tmp_path / "mix" / ".resume").exists()   # the shared fit lives on in the targets' scores only
     from domainsift.rundir import load_scores
     runs = {n: load_scores(tmp_path / "mix" / "targets" / n) for n in targets}
     sigs = {n: json.loads((tmp_path / "mix" / "targets" / n / "signature.json").read_text()) for n in targets}
@@ -234,7 +232,6 @@ def test_cosine_targets_share_one_encoding_of_the_pool_without_the_cache(tmp_pat
     from domainsift.jobs.score import run_score
     from domainsift.rundir import load_scores
     from domainsift.select.cosine import CosineSelector
-    from domainsift.select import shared
     d = _data(tmp_path)
     targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
     params = {"embedder": tiny_models["bert"], "backend": "torch", "progress": False, "cache_dir": ""}
@@ -248,8 +245,8 @@ def test_cosine_targets_share_one_encoding_of_the_pool_without_the_cache(tmp_pat
         CosineSelector._embed = real
     assert encoded.count(120) == 1                         # the pool encoded once for both targets
     assert sorted(encoded) == [30, 30, 120]                # and each in-domain set once
-    assert "shared_fit" in meta and shared._SHARED == {}
-    assert not (tmp_path / "mix" / ".shared").exists()
+    assert "shared_fit" in meta
+    assert not (tmp_path / "mix" / ".resume").exists()
     for n in targets:
         alone = tmp_path / f"alone-{n}"
         run_score("cosine", targets[n], ds.PoolSource.open(d["pool"]), alone, params=params, seed=0)
@@ -324,7 +321,7 @@ def test_a_killed_finetune_mixture_resumes_without_fitting_again(tmp_path, capsy
     assert rc == 0, err
     assert "(one fit, a head per target)" in so
     run_killed([*argv, "--out", "killed"], "domainsift.engine.shards:write_shard", 1, tmp_path)
-    assert list((tmp_path / "killed" / ".shared").glob("*/classifier.json"))  # the shared fit was kept
+    assert list((tmp_path / "killed" / ".resume").glob("fit-*/classifier.json"))  # the shared fit was kept
     fits = []
     real = FinetuneSelector.fit_targets
     monkeypatch.setattr(FinetuneSelector, "fit_targets", lambda self, *a, **kw: (fits.append(1), real(self, *a, **kw))[1])
@@ -340,27 +337,27 @@ def test_a_killed_finetune_mixture_resumes_without_fitting_again(tmp_path, capsy
 
 def test_a_killed_cosine_mixture_resumes_without_encoding_the_pool_again(tmp_path, capsys, monkeypatch,
                                                                          tiny_models):
-    """Killed after the first target's shard, with the vector cache off, the same command finds the
-    first target's scores and the shard's scores of every target kept under the mixture's folder: it
-    encodes the pool not at all, and ends with the bytes of a run never killed."""
+    """Killed after the first shard's block was written for both targets and the second shard's for one,
+    with the vector cache off, the same command encodes the first shard not again (each shard is one
+    block for every target: the second is encoded again, once), and ends with the bytes of a run never
+    killed."""
     from conftest import run_killed
     from domainsift.select.cosine import CosineSelector
     d = _data(tmp_path)
     monkeypatch.chdir(tmp_path)
     argv = ["select", "--method", "cosine", "--model", tiny_models["bert"], "--backend", "torch", "--cache", "",
             "--target", f"med={d['in_med']}", "--target", f"law={d['in_law']}", "--pool", *map(str, d["pool"]),
-            "--top", "40"]
+            "--top", "40", "--shard-size", "50"]
     rc, err, _ = run_cli([*argv, "--out", "whole"], capsys)
     assert rc == 0, err
-    run_killed([*argv, "--out", "killed"], "domainsift.engine.shards:write_shard", 1, tmp_path)
-    assert list((tmp_path / "killed" / ".shared").glob("encoded-*/*.npy"))  # every target's scores of the shard
+    run_killed([*argv, "--out", "killed"], "domainsift.engine.shards:write_shard", 3, tmp_path)
     encoded = []
     real = CosineSelector._embed
     monkeypatch.setattr(CosineSelector, "_embed", lambda self, texts: (encoded.append(len(list(texts))),
                                                                         real(self, texts))[1])
     rc, err, _ = run_cli([*argv, "--out", "killed"], capsys)
     assert rc == 0, err
-    assert 120 not in encoded                              # the pool's shard is not encoded again
+    assert sorted(n for n in encoded if n in (20, 50)) == [20, 50]  # shard 0 not again; shards 1 and 2 once each
     for name in ("med", "law"):
         for f in ("scores.npy", "selected.ids.tsv"):
             assert (tmp_path / "killed" / "targets" / name / f).read_bytes() == \

@@ -56,7 +56,7 @@ def test_a_two_target_mixture_works_for_every_method(method, cascade, tmp_path, 
     assert rc == 0, err
     meta = json.loads((tmp_path / "mix" / "mix.json").read_text())
     assert {n: t["n_selected"] for n, t in meta["targets"].items()} == {"med": 20, "law": 20}
-    assert not (tmp_path / "mix" / ".shared").exists()
+    assert not (tmp_path / "mix" / ".resume").exists()
     if method in ("cosine-tfidf", "cosine-bert", "cosine-minilm", "moore-lewis") and not cascade:
         # a method that fits each target alone scores each target as a one-target run does, byte for byte
         for name in ("med", "law"):

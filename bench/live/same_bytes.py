@@ -136,10 +136,9 @@ def normalised(path: Path, side_root: Path) -> bytes:
 def compare(work: Path) -> list[str]:
     a_root, b_root = work / "ref", work / "new"
     files_a = {p.relative_to(a_root) for p in a_root.rglob("*") if p.is_file() and ".lock" not in p.name}
-    files_b = {p.relative_to(b_root) for p in b_root.rglob("*") if p.is_file() and ".lock" not in p.name
-               and p.name not in ADDED_FILES}
+    files_b = {p.relative_to(b_root) for p in b_root.rglob("*") if p.is_file() and ".lock" not in p.name}
     diffs = [f"only in ref: {p}" for p in sorted(files_a - files_b)]
-    diffs += [f"only in new: {p}" for p in sorted(files_b - files_a)]
+    diffs += [f"only in new: {p}" for p in sorted(files_b - files_a) if p.name not in ADDED_FILES]
     for p in sorted(files_a & files_b):
         if normalised(a_root / p, a_root) != normalised(b_root / p, b_root):
             diffs.append(f"differs: {p}")

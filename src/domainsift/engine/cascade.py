@@ -203,10 +203,12 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
     for tg, sec, how, cand in zip(targets, seconds, hows, cands):
         teacher_state = tg.state / f"teacher-{len(cand)}"
         if remote:  # the workers read their own candidates
-            score_shards(tg.selector, source, teacher_state, execution, model_dir=tg.state / "model", positions=cand)
+            score_shards(tg.scorer, source, teacher_state, execution, model_dir=tg.model_dir, positions=cand,
+                         column=tg.index)
         else:
             mine = records if len(cand) == len(union) else records[np.searchsorted(union, cand).tolist()]
-            score_shards(tg.selector, MemorySource(mine), teacher_state, execution, model_dir=tg.state / "model")
+            score_shards(tg.scorer, MemorySource(mine), teacher_state, execution, model_dir=tg.model_dir,
+                         column=tg.index)
         sec["teacher_score_seconds"] = round(time.time() - t, 1)  # with the candidates' reading
         t = time.time()
         t_scores, _ = assemble(teacher_state, max(1, -(-len(cand) // execution.shard_size)))

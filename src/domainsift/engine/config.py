@@ -90,14 +90,45 @@ class Cascade:
             raise DomainsiftError(f"--candidates must be at least 1, got {self.candidates}")
 
 
+@dataclass(frozen=True)
+class Column:
+    """A target's column of a fit of several targets (:meth:`~domainsift.select.base.BaseSelector.fit_targets`):
+    the fit, fitted once before the run, which scores a shard into an ``(n, T)`` block for every target
+    at once; the target's ``index`` among its columns; the folder the fit is saved in (what the Ray
+    engine ships to its workers, for a fit that saves a folder)."""
+
+    fit: object
+    index: int
+    folder: Path | None = None
+
+
 @dataclass
 class Target:
     """One target's scoring job inside a run: its fitted-to-be ``selector``, its in-domain set, the
     counting pass's samples it fits on (its own dict: the fit sample is dropped from it once fitted), the
-    state folder its fit, shards and cascade are kept in (resumable), and the cascade's student."""
+    state folder its fit, shards and cascade are kept in (resumable), and the cascade's student.
+    ``column``: the target is a column of a fit of several targets (:class:`Column`), fitted already;
+    its ``selector`` is then that fit's one-target view (what the student learns from and the signature
+    names), and the shards are scored by the fit, one block for every target."""
 
     selector: object
     in_domain: object  # a Corpus
     samples: dict
     state: Path
     student: object = None
+    column: Column | None = None
+
+    @property
+    def scorer(self):
+        """What scores this target's shards: the selector itself, or the fit of every target."""
+        return self.selector if self.column is None else self.column.fit
+
+    @property
+    def index(self) -> int | None:
+        """The target's column of its scorer's block (None: the scorer scores this target alone)."""
+        return None if self.column is None else self.column.index
+
+    @property
+    def model_dir(self) -> Path:
+        """Where the scorer's fit is saved (shipped to Ray workers)."""
+        return self.state / "model" if self.column is None else self.column.folder

@@ -35,7 +35,6 @@ import numpy as np
 
 from .._internal.errors import DomainsiftError
 from . import shards
-from .shards import score_one
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +80,7 @@ class _Scorer:
     once from its method, parameters and fitted state, and the pool's files (a
     :class:`~domainsift.io.source.PoolSource`, or None for a pool in memory)."""
 
-    def __init__(self, fits: list, source=None, threads: int = 1):
+    def __init__(self, fits: list, source=None, threads: int = 1, layout: list | None = None):
         # the actor's share of the CPUs bounds every library's threads: Ray sets OMP_NUM_THREADS (torch,
         # and so ONNX Runtime, take it), and the Rust tokenizers' pool (Rayon) reads this when it starts
         os.environ["RAYON_NUM_THREADS"] = str(threads)
@@ -102,6 +101,9 @@ class _Scorer:
             elif fitted is not None:
                 selector.set_fitted(fitted)
             self.selectors.append(selector)
+        # per state: the fit that scores it (built once above) and its column of that fit's block
+        layout = layout or [(k, None) for k in range(len(self.selectors))]
+        self.selectors, self.columns = [self.selectors[u] for u, _ in layout], [c for _, c in layout]
 
     def score(self, states: list, which: list, shard: int, segments: list, start: int) -> tuple[int, int]:
         """Read a shard of the pool once; every target in ``which`` (those that lack it) scores it and writes
@@ -109,8 +111,7 @@ class _Scorer:
         texts, targets, fidx, lines, _ = _read(self.source, segments, False)
         records = self.source._corpus(texts, targets, fidx, lines)
         fidx, lines = np.asarray(fidx, np.int32), np.asarray(lines, np.int64)
-        for k in which:
-            scores = score_one(self.selectors[k], records, start)
+        for k, scores in zip(which, shards.score_columns(self.selectors, self.columns, which, records, start)):
             shards.write_shard(Path(states[k]), shard, scores, fidx, lines)
         return shard, len(texts)
 
@@ -119,7 +120,7 @@ class _Scorer:
         from ..io.corpus import Corpus
         records = Corpus(texts=texts, ids=[("<shard>", i) for i in range(len(texts))], files=["<shard>"],
                          targets=targets)
-        return shard, [score_one(self.selectors[k], records, start) for k in which]
+        return shard, shards.score_columns(self.selectors, self.columns, which, records, start)
 
 
 # ------------------------------------------------------------------ the driver
@@ -276,15 +277,19 @@ class RemoteSource:
 
 
 def score_on_ray(selectors: list, source, states: list, shard_size, lacking: list, bar, workers, address,
-                 model_dirs: list, on_shard, positions=None, n_shards=None) -> None:
+                 model_dirs: list, on_shard, positions=None, n_shards=None, columns: list | None = None) -> None:
     """Score the shards that some target lacks (``lacking[k]``: the shards target ``k`` has no marker for)
     on Ray actors, each shard read once for every target that lacks it: read and written by the actors for
     a :class:`RemoteSource` (``positions``: the pool positions to score, by default all), or shipped as
     texts for a pool in memory. A shard whose actor died is handed to a new actor (at most :data:`RETRIES`
-    times a shard)."""
+    times a shard). ``columns``: per state, its column of a fit of several targets (shipped once; each
+    shard scored into one block for all of them)."""
     ray = _ray()
-    fits = []
-    for selector, model_dir in zip(selectors, model_dirs):
+    fits, layout, seen = [], [], {}
+    for selector, column in zip(selectors, columns or [None] * len(selectors)):
+        layout.append((seen.setdefault(id(selector), len(seen)), column))
+    unique = list({id(s): (s, d) for s, d in zip(selectors, model_dirs)}.values())
+    for selector, model_dir in unique:
         fitted = selector.fitted_state()
         if fitted is not None:
             packed = None
@@ -310,7 +315,7 @@ def score_on_ray(selectors: list, source, states: list, shard_size, lacking: lis
         src = source.source if remote else None
 
         def new_actor():
-            return actor.remote(shipped, src, threads)
+            return actor.remote(shipped, src, threads, layout)
 
         actors = [new_actor() for _ in range(n_workers)]
         todo = iter([k for k in range(n_shards) if k not in done]) if remote else source.shards(shard_size, done)

@@ -34,7 +34,7 @@ from typing import Callable
 
 from .._internal.machine import release_memory
 from ..io.corpus import Corpus
-from .config import STUDENT_SAMPLE, Cascade, Execution, Target  # noqa: F401 (Target: for the engine's callers)
+from .config import STUDENT_SAMPLE, Cascade, Column, Execution, Target  # noqa: F401 (for the engine's callers)
 from .executor import score_targets
 from .shards import assemble
 
@@ -171,22 +171,24 @@ def execute_targets(targets: list, source, execution: Execution, cascade: Cascad
     """:func:`execute` for several targets (:class:`Target`) in one run: each fitted (or its saved fit
     loaded), then one scoring pass over the pool for all of them (the local engine reads each shard
     once); under ``cascade`` every student in one pass, and every target's candidates read in one more.
-    Each target's scores are those of a run of its own (a line's score depends on its target alone).
-    Returns a :class:`Scored` per target, in order."""
+    Each target's scores are those of a run of its own (a line's score depends on its target alone);
+    the columns of a fit of several targets (:class:`~domainsift.engine.config.Column`) are scored
+    together, one ``(n, T)`` block a shard. Returns a :class:`Scored` per target, in order."""
     notes, fit_seconds = [], []
     for tg in targets:
         t = time.time()
         note = {}
         if FIT in tg.samples and len(tg.samples[FIT]) < len(source):
             note = {"fit_sample": execution.fit_sample}
-        fit(tg.selector, tg.in_domain, lambda tg=tg: tg.samples.get(FIT), tg.state / "model")
+        if tg.column is None:  # a column of a fit of several targets came fitted
+            fit(tg.selector, tg.in_domain, lambda tg=tg: tg.samples.get(FIT), tg.state / "model")
         tg.samples.pop(FIT, None)  # fitted: its sample (200,000 lines by default) is not held through the scoring
         notes.append(note)
         fit_seconds.append(round(time.time() - t, 1))  # this process's share, when a run resumed
     if cascade is None:
         t = time.time()
-        n_shards = score_targets([tg.selector for tg in targets], source, [tg.state for tg in targets], execution,
-                                 [tg.state / "model" for tg in targets])
+        n_shards = score_targets([tg.scorer for tg in targets], source, [tg.state for tg in targets], execution,
+                                 [tg.model_dir for tg in targets], columns=[tg.index for tg in targets])
         passed = round(time.time() - t, 1)  # the shards' scoring (reading the pool included), every target's
         return [Scored(*assemble(tg.state, n_shards), n_shards, {"fit_seconds": f, "pass_seconds": passed}, note)
                 for tg, f, note in zip(targets, fit_seconds, notes)]

@@ -96,20 +96,47 @@ def score_one(selector, records, start: int) -> np.ndarray:
     return out
 
 
+def score_block(selector, records) -> np.ndarray:
+    """A shard's ``(n, T)`` block: every target's scores of a fit of several targets."""
+    out = np.asarray(selector.score_targets(records))
+    if out.ndim != 2 or out.shape[0] != len(records):
+        raise RuntimeError(f"{selector.name} returned a block of shape {out.shape} for {len(records)} records")
+    return out
+
+
+def score_columns(selectors: list, columns: list, which, records, start: int) -> list:
+    """The scores of ``records`` for each state ``k`` in ``which``: ``selectors[k]`` scores it alone
+    (``columns[k]`` None), or is a fit of several targets whose block is computed once for every state it
+    serves and gives each its column."""
+    blocks: dict = {}
+    out = []
+    for k in which:
+        selector, column = selectors[k], columns[k]
+        if column is None:
+            out.append(score_one(selector, records, start))
+            continue
+        if id(selector) not in blocks:
+            blocks[id(selector)] = score_block(selector, records)
+        out.append(np.ascontiguousarray(blocks[id(selector)][:, column], dtype=np.float64))
+    return out
+
+
 def score_local(selectors: list, source, states: list, shard_size: int, done: list, bar,
-                on_shard: Callable[[int], None] | None = None, processes: int = 1) -> None:
+                on_shard: Callable[[int], None] | None = None, processes: int = 1, columns: list | None = None) -> None:
     """The local engine: the shards without a marker, one after another in this process, each read once
     and scored by every selector (one a target) whose state folder lacks it (``done``: each state's
     finished shards); a selector whose scoring is Python code on one core (``python_bound``: the
     student) in ``processes`` forked processes, this one reading the pool and writing the shards
-    (:func:`_score_forked`)."""
+    (:func:`_score_forked`). ``columns``: per state, its column of a fit of several targets (None: the
+    state's selector scores it alone; :func:`score_columns`)."""
     every = set.intersection(*done)
+    columns = list(columns or [None] * len(selectors))
     if processes > 1 and all(s.python_bound for s in selectors) and _can_fork():
-        return _score_forked(selectors, source, states, shard_size, done, every, bar, on_shard, processes)
+        return _score_forked(selectors, source, states, shard_size, done, every, bar, on_shard, processes, columns)
     for shard, records, fidx, lines in source.shards(shard_size, every):
-        for selector, state, have in zip(selectors, states, done):
-            if shard not in have:
-                write_shard(state, shard, score_one(selector, records, shard * shard_size), fidx, lines)
+        which = [k for k, have in enumerate(done) if shard not in have]
+        for k, scores in zip(which, score_columns(selectors, columns, which, records, shard * shard_size)):
+            write_shard(states[k], shard, scores, fidx, lines)
         bar.update(len(records))
         if on_shard:
             on_shard(shard)
@@ -121,7 +148,7 @@ def _can_fork() -> bool:
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
-_FORKED = None  # the selectors a forked scoring process inherited
+_FORKED = None  # the selectors (and their columns) a forked scoring process inherited
 
 
 def _child_start(parent: int) -> None:
@@ -139,11 +166,12 @@ def _child_start(parent: int) -> None:
 
 
 def _score_in_child(records, start: int, which: list) -> list:
-    return [score_one(_FORKED[k], records, start) for k in which]
+    selectors, columns = _FORKED
+    return score_columns(selectors, columns, which, records, start)
 
 
 def _score_forked(selectors: list, source, states: list, shard_size: int, done: list, every: set, bar, on_shard,
-                  processes: int) -> None:
+                  processes: int, columns: list) -> None:
     """:func:`score_local` over ``processes`` forked processes: each inherits the fitted selectors (nothing
     is pickled but the shards' records and scores), scores whole shards, and this process writes each
     shard's files and marker as its scores come back. A line's score depends on its text alone, so the
@@ -154,7 +182,7 @@ def _score_forked(selectors: list, source, states: list, shard_size: int, done: 
     global _FORKED
     for selector in selectors:
         selector.prepare_fork()  # what a child would otherwise compute after the fork, computed once here
-    _FORKED = selectors
+    _FORKED = (selectors, columns)
     env = os.environ.get("TOKENIZERS_PARALLELISM")
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one core a process; and no warning about the fork
     try:

@@ -2,8 +2,8 @@
 
 Every pool line is scored against every target (one score run per target under ``DIR/targets/NAME``,
 each a full score directory). A method that ``fits_targets`` fits them all at once (finetune: one
-encoder, a head per target; cosine: a centroid per target; the first target to score a batch keeps every
-head's scores in the mixture's memo, :mod:`..select.shared`, so the pool is encoded once); any other
+encoder, a head per target; cosine: a centroid per target) and scores each shard once into an ``(n, T)``
+block, one column a target (:class:`~domainsift.engine.config.Column`); any other
 method fits each target alone, on the same samples. The pool is counted, hashed and sampled once for all
 of them (:func:`_read_once`), every target is prepared and fitted, and one pass reads each shard once for
 every target (:func:`domainsift.pipeline.score.score_prepared`): at most three reads of the pool for any
@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .. import rundir
 from .._internal.errors import DomainsiftError
+from ..engine.config import Column
 from ..select.base import check_n_against_pool, choose
 
 
@@ -180,16 +182,16 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
             scanned, execution = _read_once(method, pool, params, seed, execution, cascade, auto, stack)
             if not auto:  # before any fit
                 check_n_against_pool(scanned.scan.n, top, fraction)
-            shared, shared_params = _shared_fit(method, targets, scanned, out, params, seed, execution)
-            if shared is not None:  # this process lets go of the shared model at the end, refused or not
-                stack.callback(next(iter(shared.values())).release)
-            prepared = [prepare(method, corpus, scanned, out / rundir.MIX_TARGETS / name,
-                                params if shared is None else {**shared_params, "shared": shared[name]}, seed, reader,
+            shared, params = _shared_fit(method, targets, scanned, out, params, seed, execution)
+            prepared = [prepare(method, corpus, scanned, out / rundir.MIX_TARGETS / name, params, seed, reader,
                                 execution, cascade,
                                 check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
-                                stack=stack, estimate_share=auto, exclude=left_out)
-                        for name, corpus in targets.items()]
-            jobs = dict(zip(targets, score_prepared(prepared, overwrite)))  # one pass over the pool for every target
+                                stack=stack, estimate_share=auto, exclude=left_out,
+                                column=None if shared is None else Column(shared.fit, j, shared.folder))
+                        for j, (name, corpus) in enumerate(targets.items())]
+            # one pass over the pool for every target (a shared fit: one block a shard); the mixture's claim
+            # holds every target's folder
+            jobs = dict(zip(targets, score_prepared(prepared, overwrite, claim=False)))
             runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
             first = next(iter(runs.values()))
             for name, run in runs.items():
@@ -314,16 +316,23 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
             if checks is not None:
                 meta["pair_checks"] = checks.describe()
             if shared is not None:
-                meta["shared_fit"] = str(next(iter(shared.values())).identity)
+                meta["shared_fit"] = shared.identity
             rundir.write_mix(out, chosen, texts, meta, sides)
     except DomainsiftError:  # refused on the way: what this run made and nothing can resume from goes
         _tidy(out, held.created)
         raise
-    shutil.rmtree(out / SHARED, ignore_errors=True)  # the shared fit lives on in every target's scores
+    shutil.rmtree(out / rundir.RESUME, ignore_errors=True)  # the shared fit lives on in every target's scores
     return meta
 
 
-SHARED = ".shared"  # under a mixture's folder while it runs: the shared fit, its checkpoint, the encoded batches
+@dataclass(frozen=True)
+class SharedFit:
+    """A fit of every target at once (:meth:`~domainsift.select.base.BaseSelector.fit_targets`), what it
+    was made from (``identity``) and the folder it is saved in while the mixture runs."""
+
+    fit: object
+    identity: str
+    folder: Path
 
 
 def _tidy(out: Path, created: bool) -> None:
@@ -341,8 +350,8 @@ def _tidy(out: Path, created: bool) -> None:
                 shutil.rmtree(t, ignore_errors=True)
         if not any(targets.iterdir()):
             targets.rmdir()
-    if (out / SHARED).is_dir() and not resumable(out / SHARED):
-        shutil.rmtree(out / SHARED, ignore_errors=True)
+    if (out / rundir.RESUME).is_dir() and not resumable(out / rundir.RESUME):
+        shutil.rmtree(out / rundir.RESUME, ignore_errors=True)
     if created and out.is_dir() and all(p.name == ".lock" for p in out.iterdir()):
         shutil.rmtree(out, ignore_errors=True)
 
@@ -372,13 +381,14 @@ def _read_once(method: str, pool, params: dict | None, seed: int, execution, cas
 
 
 def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | None, seed: int,
-                execution) -> tuple[dict | None, dict]:
+                execution) -> tuple[SharedFit | None, dict]:
     """For a method that fits every target at once (finetune: one encoder, a head per target; cosine: a
     centroid per target), that fit, trained here (or loaded, when a killed mixture saved it) on the fit
     sample of the pool's one counting pass (``scanned``; cosine: on none, unless its embedder learns its
     space from the pool), with the method's ``shared_defaults`` for the parameters not given;
-    returns each target's ``shared`` parameter and the parameters the fit ran with, or
-    ``(None, params)`` for a method that fits each target alone."""
+    returns the :class:`SharedFit` and the parameters it ran with, or ``(None, params)`` for a method
+    that fits each target alone. Saved under the mixture's ``.resume`` while the run lasts, with each
+    finished epoch: a killed mixture loads it, or goes on from its last epoch."""
     import hashlib
     import json
     import logging
@@ -402,7 +412,7 @@ def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | N
         h.update(b"\x00target\x00" + name.encode())
         hash_texts(h, corpus.texts)
     identity = h.hexdigest()[:24]
-    folder, memo = out / SHARED / identity, out / SHARED / f"encoded-{identity}"
+    folder = out / rundir.RESUME / f"fit-{identity}"
     if folder.is_dir():
         try:
             multi.load_state(folder)
@@ -411,11 +421,10 @@ def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | N
                                                 folder, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             shutil.rmtree(folder, ignore_errors=True)
     if not folder.is_dir():
-        checkpoint = out / SHARED / f"checkpoint-{identity}"
+        checkpoint = out / rundir.RESUME / f"checkpoint-{identity}"
         multi.checkpoint_dir = checkpoint  # each finished epoch kept: a killed fit goes on from there
         multi.fit_targets(targets, scan.samples.get(FIT))
         multi.checkpoint_dir = None
         multi.save_state(folder)
         shutil.rmtree(checkpoint, ignore_errors=True)
-    memo.mkdir(parents=True, exist_ok=True)
-    return multi.heads(folder, identity, memo), params
+    return SharedFit(multi, identity, folder), params

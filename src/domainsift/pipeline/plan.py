@@ -339,7 +339,7 @@ def _estimate_for(selector, method, n, n_in, costs, selection, cascade, share_sa
     pv = selector.param_values()
     p = {k: pv[k] for k in ("epochs", "batch_size", "holdout", "neg_ratio") if k in pv}
     est = estimate(method, p, n, n_in, costs, selection, cascade is not None, share_sample=share_sample,
-                   fitted=pv.get("shared") is not None)
+                   fitted=selector.target_of is not None)
     if cascade is not None:
         from .. import rundir
         est["note"] = ("the candidates are at least 2 N; the student's plan after its fit may take more (its "

@@ -22,7 +22,7 @@ from .. import rundir
 from .._internal.errors import DomainsiftError, Interrupted
 from .._internal.safety import check_distinct_inputs, refuse_overwriting_inputs
 from .._internal.signature import make_signature
-from ..engine.run import Cascade, Execution, fingerprint, samples_needed
+from ..engine.run import Cascade, Column, Execution, fingerprint, samples_needed
 from ..io.corpus import Corpus, file_digest
 from ..select import get_selector
 
@@ -125,15 +125,18 @@ class Prepared:
     warnings: list
     estimate: dict | None
     t0: float
+    column: Column | None = None
 
 
 def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
             reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
             check_pool=None, selection_share=None, stack: ExitStack | None = None,
-            estimate_share: bool = False, exclude=None) -> Prepared:
+            estimate_share: bool = False, exclude=None, column: Column | None = None) -> Prepared:
     """Everything a score run does before its fit (see :func:`score`): the method's parameters, the
     engine, the cascade and the inputs checked, the pool counted, fingerprinted and sampled (or the pass
-    a caller made for several runs, a :class:`ScannedPool`), the warnings, the share, the run's identity."""
+    a caller made for several runs, a :class:`ScannedPool`), the warnings, the share, the run's identity.
+    ``column``: the run is a target's column of a fit of several targets, fitted already (its selector is
+    that fit's view of the target)."""
     from ..io.source import MemorySource, PoolSource
     t0 = time.time()
     execution = execution or Execution()
@@ -141,7 +144,8 @@ def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None =
     source = scanned.source if scanned else pool if isinstance(pool, PoolSource) else MemorySource(pool)
     params = dict(params or {})
     params.setdefault("seed", seed)
-    selector = get_selector(method, **params)  # bad parameters fail here, before any reading; built once
+    selector = (get_selector(method, **params) if column is None  # bad parameters fail here, before any reading
+                else column.fit.target(column.fit.targets_[column.index]))
     execution.check()
     if cascade is not None:
         cascade.check()
@@ -192,21 +196,23 @@ def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None =
                            {"shard_size": execution.shard_size, "fit_sample": execution.fit_sample, **how},
                            selector.signature_params())
     return Prepared(method, selector, student, in_domain, params, source, scan, execution, cascade, Path(out_dir),
-                    manifest, identity, warnings, estimate, t0)
+                    manifest, identity, warnings, estimate, t0, column)
 
 
-def score_prepared(jobs: list, overwrite: bool = False) -> list:
+def score_prepared(jobs: list, overwrite: bool = False, claim: bool = True) -> list:
     """Fit and score prepared runs (:func:`prepare`) that share one pool, source and execution, and write
     each run's directory: every target fitted, then the pool scored once for all of them
-    (:func:`~domainsift.engine.run.execute_targets`). Each directory is locked while the runs write."""
+    (:func:`~domainsift.engine.run.execute_targets`). Each directory is claimed while the runs write
+    (``claim=False``: the caller's claim holds them, a mixture's)."""
     from ..engine.run import Target, execute_targets
     first = jobs[0]
     with ExitStack() as claims:
         targets = []
         for job in jobs:
-            claims.enter_context(rundir.claim(job.out_dir, "score", overwrite=overwrite, identity=job.identity))
+            if claim:
+                claims.enter_context(rundir.claim(job.out_dir, "score", overwrite=overwrite, identity=job.identity))
             targets.append(Target(job.selector, job.in_domain, job.scan.samples,
-                                  job.out_dir / rundir.RESUME / job.identity, job.student))
+                                  job.out_dir / rundir.RESUME / job.identity, job.student, job.column))
         try:
             done = execute_targets(targets, first.source, first.execution, first.cascade)
         except KeyboardInterrupt:

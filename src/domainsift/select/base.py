@@ -139,10 +139,13 @@ class BaseSelector:
     #: its scoring is Python code on one core (the student): the local engine scores its shards in forked
     #: processes (``--processes``), after :meth:`prepare_fork`
     python_bound: ClassVar[bool] = False
-    #: several targets can share one fit (:meth:`fit_targets`, :meth:`heads`; finetune: one encoder, a head
-    #: per target), run with ``shared_defaults`` for the parameters a user did not give
+    #: several targets can share one fit (:meth:`fit_targets`, :meth:`score_targets`, :meth:`target`;
+    #: finetune: one encoder, a head per target), run with ``shared_defaults`` for the parameters a user
+    #: did not give
     fits_targets: ClassVar[bool] = False
     shared_defaults: ClassVar[dict] = {}
+    #: on a one-target view of a fit of several targets (:meth:`target`): ``(its target, every target)``
+    target_of: tuple[str, tuple[str, ...]] | None = None
     #: a folder where a fit that trains in epochs keeps its last finished epoch, and goes on from it when
     #: it finds one (finetune); the engine sets it under the run's ``.resume``; None: no checkpoints
     checkpoint_dir = None
@@ -208,7 +211,10 @@ class BaseSelector:
         self.max_length = clamp_max_length(model_path(model), length)
 
     def signature_params(self) -> dict:
-        return {p.name: getattr(self, p.name) for p in self.params if p.signature}
+        out = {p.name: getattr(self, p.name) for p in self.params if p.signature}
+        if self.target_of is not None:  # which head of which fit scored (a one-target fit: nothing)
+            out["shared"] = f"head {self.target_of[0]} of {'+'.join(self.target_of[1])}"
+        return out
 
     def param_values(self) -> dict:
         """Every declared parameter's value: what builds an equal selector elsewhere (a Ray worker)."""
@@ -314,13 +320,23 @@ class BaseSelector:
     def fit_targets(self, targets: dict, pool) -> "BaseSelector":
         raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
 
-    def heads(self, folder, identity: str, memo=None) -> dict:
-        """Each target's ``shared`` parameter for this fit of :meth:`fit_targets`
-        (:func:`domainsift.select.shared.heads`)."""
-        if not self.fits_targets:
-            raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
-        from .shared import heads
-        return heads(self, folder, identity, memo)
+    def score_targets(self, records) -> np.ndarray:
+        """A fit of :meth:`fit_targets` scoring ``records`` for every target at once: ``(n, T)``, column
+        ``j`` the scores :meth:`target` ``j``'s view gives, bit for bit (one encoding for all)."""
+        raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
+
+    def target(self, name: str) -> "BaseSelector":
+        """A fit of :meth:`fit_targets` as one target's selector (its :attr:`target_of` set): it scores
+        as column ``name`` of :meth:`score_targets`, and is what a cascade's student learns from."""
+        raise DomainsiftError(f"{self.name}: its targets cannot share one fit")
+
+    def _target_index(self, name: str) -> int:
+        """``name``'s place among this fit's targets (a one-line error when it is not one)."""
+        self.require_fitted()
+        targets = list(self.__dict__.get("targets_") or [])
+        if name not in targets:
+            raise DomainsiftError(f"the shared fit has no target '{name}' (it has: {', '.join(targets)})")
+        return targets.index(name)
 
     def write_artifacts(self, out_dir) -> list[str]:
         """Pictures or data of the fit written into the run directory after scoring (none by default)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
@@ -35,16 +34,14 @@ class CosineSelector(BaseSelector):
         Param("batch_size", int, 32, "sentences per encoding batch (batches are sorted by token count; the "
               "vectors do not depend on it)", check=at_least(1), signature=False),
         MAX_LENGTH, BACKEND, SEED, DEVICE, CACHE_DIR, PROGRESS,
-        Param("shared", object, None, "set by a run of several targets (select --target ...): this target's "
-              "centroid among every target's, scored from one encoding of the pool (a SharedHeads)", cli=False),
     )
 
     learned = ("centroid_",)
 
     @property
     def fits_targets(self) -> bool:
-        """Several targets share one encoding of the pool, a centroid each (:meth:`fit_targets`): the first
-        target's run over a shard scores it against every centroid, the others read those scores. Not over
+        """Several targets share one encoding of the pool, a centroid each (:meth:`fit_targets`): a shard
+        is encoded once and scored against every centroid (:meth:`score_targets`). Not over
         an embedder that learns its space from the pool (tf-idf, word2vec, LDA: its fit is not saved as a
         folder): each target then fits it on the same sample, and the vector cache serves the later ones."""
         return not self._learns_space
@@ -53,7 +50,7 @@ class CosineSelector(BaseSelector):
         """Forget the centroid, and a corpus-fitted embedder's space (tf-idf, word2vec, LDA: the next
         fit learns it from its own pool); a pretrained encoder is kept, it learns nothing."""
         super().reset()
-        for name in ("centroids_", "targets_", "_view"):  # a shared fit's, or a target's view of one
+        for name in ("centroids_", "targets_"):  # a shared fit's
             self.__dict__.pop(name, None)
         if isinstance(self.embedder, str) and self._learns_space:
             self.__dict__.pop("_enc", None)
@@ -81,7 +78,7 @@ class CosineSelector(BaseSelector):
     def fit_uses_pool(self) -> bool:
         """A corpus-fitted embedder (tf-idf, word2vec, LDA) learns its space from the pool (a target of
         a shared fit takes the space the shared fit learned)."""
-        return self.shared is None and self._learns_space
+        return self.target_of is None and self._learns_space
 
     @property
     def _learns_space(self) -> bool:
@@ -95,8 +92,8 @@ class CosineSelector(BaseSelector):
         """What a copy needs to score as this one does: the centroid (a shared fit: every target's, and
         the targets' names), and a corpus-fitted embedder's fitted state (a transformers encoder is
         loaded again by the copy)."""
-        state = ({"centroids": self.centroids_, "targets": self.targets_} if self.shared is None
-                 and "centroids_" in self.__dict__ else {"centroid": self.centroid_})
+        state = ({"centroids": self.centroids_, "targets": self.targets_} if "centroids_" in self.__dict__
+                 else {"centroid": self.centroid_})
         return {**state, "embedder": self._enc if self._learns_space else None}
 
     def set_fitted(self, state: dict) -> "CosineSelector":
@@ -106,14 +103,9 @@ class CosineSelector(BaseSelector):
             self.centroids_, self.targets_ = np.asarray(state["centroids"]), list(state["targets"])
             return self
         self.centroid_ = np.asarray(state["centroid"])
-        if self.shared is not None and Path(self.shared.folder).is_dir():  # a copy that reads the shared scores
-            self._attach(self.shared.fitted(self))
         return self
 
     def fit(self, in_domain, pool=None) -> "CosineSelector":
-        if self.shared is not None:  # a target of a shared fit: its centroid of the shared encoding
-            self.reset()
-            return self._attach(self.shared.fitted(self))
         in_domain, pool = self._fit_input(in_domain, pool)
         self._encoder(fit_on=(pool or in_domain).texts)
         self.centroid_ = self._centroid(in_domain.texts)
@@ -126,7 +118,7 @@ class CosineSelector(BaseSelector):
     def fit_targets(self, targets: dict, pool=None) -> "CosineSelector":
         """Every target's centroid (``{name: Corpus}``), in one space: a corpus-fitted embedder learns it
         from ``pool`` (or, without one, from every target's lines). Each target's selector
-        (:meth:`heads`) then scores as a one-target fit does, with the same bits."""
+        (:meth:`target`) then scores as a one-target fit does, with the same bits."""
         names = list(targets)
         if len(names) < 2:
             raise DomainsiftError("a shared fit needs at least two targets")
@@ -141,15 +133,25 @@ class CosineSelector(BaseSelector):
         self.targets_ = names
         return self
 
-    def _attach(self, multi: "CosineSelector") -> "CosineSelector":
-        """This target's centroid of ``multi`` (a fit of :meth:`fit_targets`), as this selector's fit; its
-        scores come through the shared memo (:class:`~domainsift.select.shared.HeadView`)."""
-        from .shared import HeadView
-        j = self.shared.index(multi.targets_)
-        self._enc = multi._encoder()
-        self.centroid_ = multi.centroids_[j].copy()
-        self._view = HeadView(_Centroids(multi), j, self.shared.memo)
-        return self
+    def target(self, name: str) -> "CosineSelector":
+        """Target ``name``'s centroid of this fit of :meth:`fit_targets`, as a one-target fit in the same
+        space (its cosines are column ``name`` of :meth:`score_targets`, bit for bit)."""
+        j = self._target_index(name)
+        view = type(self)(**self.param_values())
+        view._enc = self._encoder()
+        view.centroid_ = self.centroids_[j].copy()
+        view.target_of = (name, tuple(self.targets_))
+        return view
+
+    @property
+    def is_fitted(self) -> bool:
+        return super().is_fitted or "centroids_" in self.__dict__  # one centroid, or a shared fit's
+
+    def score_targets(self, records) -> np.ndarray:
+        """Every target's cosine, ``(n, T)``: one encoding of the lines, a centroid per target."""
+        if "centroids_" not in self.__dict__:
+            raise DomainsiftError("cosine: a fit of one target has no targets' block; score it")
+        return self._cosines(as_corpus(records).texts, self.centroids_)
 
     def _cosines(self, texts, centroids) -> np.ndarray:
         """``(n, k)``: every line's cosine to each of ``centroids``, one encoding."""
@@ -161,18 +163,12 @@ class CosineSelector(BaseSelector):
         """Cosine similarity to the centroid, (n,) in [-1, 1]."""
         self.require_fitted()
         texts = as_corpus(records).texts
-        if "_view" in self.__dict__:
-            return self._view.predict(texts)
         return self._cosines(texts, self.centroid_[None, :])[:, 0]
 
     def signature_params(self) -> dict:
         """The declared parameters, the embedder's name, and for a transformers encoder its files'
         fingerprint and how it ran (backend, graph, int8 recipe, versions, CPU family)."""
         p = super().signature_params()
-        if p.get("shared") is None:
-            p.pop("shared", None)  # a one-target fit: the signature as before
-        else:
-            p["shared"] = str(p["shared"])
         p["embedder"] = self.model_name
         from ..embed import abilities
         if isinstance(self.embedder, str) and abilities(self.embedder).kind != "baseline":
@@ -183,14 +179,3 @@ class CosineSelector(BaseSelector):
             p.pop("backend", None)
         return p
 
-
-class _Centroids:
-    """A shared cosine fit as a predictor of several heads: ``predict(texts)`` is ``(n, k)``, every
-    target's cosine from one encoding of the lines."""
-
-    def __init__(self, multi: CosineSelector):
-        self.multi = multi
-        self.outputs = len(multi.targets_)
-
-    def predict(self, texts, progress: bool = False) -> np.ndarray:
-        return self.multi._cosines(list(texts), self.multi.centroids_)

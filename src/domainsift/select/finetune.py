@@ -26,7 +26,6 @@ from ..embed import model_path
 from .._internal.errors import DomainsiftError
 from ..metrics import f1_score
 from .base import BACKEND, CACHE_DIR, DEVICE, MAX_LENGTH, PROGRESS, SEED, EncoderSelector, Param, at_least, in_range
-from .shared import HeadView
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +125,6 @@ class FinetuneSelector(EncoderSelector):
               "larger batch only holds more memory: 128 lines cost 0.6 GB more at the same speed; 128 on a GPU)",
               check=lambda v: None if v is None or v >= 1 else f"must be at least 1, got {v}", signature=False),
         SEED, DEVICE, CACHE_DIR, PROGRESS,
-        Param("shared", object, None, "set by a run of several targets (select --target ...): this target's head "
-              "of one encoder fine-tuned for every target (a SharedHeads)", cli=False),
     )
     #: several targets can share one fine-tuned encoder, a head each (:meth:`fit_targets`)
     fits_targets = True
@@ -152,15 +149,7 @@ class FinetuneSelector(EncoderSelector):
 
     @property
     def fit_uses_pool(self) -> bool:
-        return self.shared is None  # a target of a shared fit reads its head; the shared fit read the pool
-
-    def signature_params(self) -> dict:
-        out = super().signature_params()
-        if out.get("shared") is None:
-            out.pop("shared", None)  # a one-target fit: the signature as before
-        else:
-            out["shared"] = str(out["shared"])
-        return out
+        return self.target_of is None  # a target of a shared fit reads its head; the shared fit read the pool
 
     def _ranking(self, in_domain, pool) -> np.ndarray:
         if self.negatives != "preranked":
@@ -171,9 +160,6 @@ class FinetuneSelector(EncoderSelector):
         return cos.fit(in_domain, pool).score(pool)
 
     def fit(self, in_domain, pool=None) -> "FinetuneSelector":
-        if self.shared is not None:  # a target of a shared fit: its head of the fitted encoder
-            self.reset()
-            return self._attach(self.shared.fitted(self))
         in_domain, pool = self._fit_input(in_domain, pool)
         positives, texts = list(in_domain.texts), pool.texts
         rng = np.random.default_rng(self.seed)
@@ -220,11 +206,9 @@ class FinetuneSelector(EncoderSelector):
 
     def save_state(self, path) -> None:
         """Save the fine-tuned encoder, tokenizer, head and fit results (atomically)."""
-        clf = self.classifier_
-        extra = {}
-        if isinstance(clf, HeadView):  # a target of a shared fit: the shared encoder, every head, and which
-            clf, extra = clf.shared, {"head": clf.index, "targets": self.targets_}
-        clf.save(path, {**{k: getattr(self, k, None) for k in self._STATE}, **extra})
+        if self.target_of is not None:
+            raise DomainsiftError("a target of a shared fit is saved as the fit it is a column of")
+        self.classifier_.save(path, {k: getattr(self, k, None) for k in self._STATE})
 
     def load_state(self, path) -> "FinetuneSelector":
         """Load a model saved by :meth:`save_state` instead of fitting."""
@@ -232,9 +216,6 @@ class FinetuneSelector(EncoderSelector):
         self.reset()
         self.classifier_, state = EncoderClassifier.load(path, self.max_length, self.device, self._score_batch(),
                                                          self.backend)
-        if "head" in state:
-            self.classifier_ = HeadView(self.classifier_, int(state.pop("head")),
-                                        self.shared.memo if self.shared is not None else None)
         for k, v in state.items():
             setattr(self, k, v)
         return self
@@ -316,24 +297,32 @@ class FinetuneSelector(EncoderSelector):
         self.train_losses_ = train_classifier(clf, epoch_data, steps, cfg, rng, checkpoint=self.checkpoint_dir)
         return clf
 
-    def _attach(self, multi: "FinetuneSelector") -> "FinetuneSelector":
-        """This target's head of ``multi`` (a fit of :meth:`fit_targets`), as this selector's fit."""
-        name = self.shared.name
-        j = self.shared.index(multi.targets_)
-        self.classifier_ = HeadView(multi.classifier_, j, self.shared.memo)
-        self.targets_ = list(multi.targets_)
-        self.n_positives_ = multi.n_positives_[name]
-        self.n_negatives_ = multi.n_negatives_
-        self.holdout_metrics_ = (multi.holdout_metrics_ or {}).get(name)
-        self.train_losses_ = multi.train_losses_
-        return self
+    def score_targets(self, records) -> np.ndarray:
+        """Every target's probability, ``(n, T)``: one encoding of the lines, a head per target."""
+        self.require_fitted()
+        if not self.targets_:
+            raise DomainsiftError("finetune: a fit of one target has no targets' block; score it")
+        from ..io.corpus import as_corpus
+        return self.classifier_.predict(as_corpus(records).texts, progress=self.progress)
+
+    def target(self, name: str) -> "FinetuneSelector":
+        """Target ``name``'s head of this fit of :meth:`fit_targets`, as a one-target fit."""
+        j = self._target_index(name)
+        view = type(self)(**self.param_values())
+        view.classifier_ = self.classifier_.column(j)
+        view.targets_ = list(self.targets_)
+        view.target_of = (name, tuple(self.targets_))
+        view.n_positives_ = self.n_positives_[name]
+        view.n_negatives_ = self.n_negatives_
+        view.holdout_metrics_ = (self.holdout_metrics_ or {}).get(name)
+        view.train_losses_ = self.train_losses_
+        return view
 
     def distil_source(self):
         """The fine-tuned encoder (every target's, for a shared fit): a cascade's student distils its static
         vectors from it (bench/results/student_source.md)."""
         self.require_fitted()
-        clf = self.classifier_
-        clf = getattr(clf, "shared", clf)  # a HeadView: its target's head of the shared encoder
+        clf = self.classifier_.encoder_classifier  # a column of a shared fit: the shared encoder
         layers = f", lower {self.layers} layers" if self.layers else ""
         return clf.tokenizer, clf.encoder, f"{self.model_name} fine-tuned{layers}"
 

@@ -151,6 +151,15 @@ class EncoderClassifier:
         from .._internal.rows import sigmoid
         return sigmoid(logits)
 
+    @property
+    def encoder_classifier(self) -> "EncoderClassifier":
+        """The classifier whose encoder scores (itself; a :class:`Column`'s: the classifier of every head)."""
+        return self
+
+    def column(self, j: int) -> "Column":
+        """Head ``j`` of a classifier of several heads, predicting as a binary classifier does."""
+        return Column(self, j)
+
     # ------------------------------------------------------------------ checkpoint
     def save(self, path: str | os.PathLike, state: dict) -> None:
         """Save encoder, tokenizer, head and ``state`` atomically (a temporary folder, renamed)."""
@@ -174,6 +183,17 @@ class EncoderClassifier:
         clf.head.load_state_dict(clf.torch.load(path / "head.pt", map_location="cpu", weights_only=True))
         clf.train(False)
         return clf, state
+
+
+class Column:
+    """Head ``j`` of a classifier of several heads (:meth:`EncoderClassifier.column`): ``predict`` is that
+    head's column of the classifier's ``(n, heads)`` probabilities, bit for bit."""
+
+    def __init__(self, classifier: EncoderClassifier, j: int):
+        self.encoder_classifier, self.j = classifier, j
+
+    def predict(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        return self.encoder_classifier.predict(texts, progress=progress)[:, self.j].copy()
 
 
 def save_checkpoint(folder: Path, clf: EncoderClassifier, opt, sched, epoch: int, epochs: int,
