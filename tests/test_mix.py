@@ -422,3 +422,53 @@ def test_a_mixture_counts_and_samples_the_pool_once(tmp_path, tiny_models, monke
     with pytest.raises(DomainsiftError, match="cannot select 121 lines from a pool of 120"):
         select_mix(method, targets, ds.PoolSource.open(d["pool"]), tmp_path / "big", params=params, top=121)
     assert fitted == []
+
+
+@pytest.mark.parametrize("case", ["cosine-minilm", "finetune-cascade"])
+def test_three_targets_are_one_run(tmp_path, capsys, monkeypatch, tiny_models, case):
+    """A mixture of three targets is one run, not three in lockstep: the method's selector is built
+    once (every target a column of its one fit), one claim, one fingerprint, one fit; choosing reads no
+    ``scores.npy`` this run wrote; each target's scores are its column of the fit's block."""
+    import domainsift.pipeline.score as score_mod
+    import domainsift.select as select_mod
+    from domainsift import rundir
+    d = _data(tmp_path)
+    d["in_it"] = write_lines(tmp_path / "in_it.txt", make_sentences("it", 30, 23))
+    monkeypatch.chdir(tmp_path)
+    method = case.split("-")[0]
+    opts = (["--model", "minilm", "--cache", ""] if method == "cosine" else
+            ["--model", tiny_models["bert"], "--epochs", "2", "--batch-size", "8", "--backend", "torch", "--cascade"])
+    built, claims, prints, fits, reads = [], [], [], [], []
+    real_get, real_claim, real_print = select_mod.get_selector, rundir.claim, score_mod.fingerprint
+    real_fit, real_load = select_mod.selector_class(method).fit_targets, np.load
+
+    def get(name, **kw):
+        built.append(name)
+        return real_get(name, **kw)
+    monkeypatch.setattr(select_mod, "get_selector", get)
+    monkeypatch.setattr(score_mod, "get_selector", get)
+    monkeypatch.setattr(rundir, "claim", lambda out, writes, **kw: (claims.append(writes), real_claim(out, writes, **kw))[1])
+    monkeypatch.setattr(score_mod, "fingerprint", lambda *a, **kw: (prints.append(1), real_print(*a, **kw))[1])
+    monkeypatch.setattr(select_mod.selector_class(method), "fit_targets",
+                        lambda self, *a, **kw: (fits.append(1), real_fit(self, *a, **kw))[1])
+    monkeypatch.setattr(select_mod.selector_class(method), "fit",
+                        lambda self, *a, **kw: pytest.fail("a target fitted alone"))
+    monkeypatch.setattr(np, "load", lambda f, *a, **kw: (reads.append(str(f)), real_load(f, *a, **kw))[1])
+    rc, err, _ = run_cli(["select", "--method", method, *opts, *(f"--target={n}={d['in_' + n]}" for n in
+                                                                   ("med", "law", "it")),
+                          "--pool", *map(str, d["pool"]), "--top", "45", "--out", "mix"], capsys)
+    assert rc == 0, err
+    assert built.count(method) == 1                        # one teacher selector: the fit of every target
+    assert fits == [1]
+    assert claims == ["mix"]                               # one claim: the mixture's folder holds every target's
+    assert prints == [1]                                   # one fingerprint for the run
+    assert any("shard-" in r for r in reads)                # (the arrays come from the shards scored)
+    assert not [r for r in reads if r.endswith("/scores.npy")]  # no scores.npy read back
+    meta = json.loads((tmp_path / "mix" / "mix.json").read_text())
+    assert sum(t["n_selected"] for t in meta["targets"].values()) == 45 and "shared_fit" in meta
+    assert not (tmp_path / "mix" / ".resume").exists()
+    monkeypatch.undo()
+    for n in ("med", "law", "it"):
+        sig = json.loads((tmp_path / "mix" / "targets" / n / "signature.json").read_text())["signature"]
+        assert f"|shared:head {n} of med+law+it|" in sig
+        assert ("|cascade:student(" in sig) == (method == "finetune")

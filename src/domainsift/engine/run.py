@@ -48,12 +48,13 @@ SAMPLE_STREAMS = {FIT: 1, STUDENT_SAMPLE: 2, LANGUAGE: 3, SHARE_SAMPLE: 4, SURFA
 CALIBRATION_LINES = 256  # the sample a run's cost is calibrated on (domainsift.pipeline.plan)
 
 
-def fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, extra: dict,
+def fingerprint(method: str, params: dict, in_domain, manifest: dict, extra: dict,
                 numerics: dict | None = None) -> str:
     """Identifies a scoring job: the package version, method, parameters, how the selector computes
     (``numerics``: its signature parameters, with the encoder's files, effective backend, int8 recipe,
-    library versions and CPU family), in-domain texts, the pool's files (paths, reader, sizes and
-    SHA-256) and how it is sharded. A run killed under one version or machine and started again
+    library versions and CPU family), the in-domain texts (a sequence of strings; a mixture's: every
+    target's, each with its name), the pool's files (paths, reader, sizes and SHA-256) and how it is
+    sharded. A run killed under one version or machine and started again
     under another starts over instead of mixing shards."""
     from .._version import __version__
     h = hashlib.sha256()
@@ -62,7 +63,7 @@ def fingerprint(method: str, params: dict, in_domain: Corpus, manifest: dict, ex
                          {k: manifest[k] for k in ("files", "target_files", "n", "reader", "fingerprints")}],
                         sort_keys=True, default=repr).encode())
     from .._internal.checksums import hash_texts
-    hash_texts(h, in_domain.texts)
+    hash_texts(h, in_domain)
     return h.hexdigest()[:24]
 
 

@@ -131,21 +131,22 @@ def _distinct(run, idx, rule: dict, dedup, fetch=None, exclude=None, checks=None
         window = min(n, 2 * window)
 
 
-def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: bool, stats: dict | None = None,
-            kept: dict | None = None, dedup=None, fetch=None, share: dict | None = None, exclude=None,
-            checks=None) -> dict:
-    """``stats``: the pool files' ``(size, mtime_ns)`` when this process hashed them (a changed file is
-    told by its stat, not by hashing it again); ``kept``: selected lines' bytes already read; ``dedup``:
-    a :class:`~domainsift.dedup.Deduplicator`; ``exclude``: an :class:`~domainsift.dedup.Exclusion`;
-    ``fetch(positions)``: the records at pool positions, read
-    by the Ray engine's workers (``{(file, line): (text, other side, bytes, other side's bytes)}``), so
-    that this process reads no pool file; ``share``: the pool's estimated in-domain share (default: the
-    score directory's ``share.json``, which ``--top auto`` / ``--fraction auto`` need)."""
-    run = rundir.load_scores(score_dir, check=stats is None)  # stats: this process scored (and wrote) them
-    if stats is None:
+def _select(score_dir, out_dir, rule: dict, out_format: str | None, overwrite: bool, scored=None, dedup=None,
+            exclude=None, checks=None) -> dict:
+    """``scored``: the :class:`~domainsift.pipeline.score.ScoreJob` when this process scored the pool just
+    now: its scores in memory (``scores.npy`` is not read back), the pool files' ``(size, mtime_ns)`` as
+    it hashed them (a changed file is told by its stat, not by hashing it again), the selected lines'
+    bytes it read already, the Ray workers' ``fetch`` (so that this process reads no pool file), the
+    pool's estimated in-domain share (else the score directory's ``share.json``, which ``--top auto`` /
+    ``--fraction auto`` need); ``dedup``: a :class:`~domainsift.dedup.Deduplicator`; ``exclude``: an
+    :class:`~domainsift.dedup.Exclusion`."""
+    kept = fetch = share = None
+    if scored is None:
+        run = rundir.load_scores(score_dir)
         rundir.verify_inputs(run)
     else:
-        rundir.verify_stats(run, stats)
+        run, kept, fetch, share = scored.run, scored.kept, scored.fetch, scored.share
+        rundir.verify_stats(run, scored.stats)
     _check_scores(run)
     out = out_dir or score_dir
     refuse_overwriting_inputs(list(run.pool["files"]) + list(run.pool["target_files"])
@@ -229,8 +230,8 @@ def score_then_select(method: str, in_domain, pool, out_dir, rule, params: dict 
                     check_pool=None if auto else
                     lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
                     selection_share=share_of, stack=stack, estimate_share=auto, exclude=left_out)
-        return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job.stats, job.kept,
-                                      index, job.fetch, job.share, left_out, checks)
+        return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job, index, left_out,
+                                      checks)
 
 
 def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,

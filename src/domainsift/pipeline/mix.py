@@ -179,20 +179,23 @@ def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mi
     held = rundir.claim(out, "mix", overwrite=overwrite)
     try:
         with held, ExitStack() as stack:  # Ray stays up for the reads
-            scanned, execution = _read_once(method, pool, params, seed, execution, cascade, auto, stack)
+            teacher, params = _teacher(method, params, seed)  # the one selector a shared fit is
+            scanned, execution = _read_once(teacher, params, pool, execution, cascade, auto, stack)
             if not auto:  # before any fit
                 check_n_against_pool(scanned.scan.n, top, fraction)
-            shared, params = _shared_fit(method, targets, scanned, out, params, seed, execution)
+            run_id = _identity(method, teacher, params, targets, scanned, reader, execution, cascade)  # one
+            shared = _shared_fit(teacher, targets, scanned, out, run_id) if teacher.fits_targets else None
             prepared = [prepare(method, corpus, scanned, out / rundir.MIX_TARGETS / name, params, seed, reader,
                                 execution, cascade,
                                 check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
                                 stack=stack, estimate_share=auto, exclude=left_out,
-                                column=None if shared is None else Column(shared.fit, j, shared.folder))
+                                column=None if shared is None else Column(shared.fit, j, shared.folder),
+                                identity=rundir.identity(run_id, name))
                         for j, (name, corpus) in enumerate(targets.items())]
             # one pass over the pool for every target (a shared fit: one block a shard); the mixture's claim
             # holds every target's folder
             jobs = dict(zip(targets, score_prepared(prepared, overwrite, claim=False)))
-            runs = {name: rundir.load_scores(job.out_dir, check=False) for name, job in jobs.items()}
+            runs = {name: job.run for name, job in jobs.items()}  # in memory: no scores.npy is read back
             first = next(iter(runs.values()))
             for name, run in runs.items():
                 if not np.array_equal(run.id_array, first.id_array):
@@ -356,17 +359,28 @@ def _tidy(out: Path, created: bool) -> None:
         shutil.rmtree(out, ignore_errors=True)
 
 
-def _read_once(method: str, pool, params: dict | None, seed: int, execution, cascade, auto: bool, stack):
+def _teacher(method: str, params: dict | None, seed: int) -> tuple:
+    """The mixture's selector, built once, and the parameters it runs with: for a method whose targets
+    share one fit (``fits_targets``), that fit, with the method's ``shared_defaults`` for the parameters
+    not given (each target's selector is then its view, :meth:`~domainsift.select.base.BaseSelector.target`);
+    otherwise one target's, which asks the counting pass for what each target's own fit needs."""
+    from ..select import get_selector, selector_class
+    params = {**(params or {})}
+    params.setdefault("seed", seed)
+    defaults = selector_class(method).shared_defaults
+    selector = get_selector(method, **{**defaults, **params})
+    if selector.fits_targets:
+        return selector, {**defaults, **params}
+    return (get_selector(method, **params) if defaults else selector), params
+
+
+def _read_once(selector, params: dict, pool, execution, cascade, auto: bool, stack):
     """The pool's one counting pass for every target's run (and the shared fit's sample): the samples a
     target's run draws, as :func:`~domainsift.pipeline.score.score` asks for them (the method's fit sample
     included, which a shared fit trains on). Returns the :class:`~domainsift.pipeline.score.ScannedPool`
     and the execution with its Ray workers planned."""
     from ..engine.run import Execution
-    from ..select import get_selector
     from .score import ScannedPool, counting_pass, open_pool
-    params = {**(params or {})}
-    params.setdefault("seed", seed)
-    selector = get_selector(method, **params)  # one target's, fitting alone: it asks for the fit sample
     execution = execution or Execution()
     execution.check()
     execution = execution.planned(selector)
@@ -380,38 +394,28 @@ def _read_once(method: str, pool, params: dict | None, seed: int, execution, cas
     return ScannedPool(source, scan, asked), execution
 
 
-def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | None, seed: int,
-                execution) -> tuple[SharedFit | None, dict]:
+def _identity(method: str, selector, params: dict, targets: dict, scanned, reader: dict | None, execution,
+              cascade) -> str:
+    """The mixture's one fingerprint (:func:`~domainsift.pipeline.score.run_identity`): every target's
+    in-domain lines with its name, the pool's manifest, the selector and how the run is sharded and
+    cascaded; each target's resume identity and the shared fit's folder derive from it."""
+    from .score import _reader, run_identity
+    source, scan = scanned.source, scanned.scan
+    manifest = rundir.source_manifest(source.files, source.target_files, scan.n, _reader(source, reader),
+                                      fingerprints=scan.fingerprints)
+    texts = [f"{name}\t{t}" for name, corpus in targets.items() for t in corpus.texts]
+    return run_identity(method, selector, params, texts, manifest, execution, cascade)
+
+
+def _shared_fit(multi, targets: dict, scanned, out: Path, identity: str) -> SharedFit:
     """For a method that fits every target at once (finetune: one encoder, a head per target; cosine: a
-    centroid per target), that fit, trained here (or loaded, when a killed mixture saved it) on the fit
-    sample of the pool's one counting pass (``scanned``; cosine: on none, unless its embedder learns its
-    space from the pool), with the method's ``shared_defaults`` for the parameters not given;
-    returns the :class:`SharedFit` and the parameters it ran with, or ``(None, params)`` for a method
-    that fits each target alone. Saved under the mixture's ``.resume`` while the run lasts, with each
-    finished epoch: a killed mixture loads it, or goes on from its last epoch."""
-    import hashlib
-    import json
+    centroid per target), that fit (``multi``, the mixture's one selector), trained here (or loaded,
+    when a killed mixture saved it) on the fit sample of the pool's one counting pass (``scanned``;
+    cosine: on none, unless its embedder learns its space from the pool). Saved under the mixture's
+    ``.resume`` while the run lasts, with each finished epoch: a killed mixture loads it, or goes on
+    from its last epoch."""
     import logging
-    from .._version import __version__
     from ..engine.run import FIT
-    from ..select import get_selector, selector_class
-    from ..select.base import CACHE_DIR
-    params = {**(params or {})}
-    params.setdefault("seed", seed)
-    shared_params = {**selector_class(method).shared_defaults, **params}
-    multi = get_selector(method, **shared_params)
-    if not multi.fits_targets:  # e.g. cosine over an embedder that learns its space
-        return None, params
-    params = shared_params
-    scan = scanned.scan
-    h = hashlib.sha256(json.dumps([__version__, method, {k: repr(v) for k, v in sorted(params.items())
-                                                         if k not in ("progress", CACHE_DIR.name)},
-                                   scan.fingerprints, execution.fit_sample], sort_keys=True, default=repr).encode())
-    from .._internal.checksums import hash_texts
-    for name, corpus in targets.items():
-        h.update(b"\x00target\x00" + name.encode())
-        hash_texts(h, corpus.texts)
-    identity = h.hexdigest()[:24]
     folder = out / rundir.RESUME / f"fit-{identity}"
     if folder.is_dir():
         try:
@@ -423,8 +427,8 @@ def _shared_fit(method: str, targets: dict, scanned, out: Path, params: dict | N
     if not folder.is_dir():
         checkpoint = out / rundir.RESUME / f"checkpoint-{identity}"
         multi.checkpoint_dir = checkpoint  # each finished epoch kept: a killed fit goes on from there
-        multi.fit_targets(targets, scan.samples.get(FIT))
+        multi.fit_targets(targets, scanned.scan.samples.get(FIT))
         multi.checkpoint_dir = None
         multi.save_state(folder)
         shutil.rmtree(checkpoint, ignore_errors=True)
-    return SharedFit(multi, identity, folder), params
+    return SharedFit(multi, identity, folder)

@@ -42,6 +42,9 @@ class ScoreJob:
     #: the texts of the lines read after scoring (a cascade's candidates), ``{(file, line): (text, other
     #: side or None)}`` by the resolved file name, so that a mixture reads none of them again
     read: dict | None = None
+    #: the scores and ids as written, in memory (:class:`~domainsift.rundir.ScoreRun`): choosing reads no
+    #: ``scores.npy`` this run wrote
+    run: object = None
 
 
 @dataclass
@@ -131,12 +134,14 @@ class Prepared:
 def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
             reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
             check_pool=None, selection_share=None, stack: ExitStack | None = None,
-            estimate_share: bool = False, exclude=None, column: Column | None = None) -> Prepared:
+            estimate_share: bool = False, exclude=None, column: Column | None = None,
+            identity: str | None = None) -> Prepared:
     """Everything a score run does before its fit (see :func:`score`): the method's parameters, the
     engine, the cascade and the inputs checked, the pool counted, fingerprinted and sampled (or the pass
     a caller made for several runs, a :class:`ScannedPool`), the warnings, the share, the run's identity.
     ``column``: the run is a target's column of a fit of several targets, fitted already (its selector is
-    that fit's view of the target)."""
+    that fit's view of the target); ``identity``: the run's, given by a caller that fingerprinted the run
+    once for several targets (a mixture's, :func:`run_identity`)."""
     from ..io.source import MemorySource, PoolSource
     t0 = time.time()
     execution = execution or Execution()
@@ -188,15 +193,24 @@ def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None =
         cascade = Cascade(cascade.candidates, share)
     manifest = rundir.source_manifest(source.files, source.target_files, scan.n, reader,
                                       fingerprints=scan.fingerprints)
+    if identity is None:
+        identity = run_identity(method, selector, params, in_domain.texts, manifest, execution, cascade)
+    return Prepared(method, selector, student, in_domain, params, source, scan, execution, cascade, Path(out_dir),
+                    manifest, identity, warnings, estimate, t0, column)
+
+
+def run_identity(method: str, selector, params: dict, texts, manifest: dict, execution: Execution,
+                 cascade: Cascade | None) -> str:
+    """A score run's resume identity (:func:`~domainsift.engine.run.fingerprint`): what shapes its scores,
+    the in-domain ``texts`` (a mixture's: every target's, named), the pool's manifest, how it is
+    sharded and cascaded, the files the selector reads besides (the bitext's contents)."""
     how = {"cascade": {"candidates": cascade.candidates, "share": cascade.share}} if cascade else {}
     inputs = {rundir.resolve(f): file_digest(f) for f in selector.input_files()}  # e.g. the bitext's contents
     if inputs:
         how["inputs"] = inputs
-    identity = fingerprint(method, params, in_domain, manifest,
-                           {"shard_size": execution.shard_size, "fit_sample": execution.fit_sample, **how},
-                           selector.signature_params())
-    return Prepared(method, selector, student, in_domain, params, source, scan, execution, cascade, Path(out_dir),
-                    manifest, identity, warnings, estimate, t0, column)
+    return fingerprint(method, params, texts, manifest,
+                       {"shard_size": execution.shard_size, "fit_sample": execution.fit_sample, **how},
+                       selector.signature_params())
 
 
 def score_prepared(jobs: list, overwrite: bool = False, claim: bool = True) -> list:
@@ -237,6 +251,9 @@ def _finish(job: Prepared, done) -> ScoreJob:
                         timings={"score_seconds": round(time.time() - job.t0, 1), "engine": job.execution.engine,
                                  "shards": done.n_shards, **done.seconds}, run=run, artifacts=artifacts,
                         share=job.estimate)
+    import numpy as np  # the arrays just written, from the shards they were streamed from
+    scored = rundir.ScoreRun(out, np.concatenate([np.load(p) for p in done.scores]), job.manifest, sig,
+                             np.concatenate([np.load(p) for p in done.ids]))
     shutil.rmtree(out / rundir.RESUME, ignore_errors=True)
     stats = {rundir.resolve(f): st for f, st in job.scan.stats.items()}
     kept = done.kept
@@ -249,7 +266,7 @@ def _finish(job: Prepared, done) -> ScoreJob:
         names = {f: rundir.resolve(f) for f in dict.fromkeys(f for f, _ in r.ids)}
         read = {(names[f], ln): (t, g) for (f, ln), t, g in zip(r.ids, r.texts, r.targets or [None] * len(r))}
     return ScoreJob(sig, out, stats, kept, _fetcher(source) if getattr(source, "remote", False) else None,
-                    job.estimate, read)
+                    job.estimate, read, scored)
 
 
 def _estimate_share(selector, in_domain, scan, seed: int, progress: bool, memo: dict | None = None) -> dict:
