@@ -203,20 +203,17 @@ def _check_scores(run) -> None:
                               "score the pool again")
 
 
-def score_then_select(method: str, in_domain, pool, out_dir, rule, params: dict | None = None, seed: int = 0,
-                      reader: dict | None = None, execution=None, cascade=None,
-                      overwrite: bool = False) -> tuple[dict, dict]:
-    """Score ``pool`` (as :func:`domainsift.jobs.score.run_score`) and choose by ``rule`` (a checked
-    :class:`~domainsift.spec.Rule`) into the same directory; a ``top`` larger than the pool is refused once
-    the pool is counted, before any fit. Returns the score signature and the selection."""
-    kw = rule.keywords()
+def score_then_select(spec) -> tuple[dict, dict]:
+    """Score the pool of a one-target :class:`~domainsift.spec.RunSpec` (checked) and choose by its rule
+    into the same directory; a ``top`` larger than the pool is refused once the pool is counted, before
+    any fit. Returns the score signature and the selection."""
+    kw = spec.rule.keywords()
     top, fraction, sample, out_format = kw["top"], kw["fraction"], kw["sample"], kw["out_format"]
-    dedup, dedup_threshold, exclude = kw["dedup"], kw["dedup_threshold"], kw["exclude"]
     from .score import score
-    checks = rule.pair_filter()
-    rule = _recorded(rule)  # checked with the spec
-    index = deduplicator(dedup, dedup_threshold)  # a bad --dedup stops before any scoring
-    left_out = exclusion(exclude, dedup, dedup_threshold)
+    checks = spec.rule.pair_filter()
+    rule = _recorded(spec.rule)  # checked with the spec
+    index = deduplicator(kw["dedup"], kw["dedup_threshold"])  # a bad --dedup stops before any scoring
+    left_out = exclusion(kw["exclude"], kw["dedup"], kw["dedup_threshold"])
     auto = _auto(rule)
 
     def share_of(n: int, estimate: dict | None):
@@ -225,12 +222,12 @@ def score_then_select(method: str, in_domain, pool, out_dir, rule, params: dict 
             return ShareEstimate.from_dict(estimate).lines(n) / n
         return (top or sample) / n if (top or sample) else fraction
 
+    from dataclasses import replace
     with ExitStack() as stack:  # a Ray session stays open for its workers to read the selection's lines
-        job = score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
-                    check_pool=None if auto else
-                    lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
-                    selection_share=share_of, stack=stack, estimate_share=auto, exclude=left_out)
-        return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, overwrite, job, index, left_out,
+        job = score(replace(spec, estimate_share=auto),
+                    None if auto else lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
+                    share_of, stack, left_out)
+        return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, spec.overwrite, job, index, left_out,
                                       checks)
 
 

@@ -26,7 +26,6 @@ target still gets its quota.
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,183 +147,259 @@ def assign(scores: dict, want: dict, barred: np.ndarray | None = None, order: bo
             depth[t] = min(n, 2 * depth[t])
 
 
-def mix_targets(method: str, targets: dict, pool, out_dir: str | os.PathLike, mix: dict | None = None,
-               top: int | str | None = None, fraction: float | str | None = None, params: dict | None = None,
-               seed: int = 0, reader: dict | None = None, execution=None, cascade=None,
-               overwrite: bool = False, exclude=None, dedup: str | None = None,
-               dedup_threshold: float | None = None, checks=None) -> dict:
-    """Score ``pool`` against every target (``{name: Corpus}``) and select a mixture; see the module
-    docstring. ``mix``: ``{name: weight}`` (default equal); exactly one of ``top`` / ``fraction`` (a
-    number, or ``"auto"``: each target its estimated share); ``dedup`` (``exact`` or ``near``, as
-    ``select --dedup``): no two lines of the mixture duplicate each other, of each group the line with the
-    strongest claim kept; ``exclude``: a Corpus, a file or a list of lines no target gets (compared as
-    ``dedup`` compares, exact without it); ``checks``: a :class:`~domainsift.pairs.PairChecks` (a bitext
-    pool's pairs that are not translations go to no target). Returns ``mix.json``'s contents."""
-    from .._internal.signature import make_signature, signature_string
-    from .score import prepare, score_prepared
-    auto = "auto" in (top, fraction)  # the rule, the targets and --mix were checked (domainsift.spec.RunSpec)
-    weights = None if auto else _normalised(mix or {n: 1.0 for n in targets}, targets)
-    from ..dedup import Deduplicator, deduplicator, exclusion
-    index = deduplicator(dedup, dedup_threshold)  # checked, and the exclusion read, before any work
-    left_out = exclusion(exclude, dedup, dedup_threshold)
-    out = Path(out_dir)
-    from .._internal.safety import refuse_overwriting_inputs
-    inputs = [f for corpus in targets.values() for f in corpus.files]
-    inputs += list(getattr(pool, "files", None) or []) + list(getattr(pool, "target_files", None) or [])
-    inputs += [f for f in (left_out.files if left_out is not None else []) if "://" not in f]
-    refuse_overwriting_inputs(inputs, out, (rundir.MIX, rundir.MIX_TSV))  # before the folder is claimed
-    for name in targets:
-        refuse_overwriting_inputs(inputs, out / rundir.MIX_TARGETS / name, rundir.OUTPUTS)
+def mix_targets(spec) -> dict:
+    """Run a mixture (a checked :class:`~domainsift.spec.RunSpec` of several targets): score its pool
+    against every target and select; see the module docstring. ``spec.mix``: ``{name: weight}`` (default
+    equal); the rule's ``top`` / ``fraction`` (a number, or ``"auto"``: each target its estimated share),
+    ``dedup`` (no two lines of the mixture duplicate each other, of each group the line with the
+    strongest claim kept), ``exclude`` (lines no target gets) and pair checks (a bitext pool's pairs
+    that are not translations go to no target). Returns ``mix.json``'s contents."""
+    from ..dedup import deduplicator, exclusion
+    rule = spec.rule
+    index = deduplicator(rule.dedup, rule.dedup_threshold)  # checked, and the exclusion read, before any work
+    left_out = exclusion(rule.exclude, rule.dedup, rule.dedup_threshold)
+    out = Path(spec.out)
+    _refuse_inputs(spec, out, left_out)  # before the folder is claimed
     from contextlib import ExitStack
-    held = rundir.claim(out, "mix", overwrite=overwrite)
+    held = rundir.claim(out, "mix", overwrite=spec.overwrite)
     try:
         with held, ExitStack() as stack:  # Ray stays up for the reads
-            teacher, params = _teacher(method, params, seed)  # the one selector a shared fit is
-            scanned, execution = _read_once(teacher, params, pool, execution, cascade, auto, stack)
-            if not auto:  # before any fit
-                check_n_against_pool(scanned.scan.n, top, fraction)
-            run_id = _identity(method, teacher, params, targets, scanned, reader, execution, cascade)  # one
-            shared = _shared_fit(teacher, targets, scanned, out, run_id) if teacher.fits_targets else None
-            prepared = [prepare(method, corpus, scanned, out / rundir.MIX_TARGETS / name, params, seed, reader,
-                                execution, cascade,
-                                check_pool=None if auto else lambda n: check_n_against_pool(n, top, fraction),
-                                stack=stack, estimate_share=auto, exclude=left_out,
-                                column=None if shared is None else Column(shared.fit, j, shared.folder),
-                                identity=rundir.identity(run_id, name))
-                        for j, (name, corpus) in enumerate(targets.items())]
-            # one pass over the pool for every target (a shared fit: one block a shard); the mixture's claim
-            # holds every target's folder
-            jobs = dict(zip(targets, score_prepared(prepared, overwrite, claim=False)))
+            jobs, shared = _score_targets(spec, out, left_out, stack)
             runs = {name: job.run for name, job in jobs.items()}  # in memory: no scores.npy is read back
             first = next(iter(runs.values()))
             for name, run in runs.items():
                 if not np.array_equal(run.id_array, first.id_array):
                     raise DomainsiftError(f"{run.dir}: the pool's lines came in another order for target "
                                           f"'{name}'; score again")
-            n = len(first.scores)
             rundir.verify_stats(first, next(iter(jobs.values())).stats)  # the files still hold the bytes scored
-            if auto:
-                from ..share import ShareEstimate
-                want = {name: ShareEstimate.from_dict(job.share).lines(n) for name, job in jobs.items()}
-            else:
-                total = top if top is not None else max(1, int(round(fraction * n)))
-                want = quotas(weights, total)
-            # the selected lines: read by the Ray workers (the driver reads no pool line), else from the files
-            fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
-            fetched, texts, sides, raws = ({} if fetch is not None else None), {}, {}, {}
-            barred = np.zeros(n, dtype=bool)  # granted to no target: excluded lines and duplicates
-            passed = {"exclude": dict.fromkeys(runs, 0), "dedup": dict.fromkeys(runs, 0),  # by the target they left
-                      "checks": dict.fromkeys(runs, 0)}
+            want = _quotas(spec, jobs, len(first.scores))
+            checks = rule.pair_filter()
             if checks is not None and not first.pool.get("target_files") \
                     and not (first.pool.get("reader") or {}).get("field_target"):
                 checks = None  # a pool of one side: no pair to check
-            failed = {}  # per position: the pair check it fails, or None
-            ready, excluded = {}, {}  # per position: what the dedup compares, whether the exclusion matches
-            while True:
-                got, granted = assign({name: run.scores for name, run in runs.items()}, want,
-                                      barred if barred.any() else None, order=True)
-                new = np.asarray(sorted(i for i in granted.tolist() if first.id_at(i) not in texts), dtype=np.int64)
-                if fetch is not None and len(new):
-                    more = fetch(new)
-                    fetched.update(more)
-                    texts.update({i: v[0] for i, v in more.items()})
-                    sides.update({i: v[1] for i, v in more.items()})
-                elif len(new):  # their bytes kept too: each target's selection is written without another read
-                    for job in jobs.values():  # a cascade's candidates were read once already, bytes and texts
-                        if job.read is not None and job.kept is not None:
-                            have = [i for i in new.tolist() if first.id_at(i) in job.read
-                                    and (job.kept.get(first.id_at(i)) or (None,))[0] is not None]
-                            for i in have:
-                                key = first.id_at(i)
-                                texts[key], sides[key] = job.read[key]
-                                raws[key] = job.kept[key]
-                            new = np.asarray([i for i in new.tolist() if first.id_at(i) not in texts], dtype=np.int64)
-                            break
-                if fetch is None and len(new):
-                    read = rundir.records(first, {first.id_at(i): None for i in new.tolist()}, verify=False, raw=True)
-                    texts.update({i: v[0] for i, v in read.items()})
-                    sides.update({i: v[1] for i, v in read.items()})
-                    raws.update({i: (v[2], v[3]) for i, v in read.items()})
-                # the granted lines walked strongest claim first: an excluded line, or one that duplicates a line
-                # kept before it, goes to no target, and the assignment is made again without it
-                owner = {p: name for name, ps in got.items() for p in ps.tolist()}
-                seen = None if index is None else Deduplicator(index.mode, index.threshold)
-                hit = []
-                if checks is not None:  # every granted pair not yet checked, in one batch
-                    todo = [i for i in granted.tolist() if i not in failed]
-                    for i, why in zip(todo, checks.failing([(texts[first.id_at(i)], sides[first.id_at(i)])
-                                                            for i in todo])):
-                        failed[i] = why
-                for i in granted.tolist():
-                    key = first.id_at(i)
-                    if checks is not None and failed[i] is not None:
-                        hit.append((i, "checks"))
-                        checks.record(failed[i], (texts[key], sides[key]))
-                        continue
-                    if left_out is not None:
-                        if i not in excluded:
-                            excluded[i] = left_out.matches(texts[key], sides[key])
-                        if excluded[i]:
-                            hit.append((i, "exclude"))
-                            continue
-                    if seen is not None:
-                        if i not in ready:
-                            ready[i] = seen.prepare(texts[key] if sides[key] is None else f"{texts[key]}\t{sides[key]}")
-                        if seen.seen(ready[i], keep=True):
-                            hit.append((i, "dedup"))
-                if not hit:
-                    break
-                for i, why in hit:
-                    barred[i] = True
-                    passed[why][owner[i]] += 1
-            if fetched is not None and not fetched:
-                fetched = None
-            chosen = []
-            for name, run in runs.items():
-                rule = {"mix": name, **({"top": top} if top is not None else {"fraction": fraction}),
-                        "n_quota": want[name]}
-                kept = ({i: (v[2], v[3]) for i, v in fetched.items()} if fetched is not None else raws)
-                extra = {**({"dedup": {**index.describe(), "duplicates_removed": passed["dedup"][name]}}
-                            if index is not None else {}),
-                         **({"exclude": {**left_out.describe(), "lines_excluded": passed["exclude"][name]}}
-                            if left_out is not None else {}),
-                         **({"pair_checks": {**checks.describe(), "pairs_removed": passed["checks"][name]}}
-                            if checks is not None else {})}
-                rundir.write_selection(run.dir, run, got[name], rule, kept=kept, extra=extra or None)
-                for i in got[name].tolist():
-                    f, ln = run.id_at(i)
-                    chosen.append((name, f, ln, float(run.scores[i])))
-            sig = make_signature(method, model=jobs[next(iter(jobs))].signature.get("model"), seed=seed,
-                                 targets=list(targets), n_pool=n)
-            meta = {"method": method, "n_pool": n, "rule": {"top": top} if top is not None else {"fraction": fraction},
-                    "assignment": "rank percentile in each target's ranking; strongest claim first; one target a line",
-                    "targets": {name: {"in_domain": [rundir.resolve(f) for f in targets[name].files],
-                                       "weight": None if weights is None else round(weights[name], 6),
-                                       "quota": want[name], "n_selected": int(len(got[name])),
-                                       "dir": str(jobs[name].out_dir),
-                                       **({"share": jobs[name].share} if jobs[name].share else {})}
-                                for name in targets},
-                    "signature": signature_string({**sig, "select_" + ("top" if top is not None else "fraction"):
-                                                   top if top is not None else fraction,
-                                                   "mix": ",".join(f"{k}={v:g}" for k, v in (weights or {}).items())
-                                                   or "auto",
-                                                   **({"select_dedup": rundir.dedup_word(index.describe())}
-                                                      if index is not None else {}),
-                                                   **({"select_exclude": rundir.exclude_word(left_out.describe())}
-                                                      if left_out is not None else {})})}
-            if index is not None:
-                meta["dedup"] = {**index.describe(), "duplicates_removed": sum(passed["dedup"].values())}
-            if left_out is not None:
-                meta["exclude"] = {**left_out.describe(), "lines_excluded": sum(passed["exclude"].values())}
-            if checks is not None:
-                meta["pair_checks"] = checks.describe()
-            if shared is not None:
-                meta["shared_fit"] = shared.identity
-            rundir.write_mix(out, chosen, texts, meta, sides)
+            grant = _Grant(runs, jobs, want, index, left_out, checks)
+            got = grant.run()
+            chosen = _write_targets(spec, runs, got, want, grant)
+            meta = _meta(spec, jobs, runs, got, want, grant, shared)
+            rundir.write_mix(out, chosen, grant.texts, meta, grant.sides)
     except DomainsiftError:  # refused on the way: what this run made and nothing can resume from goes
         _tidy(out, held.created)
         raise
     shutil.rmtree(out / rundir.RESUME, ignore_errors=True)  # the shared fit lives on in every target's scores
+    return meta
+
+
+def _refuse_inputs(spec, out: Path, left_out) -> None:
+    """No input file (an in-domain set, the pool, the exclusion) is a file the mixture would write."""
+    from .._internal.safety import refuse_overwriting_inputs
+    pool = spec.pool
+    inputs = [f for corpus in spec.targets.values() for f in corpus.files]
+    inputs += list(getattr(pool, "files", None) or []) + list(getattr(pool, "target_files", None) or [])
+    inputs += [f for f in (left_out.files if left_out is not None else []) if "://" not in f]
+    refuse_overwriting_inputs(inputs, out, (rundir.MIX, rundir.MIX_TSV))
+    for name in spec.targets:
+        refuse_overwriting_inputs(inputs, out / rundir.MIX_TARGETS / name, rundir.OUTPUTS)
+
+
+def _score_targets(spec, out: Path, left_out, stack) -> tuple[dict, "SharedFit | None"]:
+    """Every target scored in one run: the selector built once, the pool counted, hashed and sampled
+    once, one fingerprint, the shared fit (a method whose targets share one), then one pass over the
+    pool for every target. Returns each target's :class:`~domainsift.pipeline.score.ScoreJob` and the
+    shared fit (None: each target fitted alone)."""
+    from .score import prepare, score_prepared
+    rule, targets = spec.rule, dict(spec.targets)
+    reader = None if spec.reader is None else dict(spec.reader)
+    teacher, params = _teacher(spec.method, dict(spec.params), spec.seed)  # the one selector a shared fit is
+    scanned, execution = _read_once(teacher, params, spec.pool, spec.execution, spec.cascade, rule.auto, stack)
+
+    def fits(n: int) -> None:
+        check_n_against_pool(n, rule.top, rule.fraction)
+    if not rule.auto:  # before any fit
+        fits(scanned.scan.n)
+    run_id = _identity(spec.method, teacher, params, targets, scanned, reader, execution, spec.cascade)  # one
+    shared = _shared_fit(teacher, targets, scanned, out, run_id) if teacher.fits_targets else None
+    from dataclasses import replace
+
+    def target(name: str):  # a target's run: the mixture's spec, for its in-domain set and folder
+        return replace(spec, targets={"": targets[name]}, pool=scanned, out=out / rundir.MIX_TARGETS / name,
+                       rule=None, mix=None, params=params, execution=execution, estimate_share=rule.auto)
+    prepared = [prepare(target(name), stack, None if rule.auto else fits, exclude=left_out,
+                        column=None if shared is None else Column(shared.fit, j, shared.folder),
+                        identity=rundir.identity(run_id, name))
+                for j, name in enumerate(targets)]
+    # one pass over the pool for every target (a shared fit: one block a shard); the mixture's claim holds
+    # every target's folder
+    return dict(zip(targets, score_prepared(prepared, spec.overwrite, claim=False))), shared
+
+
+def _weights(spec) -> dict | None:
+    """The mixture's weights summing to 1 in the targets' order (None: each target its estimated share)."""
+    if spec.rule.auto:
+        return None
+    return _normalised(dict(spec.mix) if spec.mix else {n: 1.0 for n in spec.targets}, list(spec.targets))
+
+
+def _quotas(spec, jobs: dict, n: int) -> dict:
+    """Each target's lines: its estimated share of the pool (``auto``), or the rule's total split by the
+    weights."""
+    rule = spec.rule
+    if rule.auto:
+        from ..share import ShareEstimate
+        return {name: ShareEstimate.from_dict(job.share).lines(n) for name, job in jobs.items()}
+    return quotas(_weights(spec), rule.top if rule.top is not None else max(1, int(round(rule.fraction * n))))
+
+
+class _Grant:
+    """The assignment of pool lines to targets (:func:`assign`), made again without the lines it must not
+    grant (pairs that fail a check, excluded lines, duplicates of a line granted before) until it grants
+    none; the granted lines' texts and bytes are read once (from the Ray workers, from what a cascade
+    read already, else from the pool's files) and kept for the writing."""
+
+    def __init__(self, runs: dict, jobs: dict, want: dict, index, left_out, checks):
+        self.runs, self.jobs, self.want = runs, jobs, want
+        self.index, self.left_out, self.checks = index, left_out, checks
+        self.first = next(iter(runs.values()))
+        n = len(self.first.scores)
+        # the selected lines: read by the Ray workers (the driver reads no pool line), else from the files
+        self.fetch = next((job.fetch for job in jobs.values() if job.fetch is not None), None)
+        self.fetched = {} if self.fetch is not None else None
+        self.texts, self.sides, self.raws = {}, {}, {}
+        self.barred = np.zeros(n, dtype=bool)  # granted to no target: excluded lines and duplicates
+        self.passed = {"exclude": dict.fromkeys(runs, 0), "dedup": dict.fromkeys(runs, 0),  # by the target left
+                       "checks": dict.fromkeys(runs, 0)}
+        self.failed, self.ready, self.excluded = {}, {}, {}  # per position: check failed, dedup key, excluded
+
+    def run(self) -> dict:
+        while True:
+            got, granted = assign({name: run.scores for name, run in self.runs.items()}, self.want,
+                                  self.barred if self.barred.any() else None, order=True)
+            self._read(granted)
+            owner = {p: name for name, ps in got.items() for p in ps.tolist()}
+            hit = self._passed_over(granted)
+            if not hit:
+                if self.fetched is not None and not self.fetched:
+                    self.fetched = None
+                return got
+            for i, why in hit:
+                self.barred[i] = True
+                self.passed[why][owner[i]] += 1
+
+    def _read(self, granted: np.ndarray) -> None:
+        """The texts and bytes of the granted lines not read yet."""
+        first = self.first
+        new = np.asarray(sorted(i for i in granted.tolist() if first.id_at(i) not in self.texts), dtype=np.int64)
+        if not len(new):
+            return
+        if self.fetch is not None:
+            more = self.fetch(new)
+            self.fetched.update(more)
+            self.texts.update({i: v[0] for i, v in more.items()})
+            self.sides.update({i: v[1] for i, v in more.items()})
+            return
+        for job in self.jobs.values():  # a cascade's candidates were read once already, bytes and texts
+            if job.read is not None and job.kept is not None:
+                for i in new.tolist():
+                    key = first.id_at(i)
+                    if key in job.read and (job.kept.get(key) or (None,))[0] is not None:
+                        self.texts[key], self.sides[key] = job.read[key]
+                        self.raws[key] = job.kept[key]
+                new = np.asarray([i for i in new.tolist() if first.id_at(i) not in self.texts], dtype=np.int64)
+                break
+        if len(new):  # their bytes kept too: each target's selection is written without another read
+            read = rundir.records(first, {first.id_at(i): None for i in new.tolist()}, verify=False, raw=True)
+            self.texts.update({i: v[0] for i, v in read.items()})
+            self.sides.update({i: v[1] for i, v in read.items()})
+            self.raws.update({i: (v[2], v[3]) for i, v in read.items()})
+
+    def _passed_over(self, granted: np.ndarray) -> list:
+        """The granted lines walked strongest claim first: a pair that fails a check, an excluded line, or
+        one that duplicates a line kept before it, with why (it goes to no target)."""
+        from ..dedup import Deduplicator
+        first, checks, left_out = self.first, self.checks, self.left_out
+        texts, sides = self.texts, self.sides
+        seen = None if self.index is None else Deduplicator(self.index.mode, self.index.threshold)
+        if checks is not None:  # every granted pair not yet checked, in one batch
+            todo = [i for i in granted.tolist() if i not in self.failed]
+            pairs = [(texts[first.id_at(i)], sides[first.id_at(i)]) for i in todo]
+            self.failed.update(zip(todo, checks.failing(pairs)))
+        hit = []
+        for i in granted.tolist():
+            key = first.id_at(i)
+            if checks is not None and self.failed[i] is not None:
+                hit.append((i, "checks"))
+                checks.record(self.failed[i], (texts[key], sides[key]))
+                continue
+            if left_out is not None:
+                if i not in self.excluded:
+                    self.excluded[i] = left_out.matches(texts[key], sides[key])
+                if self.excluded[i]:
+                    hit.append((i, "exclude"))
+                    continue
+            if seen is not None:
+                if i not in self.ready:
+                    self.ready[i] = seen.prepare(texts[key] if sides[key] is None else f"{texts[key]}\t{sides[key]}")
+                if seen.seen(self.ready[i], keep=True):
+                    hit.append((i, "dedup"))
+        return hit
+
+    def extra(self, name: str) -> dict | None:
+        """What ``selection.json`` of target ``name`` records of the lines passed over."""
+        index, left_out, checks, passed = self.index, self.left_out, self.checks, self.passed
+        out = {**({"dedup": {**index.describe(), "duplicates_removed": passed["dedup"][name]}}
+                  if index is not None else {}),
+               **({"exclude": {**left_out.describe(), "lines_excluded": passed["exclude"][name]}}
+                  if left_out is not None else {}),
+               **({"pair_checks": {**checks.describe(), "pairs_removed": passed["checks"][name]}}
+                  if checks is not None else {})}
+        return out or None
+
+
+def _write_targets(spec, runs: dict, got: dict, want: dict, grant: _Grant) -> list:
+    """Each target's selection written into its folder; returns every selected line as ``(target, file,
+    line, score)``."""
+    rule = spec.rule
+    chosen = []
+    kept = ({i: (v[2], v[3]) for i, v in grant.fetched.items()} if grant.fetched is not None else grant.raws)
+    for name, run in runs.items():
+        recorded = {"mix": name, **({"top": rule.top} if rule.top is not None else {"fraction": rule.fraction}),
+                    "n_quota": want[name]}
+        rundir.write_selection(run.dir, run, got[name], recorded, kept=kept, extra=grant.extra(name))
+        for i in got[name].tolist():
+            f, ln = run.id_at(i)
+            chosen.append((name, f, ln, float(run.scores[i])))
+    return chosen
+
+
+def _meta(spec, jobs: dict, runs: dict, got: dict, want: dict, grant: _Grant, shared) -> dict:
+    """``mix.json``: what ran, each target's weight, quota and selection, what was passed over."""
+    from .._internal.signature import make_signature, signature_string
+    rule, targets, weights = spec.rule, spec.targets, _weights(spec)
+    index, left_out, checks, passed = grant.index, grant.left_out, grant.checks, grant.passed
+    n = len(grant.first.scores)
+    by = {"top": rule.top} if rule.top is not None else {"fraction": rule.fraction}
+    sig = make_signature(spec.method, model=jobs[next(iter(jobs))].signature.get("model"), seed=spec.seed,
+                         targets=list(targets), n_pool=n)
+    words = {**sig, "select_" + next(iter(by)): next(iter(by.values())),
+             "mix": ",".join(f"{k}={v:g}" for k, v in (weights or {}).items()) or "auto",
+             **({"select_dedup": rundir.dedup_word(index.describe())} if index is not None else {}),
+             **({"select_exclude": rundir.exclude_word(left_out.describe())} if left_out is not None else {})}
+    meta = {"method": spec.method, "n_pool": n, "rule": by,
+            "assignment": "rank percentile in each target's ranking; strongest claim first; one target a line",
+            "targets": {name: {"in_domain": [rundir.resolve(f) for f in targets[name].files],
+                               "weight": None if weights is None else round(weights[name], 6),
+                               "quota": want[name], "n_selected": int(len(got[name])),
+                               "dir": str(jobs[name].out_dir),
+                               **({"share": jobs[name].share} if jobs[name].share else {})}
+                        for name in targets},
+            "signature": signature_string(words)}
+    if index is not None:
+        meta["dedup"] = {**index.describe(), "duplicates_removed": sum(passed["dedup"].values())}
+    if left_out is not None:
+        meta["exclude"] = {**left_out.describe(), "lines_excluded": sum(passed["exclude"].values())}
+    if checks is not None:
+        meta["pair_checks"] = checks.describe()
+    if shared is not None:
+        meta["shared_fit"] = shared.identity
     return meta
 
 

@@ -93,24 +93,18 @@ def run(spec: RunSpec) -> RunResult:
 
 def _run(spec: RunSpec) -> RunResult:
     out = Path(spec.out)
-    common = dict(params=dict(spec.params), seed=spec.seed, reader=None if spec.reader is None else dict(spec.reader),
-                  execution=spec.execution, cascade=spec.cascade, overwrite=spec.overwrite)
     if spec.mixture:
         from .mix import mix_targets
-        r = spec.rule
-        meta = mix_targets(spec.method, dict(spec.targets), spec.pool, out,
-                          mix=None if spec.mix is None else dict(spec.mix), top=r.top, fraction=r.fraction,
-                          exclude=r.exclude, dedup=r.dedup, dedup_threshold=r.dedup_threshold,
-                          checks=r.pair_filter(), **common)
+        meta = mix_targets(spec)
         dirs = {name: Path(t["dir"]) for name, t in meta["targets"].items()}
         return RunResult(out, meta, {name: rundir.read_json(d, rundir.SELECTION) for name, d in dirs.items()},
                          mix=meta, dirs=dirs)
     if spec.rule is None:
         from .score import score
-        job = score(spec.method, spec.in_domain, spec.pool, out, estimate_share=spec.estimate_share, **common)
+        job = score(spec)
         return RunResult(out, job.signature, share=job.share, dirs={"": out})
     from .choose import score_then_select
-    sig, sel = score_then_select(spec.method, spec.in_domain, spec.pool, out, spec.rule, **common)
+    sig, sel = score_then_select(spec)
     return RunResult(out, sig, {"": sel}, share=rundir.read_json(out, rundir.SHARE), dirs={"": out})
 
 

@@ -87,25 +87,20 @@ def counting_pass(selector, params: dict, execution: Execution, cascade: Cascade
                                    share=estimate_share)
 
 
-def score(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
-          reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
-          overwrite: bool = False, check_pool=None, selection_share=None, stack: ExitStack | None = None,
-          estimate_share: bool = False, exclude=None) -> ScoreJob:
-    """A score run (:func:`domainsift.jobs.score.run_score`), returning its :class:`ScoreJob`. ``check_pool(n)`` is called once the pool is
-    counted, before any fit (``select`` refuses a ``--top`` larger than the pool there);
-    ``selection_share(n, share)``: the share of the pool the selection will take (the student learns it,
-    the cascade plans for it), given the pool's size and its estimated in-domain share (a dict, or None).
-    ``stack``: where the Ray engine's session is kept open (the caller's, so that its workers can still
-    read the selection's lines; by default closed on return). ``exclude``: the selection's
-    :class:`~domainsift.dedup.Exclusion` (``select --exclude``): the in-domain lines it leaves out are not
-    warned of as lines the selection will hold."""
+def score(spec, check_pool=None, selection_share=None, stack: ExitStack | None = None, exclude=None) -> ScoreJob:
+    """A score run of a one-target :class:`~domainsift.spec.RunSpec` (checked), returning its
+    :class:`ScoreJob`. ``check_pool(n)`` is called once the pool is counted, before any fit (``select``
+    refuses a ``--top`` larger than the pool there); ``selection_share(n, share)``: the share of the pool
+    the selection will take (the student learns it, the cascade plans for it), given the pool's size and
+    its estimated in-domain share (a dict, or None). ``stack``: where the Ray engine's session is kept
+    open (the caller's, so that its workers can still read the selection's lines; by default closed on
+    return). ``exclude``: the selection's :class:`~domainsift.dedup.Exclusion` (``select --exclude``):
+    the in-domain lines it leaves out are not warned of as lines the selection will hold."""
     if stack is None:
         with ExitStack() as own:
-            return score(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, overwrite,
-                         check_pool, selection_share, own, estimate_share, exclude)
-    job = prepare(method, in_domain, pool, out_dir, params, seed, reader, execution, cascade, check_pool,
-                  selection_share, stack, estimate_share, exclude)
-    return score_prepared([job], overwrite)[0]
+            return score(spec, check_pool, selection_share, own, exclude)
+    job = prepare(spec, stack, check_pool, selection_share, exclude)
+    return score_prepared([job], spec.overwrite)[0]
 
 
 @dataclass
@@ -131,23 +126,23 @@ class Prepared:
     column: Column | None = None
 
 
-def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None = None, seed: int = 0,
-            reader: dict | None = None, execution: Execution | None = None, cascade: Cascade | None = None,
-            check_pool=None, selection_share=None, stack: ExitStack | None = None,
-            estimate_share: bool = False, exclude=None, column: Column | None = None,
-            identity: str | None = None) -> Prepared:
-    """Everything a score run does before its fit (see :func:`score`): the method's parameters, the
-    engine, the cascade and the inputs checked, the pool counted, fingerprinted and sampled (or the pass
-    a caller made for several runs, a :class:`ScannedPool`), the warnings, the share, the run's identity.
-    ``column``: the run is a target's column of a fit of several targets, fitted already (its selector is
-    that fit's view of the target); ``identity``: the run's, given by a caller that fingerprinted the run
-    once for several targets (a mixture's, :func:`run_identity`)."""
+def prepare(spec, stack: ExitStack, check_pool=None, selection_share=None, exclude=None,
+            column: Column | None = None, identity: str | None = None) -> Prepared:
+    """Everything a score run does before its fit (see :func:`score`; ``spec``: a one-target
+    :class:`~domainsift.spec.RunSpec`): the method's parameters, the engine, the cascade and the inputs
+    checked, the pool counted, fingerprinted and sampled (or, for ``spec.pool``, the pass a caller made
+    for several runs, a :class:`ScannedPool`), the warnings, the share, the run's identity. ``column``:
+    the run is a target's column of a fit of several targets, fitted already (its selector is that fit's
+    view of the target); ``identity``: the run's, given by a caller that fingerprinted the run once for
+    several targets (a mixture's, :func:`run_identity`)."""
     from ..io.source import MemorySource, PoolSource
     t0 = time.time()
-    execution = execution or Execution()
+    method, in_domain, pool, seed, cascade = spec.method, spec.in_domain, spec.pool, spec.seed, spec.cascade
+    execution, estimate_share = spec.execution or Execution(), spec.estimate_share
+    reader = None if spec.reader is None else dict(spec.reader)
     scanned = pool if isinstance(pool, ScannedPool) else None
     source = scanned.source if scanned else pool if isinstance(pool, PoolSource) else MemorySource(pool)
-    params = dict(params or {})
+    params = dict(spec.params)
     params.setdefault("seed", seed)
     selector = (get_selector(method, **params) if column is None  # bad parameters fail here, before any reading
                 else column.fit.target(column.fit.targets_[column.index]))
@@ -160,7 +155,7 @@ def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None =
     real_files = [f for f in list(source.files) + list(source.target_files) if os.path.exists(f)]
     check_distinct_inputs(real_files, "the pool")
     rundir.check_recordable(in_domain.files)
-    refuse_overwriting_inputs(list(in_domain.files) + real_files, out_dir, rundir.OUTPUTS)
+    refuse_overwriting_inputs(list(in_domain.files) + real_files, spec.out, rundir.OUTPUTS)
     reader = _reader(source, reader)
     execution = execution.planned(selector)  # what the engine needs is checked before any reading
     student, need = counting_pass(selector, params, execution, cascade, estimate_share)
@@ -195,7 +190,7 @@ def prepare(method: str, in_domain: Corpus, pool, out_dir, params: dict | None =
                                       fingerprints=scan.fingerprints)
     if identity is None:
         identity = run_identity(method, selector, params, in_domain.texts, manifest, execution, cascade)
-    return Prepared(method, selector, student, in_domain, params, source, scan, execution, cascade, Path(out_dir),
+    return Prepared(method, selector, student, in_domain, params, source, scan, execution, cascade, Path(spec.out),
                     manifest, identity, warnings, estimate, t0, column)
 
 
