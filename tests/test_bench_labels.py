@@ -37,7 +37,7 @@ def _tiny(params: dict, model: str) -> dict:
 def labels(mods) -> list[tuple[str, str, dict]]:
     sel, neg, xl = (mods[k] for k in ("selection", "negatives_pools", "crosslingual"))
     out = [(f"selection:{label}", method, {k: v for k, v in params.items() if k != sel.CASCADE})
-           for label, (method, params) in sel.METHODS.items() if method]  # --cascade is run_score's, not the method's
+           for label, (method, params) in sel.METHODS.items() if method]  # --cascade is the run's (RunSpec.cascade), not the method's
     out += [(f"negatives_pools:{c}", "finetune", params) for c, params in neg.CHOICES.items()]
     for label, params in xl.METHODS.items():
         if params is not None:

@@ -3,6 +3,7 @@ the cascade (--cascade: the student scores every line, the method only the stude
 
 from __future__ import annotations
 
+import domainsift as ds
 import json
 from pathlib import Path
 
@@ -13,7 +14,6 @@ import pytest
 
 from conftest import make_sentences, run_cli, run_killed, write_lines
 from domainsift.io.corpus import read_corpus
-from domainsift import run_score
 from domainsift.io.source import PoolSource
 
 
@@ -362,9 +362,7 @@ def test_ray_scores_a_cascade_as_the_local_engine(tiny_models, tmp_path):
         ind = read_corpus([write_lines(tmp_path / "in.txt", make_sentences("med", 8, 3))])
         out = {}
         for engine in ("local", "ray"):
-            run_score("cosine", ind, PoolSource.open([pool_file]), tmp_path / engine,
-                      {"embedder": tiny_models["bert"], "cache_dir": str(tmp_path / f"cache-{engine}")},
-                      execution=Execution(shard_size=16, engine=engine, workers=2), cascade=Cascade(share=0.1))
+            ds.run(ds.RunSpec.single("cosine", ind, PoolSource.open([pool_file]), tmp_path / engine, params={"embedder": tiny_models["bert"], "cache_dir": str(tmp_path / f"cache-{engine}")}, execution=Execution(shard_size=16, engine=engine, workers=2), cascade=Cascade(share=0.1))).signature
             out[engine] = {n: (tmp_path / engine / n).read_bytes() for n in ("scores.npy", "ids.npy", "scores.tsv")}
         assert out["ray"] == out["local"]
     finally:
@@ -375,9 +373,7 @@ def _cascade_on(device: str, tiny_models, tmp_path) -> np.ndarray:
     """A 30-candidate cosine cascade over 100 lines with the teacher in PyTorch on ``device``."""
     pool_file = write_lines(tmp_path / "pool.txt", make_sentences("med", 50, 1) + make_sentences("law", 50, 2))
     ind = read_corpus([write_lines(tmp_path / "in.txt", make_sentences("med", 8, 3))])
-    run_score("cosine", ind, PoolSource.open([pool_file]), tmp_path / device,
-              {"embedder": tiny_models["bert"], "backend": "torch", "device": device, "cache_dir": ""},
-              cascade=Cascade(candidates=30))
+    ds.run(ds.RunSpec.single("cosine", ind, PoolSource.open([pool_file]), tmp_path / device, params={"embedder": tiny_models["bert"], "backend": "torch", "device": device, "cache_dir": ""}, cascade=Cascade(candidates=30))).signature
     assert json.loads((tmp_path / device / "run.json").read_text())["cascade"]["candidates"] == 30
     return np.load(tmp_path / device / "scores.npy")
 

@@ -2,6 +2,7 @@
 (SIGKILL) resumed to byte-identical outputs, and Ray actors scoring as the local engine does."""
 
 from __future__ import annotations
+import domainsift as ds
 from domainsift.engine import Execution
 
 from pathlib import Path
@@ -13,7 +14,6 @@ from conftest import make_sentences, run_killed
 from domainsift.cli import main
 from domainsift.io.corpus import read_corpus, read_parallel
 from domainsift.engine import finished_shards
-from domainsift import run_score
 from domainsift.io.source import MemorySource, PoolSource
 
 
@@ -61,12 +61,9 @@ def test_a_stream_gives_the_records_a_corpus_holds(data, tmp_path):
 def test_a_stream_and_a_corpus_in_memory_score_alike(data):
     files = [data["med"], data["law"]]
     ind = read_corpus([data["in"]])
-    run_score("cosine", ind, PoolSource.open(files), data["tmp"] / "stream", {"embedder": "tfidf", "progress": False},
-              execution=Execution(shard_size=5))
-    run_score("cosine", ind, read_corpus(files), data["tmp"] / "memory", {"embedder": "tfidf", "progress": False},
-              execution=Execution(shard_size=5))
-    run_score("cosine", ind, PoolSource.open(files), data["tmp"] / "one", {"embedder": "tfidf", "progress": False},
-              execution=Execution(shard_size=1000))
+    ds.run(ds.RunSpec.single("cosine", ind, PoolSource.open(files), data["tmp"] / "stream", params={"embedder": "tfidf", "progress": False}, execution=Execution(shard_size=5))).signature
+    ds.run(ds.RunSpec.single("cosine", ind, read_corpus(files), data["tmp"] / "memory", params={"embedder": "tfidf", "progress": False}, execution=Execution(shard_size=5))).signature
+    ds.run(ds.RunSpec.single("cosine", ind, PoolSource.open(files), data["tmp"] / "one", params={"embedder": "tfidf", "progress": False}, execution=Execution(shard_size=1000))).signature
     for name in ("scores.npy", "ids.npy", "scores.tsv", "pool.json"):
         assert (data["tmp"] / "stream" / name).read_bytes() == (data["tmp"] / "memory" / name).read_bytes(), name
     # other shard sizes: the same scores up to the last bits of a matrix product
@@ -103,8 +100,7 @@ def test_strip_id_scores_a_numbered_pool_as_the_plain_one_and_keeps_its_bytes(da
     assert "strip_id" not in json.loads((tmp_path / "plain" / "pool.json").read_text())["reader"]
     assert "|strip_id:True|" in json.loads((tmp_path / "stripped" / "signature.json").read_text())["signature"]
     # the Python API: a corpus read in memory with strip_id scores alike, and its run records the reader
-    run_score("cosine", read_corpus([ind_numbered], strip_id=True), read_corpus(numbered, strip_id=True),
-              tmp_path / "memory", {"embedder": "tfidf", "progress": False, "cache_dir": ""})
+    ds.run(ds.RunSpec.single("cosine", read_corpus([ind_numbered], strip_id=True), read_corpus(numbered, strip_id=True), tmp_path / "memory", params={"embedder": "tfidf", "progress": False, "cache_dir": ""})).signature
     assert np.load(tmp_path / "memory" / "scores.npy").tobytes() == scores["plain"].tobytes()
     assert json.loads((tmp_path / "memory" / "pool.json").read_text())["reader"]["strip_id"] is True
     # chosen again from the saved scores: the best 3 of those 5, the lines' own bytes again
@@ -125,8 +121,7 @@ def test_scores_do_not_depend_on_the_shard_size_to_the_bit(method, data, tiny_mo
     out = {}
     for size in (3, 1000):
         d = data["tmp"] / f"{method}-{size}"
-        run_score(method.split("-tfidf")[0], ind, PoolSource.open(files), d, {**params, "progress": False},
-                  execution=Execution(shard_size=size))
+        ds.run(ds.RunSpec.single(method.split("-tfidf")[0], ind, PoolSource.open(files), d, params={**params, "progress": False}, execution=Execution(shard_size=size))).signature
         out[size] = (d / "scores.npy").read_bytes()
     assert out[3] == out[1000]
 
@@ -141,9 +136,7 @@ def test_on_a_gpu_a_shard_size_gives_the_same_bytes_and_another_the_same_scores_
     out = {}
     for run, size in (("a", 3), ("b", 3), ("c", 1000)):
         d = data["tmp"] / f"gpu-{run}"
-        run_score("cosine", ind, PoolSource.open(files), d,
-                  {"embedder": tiny_models["bert"], "device": "cuda", "cache_dir": "", "progress": False},
-                  execution=Execution(shard_size=size))
+        ds.run(ds.RunSpec.single("cosine", ind, PoolSource.open(files), d, params={"embedder": tiny_models["bert"], "device": "cuda", "cache_dir": "", "progress": False}, execution=Execution(shard_size=size))).signature
         out[run] = (d / "scores.npy").read_bytes()
     assert out["a"] == out["b"]
     np.testing.assert_allclose(np.load(data["tmp"] / "gpu-c" / "scores.npy"),
@@ -152,8 +145,8 @@ def test_on_a_gpu_a_shard_size_gives_the_same_bytes_and_another_the_same_scores_
 
 def test_random_scores_do_not_depend_on_the_shards(data):
     ind, files = read_corpus([data["in"]]), [data["med"], data["law"]]
-    run_score("random", ind, PoolSource.open(files), data["tmp"] / "a", {"seed": 4}, execution=Execution(shard_size=3))
-    run_score("random", ind, PoolSource.open(files), data["tmp"] / "b", {"seed": 4}, execution=Execution(shard_size=100))
+    ds.run(ds.RunSpec.single("random", ind, PoolSource.open(files), data["tmp"] / "a", params={"seed": 4}, execution=Execution(shard_size=3))).signature
+    ds.run(ds.RunSpec.single("random", ind, PoolSource.open(files), data["tmp"] / "b", params={"seed": 4}, execution=Execution(shard_size=100))).signature
     a, b = np.load(data["tmp"] / "a" / "scores.npy"), np.load(data["tmp"] / "b" / "scores.npy")
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, np.random.default_rng(4).random(42))
@@ -171,8 +164,7 @@ def test_a_large_pool_is_fitted_on_a_seeded_sample(data):
 
     MooreLewisSelector.fit = spy
     try:
-        sig = run_score("moore-lewis", read_corpus([data["in"]]), PoolSource.open([data["med"], data["law"]]),
-                        data["tmp"] / "r", {"order": 1}, execution=Execution(fit_sample=10, shard_size=8))
+        sig = ds.run(ds.RunSpec.single("moore-lewis", read_corpus([data["in"]]), PoolSource.open([data["med"], data["law"]]), data["tmp"] / "r", params={"order": 1}, execution=Execution(fit_sample=10, shard_size=8))).signature
     finally:
         MooreLewisSelector.fit = real_fit
     assert len(seen[0]) == 10 and len(set(seen[0])) == 10 and sig["fit_sample"] == 10
@@ -233,8 +225,7 @@ def test_ray_actors_score_as_the_local_engine(method, ray_cluster, tiny_models, 
     for engine in ("local", "ray"):
         p = {**params, **({"cache_dir": str(tmp_path / f"cache-{engine}")} if method not in ("random", "moore-lewis")
                           else {})}
-        run_score(method, ind, PoolSource.open([pool_file]), tmp_path / engine, p,
-                  execution=Execution(shard_size=16, engine=engine, workers=2))
+        ds.run(ds.RunSpec.single(method, ind, PoolSource.open([pool_file]), tmp_path / engine, params=p, execution=Execution(shard_size=16, engine=engine, workers=2))).signature
         out[engine] = _outputs(tmp_path / engine)
     assert out["ray"].keys() == out["local"].keys()
     if method == "crosslingual":
@@ -258,9 +249,7 @@ def test_ray_scores_a_pool_held_in_memory_as_the_local_engine(ray_cluster, tiny_
     ind = read_corpus([_write(tmp_path / "in.txt", make_sentences("med", 8, 3))])
     out = {}
     for engine in ("local", "ray"):
-        run_score("cosine", ind, pool, tmp_path / engine,
-                  {"embedder": tiny_models["bert"], "cache_dir": str(tmp_path / f"cache-{engine}")},
-                  execution=Execution(shard_size=16, engine=engine, workers=2))
+        ds.run(ds.RunSpec.single("cosine", ind, pool, tmp_path / engine, params={"embedder": tiny_models["bert"], "cache_dir": str(tmp_path / f"cache-{engine}")}, execution=Execution(shard_size=16, engine=engine, workers=2))).signature
         out[engine] = {n: (tmp_path / engine / n).read_bytes() for n in ("scores.npy", "ids.npy", "scores.tsv")}
     assert out["ray"] == out["local"]
 

@@ -185,7 +185,6 @@ def test_finetune_targets_share_one_encoder_a_head_each(tmp_path, tiny_models):
     target's run encoded; the signature says which head of which targets ran; nothing of the shared
     fit is left behind."""
     import domainsift as ds
-    from domainsift.jobs.mix import select_mix
     from domainsift.select.finetune import FinetuneSelector
     d = _data(tmp_path)
     targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
@@ -196,8 +195,7 @@ def test_finetune_targets_share_one_encoder_a_head_each(tmp_path, tiny_models):
     FinetuneSelector.fit_targets = lambda self, *a, **kw: (fits.append(1), real(self, *a, **kw))[1]
     EncoderClassifier.predict = lambda self, texts, **kw: (encoded.append(len(texts)), predict(self, texts, **kw))[1]
     try:
-        meta = select_mix("finetune", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", top=40,
-                          params=params, seed=0)
+        meta = ds.run(ds.RunSpec("finetune", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", rule=ds.Rule(top=40), params=params, seed=0)).mix
     finally:
         FinetuneSelector.fit_targets, EncoderClassifier.predict = real, predict
     assert fits == [1]                                     # one fit for both targets
@@ -228,8 +226,6 @@ def test_cosine_targets_share_one_encoding_of_the_pool_without_the_cache(tmp_pat
     target's run scores each shard against every centroid and the others read those scores; each
     target's scores are the same bits as its run alone, and its signature says which centroid ran."""
     import domainsift as ds
-    from domainsift.jobs.mix import select_mix
-    from domainsift.jobs.score import run_score
     from domainsift.rundir import load_scores
     from domainsift.select.cosine import CosineSelector
     d = _data(tmp_path)
@@ -239,8 +235,7 @@ def test_cosine_targets_share_one_encoding_of_the_pool_without_the_cache(tmp_pat
     real = CosineSelector._embed
     CosineSelector._embed = lambda self, texts: (encoded.append(len(list(texts))), real(self, texts))[1]
     try:
-        meta = select_mix("cosine", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", top=40,
-                          params=params, seed=0)
+        meta = ds.run(ds.RunSpec("cosine", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", rule=ds.Rule(top=40), params=params, seed=0)).mix
     finally:
         CosineSelector._embed = real
     assert encoded.count(120) == 1                         # the pool encoded once for both targets
@@ -249,7 +244,7 @@ def test_cosine_targets_share_one_encoding_of_the_pool_without_the_cache(tmp_pat
     assert not (tmp_path / "mix" / ".resume").exists()
     for n in targets:
         alone = tmp_path / f"alone-{n}"
-        run_score("cosine", targets[n], ds.PoolSource.open(d["pool"]), alone, params=params, seed=0)
+        ds.run(ds.RunSpec.single("cosine", targets[n], ds.PoolSource.open(d["pool"]), alone, params=params, seed=0)).signature
         mixed = tmp_path / "mix" / "targets" / n
         assert (mixed / "scores.npy").read_bytes() == (alone / "scores.npy").read_bytes()
         assert np.array_equal(load_scores(mixed).id_array, load_scores(alone).id_array)
@@ -262,13 +257,11 @@ def test_cosine_over_an_embedder_that_learns_its_space_fits_each_target_alone(tm
     """tf-idf learns its space from the pool; its fit is not saved as a folder, so a mixture does not
     share it: each target fits it on the same sample (one space), as one target's run does."""
     import domainsift as ds
-    from domainsift.jobs.mix import select_mix
     from domainsift.select.cosine import CosineSelector
     assert CosineSelector(embedder="tfidf").fits_targets is False and CosineSelector().fits_targets is True
     d = _data(tmp_path)
     targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
-    meta = select_mix("cosine", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", top=40,
-                      params={"embedder": "tfidf", "cache_dir": "", "progress": False}, seed=0)
+    meta = ds.run(ds.RunSpec("cosine", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", rule=ds.Rule(top=40), params={"embedder": "tfidf", "cache_dir": "", "progress": False}, seed=0)).mix
     assert "shared_fit" not in meta and sum(t["n_selected"] for t in meta["targets"].values()) == 40
     sig = json.loads((tmp_path / "mix" / "targets" / "med" / "signature.json").read_text())["signature"]
     assert "|shared:" not in sig
@@ -280,8 +273,6 @@ def test_auto_targets_encode_the_share_sample_once(tmp_path, tiny_models, monkey
     the one its run alone makes."""
     import domainsift as ds
     from domainsift.embed import EmbedConfig
-    from domainsift.jobs.mix import select_mix
-    from domainsift.jobs.score import run_score
     d = _data(tmp_path)
     targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
     params = {"embedder": tiny_models["bert"], "backend": "torch", "progress": False, "cache_dir": ""}
@@ -294,16 +285,14 @@ def test_auto_targets_encode_the_share_sample_once(tmp_path, tiny_models, monkey
         enc.encode = lambda texts, *x, **y: (encoded.append(len(list(texts))), encode(texts, *x, **y))[1]
         return enc
     monkeypatch.setattr(EmbedConfig, "build", counting_build)
-    meta = select_mix("cosine", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", fraction="auto",
-                      params=params, seed=0)
+    meta = ds.run(ds.RunSpec("cosine", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", rule=ds.Rule(fraction="auto"), params=params, seed=0)).mix
     # the pool (120 lines) once for the scores and its share sample (the whole pool here) once for the
     # estimates; each in-domain set (30 lines) once for its centroid and once for its estimate
     assert sorted(encoded) == [30, 30, 30, 30, 120, 120]
     monkeypatch.setattr(EmbedConfig, "build", build)
     for n in targets:
         alone = tmp_path / f"alone-{n}"
-        run_score("cosine", targets[n], ds.PoolSource.open(d["pool"]), alone, params=params, seed=0,
-                  estimate_share=True)
+        ds.run(ds.RunSpec.single("cosine", targets[n], ds.PoolSource.open(d["pool"]), alone, params=params, seed=0, estimate_share=True)).signature
         assert json.loads((alone / "share.json").read_text())["share"] == meta["targets"][n]["share"]["share"]
 
 
@@ -369,13 +358,12 @@ def test_a_shared_finetune_fit_runs_half_the_epochs_unless_told(tmp_path, tiny_m
     """A shared fit's epoch holds every target's positives, so it defaults to 5 epochs (one target's: 10);
     the signature says what ran, and a given --epochs is kept."""
     import domainsift as ds
-    from domainsift.jobs.mix import select_mix
     d = _data(tmp_path)
     targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
     base = {"model": tiny_models["bert"], "batch_size": 8, "backend": "torch", "progress": False}
     for given, ran in (({}, 5), ({"epochs": 1}, 1)):
         out = tmp_path / f"mix{ran}"
-        select_mix("finetune", targets, ds.PoolSource.open(d["pool"]), out, top=20, params={**base, **given})
+        ds.run(ds.RunSpec("finetune", targets, ds.PoolSource.open(d["pool"]), out, rule=ds.Rule(top=20), params={**base, **given})).mix
         for n in targets:
             sig = json.loads((out / "targets" / n / "signature.json").read_text())["signature"]
             assert f"|epochs:{ran}|" in sig
@@ -386,12 +374,9 @@ def test_finetune_targets_sharing_one_fit_work_under_the_cascade(tmp_path, tiny_
     """Under --cascade each target's student learns from its head, which scores only that target's candidates."""
     import domainsift as ds
     from domainsift.engine import Cascade
-    from domainsift.jobs.mix import select_mix
     d = _data(tmp_path)
     targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
-    meta = select_mix("finetune", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", top=40,
-                      cascade=Cascade(share=0.1),
-                      params={"model": tiny_models["bert"], "epochs": 1, "batch_size": 8, "progress": False})
+    meta = ds.run(ds.RunSpec("finetune", targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", rule=ds.Rule(top=40), cascade=Cascade(share=0.1), params={"model": tiny_models["bert"], "epochs": 1, "batch_size": 8, "progress": False})).mix
     assert "shared_fit" in meta and sum(t["n_selected"] for t in meta["targets"].values()) == 40
     for n in targets:
         sig = json.loads((tmp_path / "mix" / "targets" / n / "signature.json").read_text())["signature"]
@@ -404,7 +389,6 @@ def test_a_mixture_counts_and_samples_the_pool_once(tmp_path, tiny_models, monke
     a --top larger than the pool is refused after that pass, before any fit."""
     import domainsift as ds
     from domainsift.io.source import PoolSource
-    from domainsift.jobs.mix import select_mix
     d = _data(tmp_path)
     monkeypatch.setenv("DOMAINSIFT_CACHE", str(tmp_path / "cache"))
     targets = {n: ds.read_corpus([d[f"in_{n}"]]) for n in ("med", "law")}
@@ -413,14 +397,14 @@ def test_a_mixture_counts_and_samples_the_pool_once(tmp_path, tiny_models, monke
     scans = []
     real = PoolSource.scan
     monkeypatch.setattr(PoolSource, "scan", lambda self, *a, **kw: (scans.append(1), real(self, *a, **kw))[1])
-    meta = select_mix(method, targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", params=params, **rule)
+    meta = ds.run(ds.RunSpec(method, targets, ds.PoolSource.open(d["pool"]), tmp_path / "mix", rule=ds.Rule(**{k: v for k, v in rule.items() if k in ['dedup', 'dedup_threshold', 'exclude', 'fraction', 'top']}), params=params, **{k: v for k, v in rule.items() if k not in ['dedup', 'dedup_threshold', 'exclude', 'fraction', 'top']})).mix
     assert scans == [1]
     assert all(t["n_selected"] > 0 for t in meta["targets"].values())
     fitted = []
     from domainsift.select.finetune import FinetuneSelector
     monkeypatch.setattr(FinetuneSelector, "fit_targets", lambda *a, **kw: fitted.append(1))
     with pytest.raises(DomainsiftError, match="cannot select 121 lines from a pool of 120"):
-        select_mix(method, targets, ds.PoolSource.open(d["pool"]), tmp_path / "big", params=params, top=121)
+        ds.run(ds.RunSpec(method, targets, ds.PoolSource.open(d["pool"]), tmp_path / "big", rule=ds.Rule(top=121), params=params)).mix
     assert fitted == []
 
 

@@ -3,6 +3,7 @@ combine of changed inputs, a run directory replaced by another kind of run, repo
 changed inputs, two runs into one --out, damaged shards, sampler state, options (--max-length, Ray's
 --workers, --address and methods that cannot travel), file names and line breaks."""
 
+import domainsift as ds
 import json
 import logging
 import os
@@ -59,11 +60,10 @@ def test_a_pool_that_mixes_text_and_parquet_is_refused_up_front(parquet_first, d
 
 def test_a_pool_in_memory_with_mixed_formats_is_refused_before_scoring(data):
     from domainsift.io.corpus import Corpus
-    from domainsift import run_score
     pq = _parquet(data["tmp"] / "b.parquet", ["x y"])
     pool = Corpus(["a b", "x y"], [(str(data["med"]), 1), (str(pq), 1)], [str(data["med"]), str(pq)])
     with pytest.raises(InputError, match="mixes formats"):
-        run_score("random", Corpus(["a"], [("in", 1)], ["in"]), pool, data["tmp"] / "r")
+        ds.run(ds.RunSpec.single("random", Corpus(["a"], [("in", 1)], ["in"]), pool, data["tmp"] / "r")).signature
 
 
 # 2. truncated Zstandard -------------------------------------------------------------------------
@@ -320,7 +320,6 @@ def test_max_length_beyond_the_model_is_capped_with_a_warning(tiny_models, caplo
 def test_ray_options_fail_before_any_work(data, monkeypatch, caplog):
     pytest.importorskip("ray")
     from domainsift.io.corpus import read_corpus
-    from domainsift import run_score
     from domainsift.engine.ray import plan
     from domainsift.select import get_selector
     # more workers than CPUs: capped, with a warning
@@ -338,8 +337,7 @@ def test_ray_options_fail_before_any_work(data, monkeypatch, caplog):
     monkeypatch.setitem(SELECTORS, "stuck", "test_refusals:Stuck")
     Stuck.fits = []
     with pytest.raises(DomainsiftError, match="cannot be shipped"):
-        run_score("stuck", read_corpus(data["in"]), read_corpus([data["med"]]), data["tmp"] / "r",
-                  execution=Execution(engine="ray"))
+        ds.run(ds.RunSpec.single("stuck", read_corpus(data["in"]), read_corpus([data["med"]]), data["tmp"] / "r", execution=Execution(engine="ray"))).signature
     assert Stuck.fits == []
 
 

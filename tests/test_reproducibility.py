@@ -3,6 +3,7 @@ taken from what actually ran; and every default that moves a number is in the de
 fingerprint (issue: same inputs, same numbers, on any machine)."""
 
 from __future__ import annotations
+import domainsift as ds
 from domainsift.engine import Execution
 
 import json
@@ -89,7 +90,7 @@ def test_resume_fingerprint_holds_the_version_and_how_it_computes(monkeypatch):
     from domainsift.engine.run import fingerprint as _fingerprint
     ind = as_corpus(make_sentences("med", 5, 0))
     manifest = {"files": ["p.txt"], "target_files": [], "n": 10, "reader": {}, "fingerprints": []}
-    args = ("cosine", {"seed": 0}, ind, manifest, {"shard_size": 4})
+    args = ("cosine", {"seed": 0}, ind.texts, manifest, {"shard_size": 4})
     first = _fingerprint(*args)
     assert _fingerprint(*args, {"int8": "other"}) != first
     monkeypatch.setattr(version, "__version__", "9.9.9")
@@ -100,12 +101,12 @@ def test_the_run_records_the_pool_sources_own_reader(tmp_path):
     """PoolSource.open(..., column=2) is recorded as column 2, so the selection writer, downstream and
     the report read the same records later (before 0.6.0 only the reader= argument was recorded)."""
     from domainsift.rundir import load_scores
-    from domainsift import run_score, run_select
+    from domainsift import run_select
     from domainsift.io.source import PoolSource
     pool = tmp_path / "pool.tsv"
     pool.write_text("".join(f"{i}\tid{i}\tline number {i} of the pool\n" for i in range(12)))
     ind = as_corpus(["line number 3 of the pool"])
-    run_score("random", ind, PoolSource.open([pool], column=2), tmp_path / "run")
+    ds.run(ds.RunSpec.single("random", ind, PoolSource.open([pool], column=2), tmp_path / "run")).signature
     assert load_scores(tmp_path / "run").pool["reader"]["column"] == 2
     run_select(tmp_path / "run", top=3)
     selected = (tmp_path / "run").glob("selected.*")
@@ -115,13 +116,11 @@ def test_the_run_records_the_pool_sources_own_reader(tmp_path):
 
 def test_reader_argument_that_contradicts_the_source_is_an_error(tmp_path):
     from domainsift._internal.errors import DomainsiftError
-    from domainsift import run_score
     from domainsift.io.source import PoolSource
     pool = tmp_path / "pool.tsv"
     pool.write_text("a\tb\n" * 3)
     with pytest.raises(DomainsiftError, match="column"):
-        run_score("random", as_corpus(["a"]), PoolSource.open([pool], column=1), tmp_path / "r",
-                  reader={"column": 0})
+        ds.run(ds.RunSpec.single("random", as_corpus(["a"]), PoolSource.open([pool], column=1), tmp_path / "r", reader={"column": 0})).signature
 
 
 @pytest.mark.parametrize("change", ["export_attention", "int8", "shard", "fit_sample", "weight_decay", "clip",
@@ -178,7 +177,6 @@ def test_int8_scores_do_not_depend_on_shard_or_batch_size(tiny_models, tmp_path)
     """cosine over a pool: the same scores with any shard size and batch size (vectors depend on their
     sentence alone), as text, JSONL or Parquet."""
     from domainsift.rundir import load_scores
-    from domainsift import run_score
     from domainsift.io.source import PoolSource
     lines = make_sentences("med", 20, 1) + make_sentences("law", 20, 2) + make_sentences("it", 20, 3)
     (tmp_path / "pool.txt").write_text("\n".join(lines) + "\n")
@@ -191,8 +189,7 @@ def test_int8_scores_do_not_depend_on_shard_or_batch_size(tiny_models, tmp_path)
     for i, (name, shard, batch) in enumerate([("pool.txt", 64, 32), ("pool.txt", 7, 3), ("pool.jsonl", 13, 5),
                                               ("pool.parquet", 5, 64)]):
         params = {"embedder": tiny_models["bert"], "batch_size": batch, "cache_dir": "", "progress": False}
-        run_score("cosine", ind, PoolSource.open([tmp_path / name]), tmp_path / f"r{i}", params,
-                  execution=Execution(shard_size=shard))
+        ds.run(ds.RunSpec.single("cosine", ind, PoolSource.open([tmp_path / name]), tmp_path / f"r{i}", params=params, execution=Execution(shard_size=shard))).signature
         got.append(np.asarray(load_scores(tmp_path / f"r{i}").scores))
     np.testing.assert_allclose(got[1], got[0], atol=1e-6, rtol=0)
     for other in got[1:]:

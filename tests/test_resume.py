@@ -1,5 +1,6 @@
 """A killed scoring run resumes: no refit when the fit was saved, no rescoring of finished chunks."""
 
+import domainsift as ds
 import numpy as np
 from domainsift.engine import Execution
 import pytest
@@ -8,7 +9,6 @@ from conftest import make_sentences
 from domainsift.io.corpus import Corpus, as_corpus
 from domainsift.select import SELECTORS, get_selector
 from domainsift.select.base import BaseSelector
-from domainsift import run_score
 from domainsift.rundir import RESUME as RESUME_DIR
 
 
@@ -67,11 +67,11 @@ def test_killed_run_resumes_without_refit_or_rescoring(counting, tmp_path):
     ind, pool = _corpora()
     counting.die_after = 2
     with pytest.raises(Killed):
-        run_score("counting", ind, pool, tmp_path / "run", execution=Execution(shard_size=10))
+        ds.run(ds.RunSpec.single("counting", ind, pool, tmp_path / "run", execution=Execution(shard_size=10))).signature
     assert counting.calls == {"fit": 1, "scored": 20, "score_calls": 2}
     assert not (tmp_path / "run" / "scores.npy").exists()
     counting.die_after = None
-    run_score("counting", ind, pool, tmp_path / "run", execution=Execution(shard_size=10))
+    ds.run(ds.RunSpec.single("counting", ind, pool, tmp_path / "run", execution=Execution(shard_size=10))).signature
     assert counting.calls["fit"] == 1  # the saved fit was loaded
     assert counting.calls["scored"] == 25  # only the last chunk was scored again
     assert not (tmp_path / "run" / RESUME_DIR).exists()
@@ -83,10 +83,10 @@ def test_changed_inputs_do_not_reuse_state(counting, tmp_path):
     ind, pool = _corpora()
     counting.die_after = 1
     with pytest.raises(Killed):
-        run_score("counting", ind, pool, tmp_path / "run", execution=Execution(shard_size=10))
+        ds.run(ds.RunSpec.single("counting", ind, pool, tmp_path / "run", execution=Execution(shard_size=10))).signature
     counting.die_after = None
     other = Corpus(ind.texts[:2], ind.ids[:2], ind.files)
-    run_score("counting", other, pool, tmp_path / "run", execution=Execution(shard_size=10))
+    ds.run(ds.RunSpec.single("counting", other, pool, tmp_path / "run", execution=Execution(shard_size=10))).signature
     assert counting.calls["fit"] == 2 and counting.calls["scored"] == 10 + 25
 
 

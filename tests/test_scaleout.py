@@ -5,6 +5,7 @@ only the shards it had in flight; and the driver process opens no pool file."""
 
 from __future__ import annotations
 
+import domainsift as ds
 import gzip
 import logging
 import os
@@ -17,7 +18,6 @@ from conftest import make_sentences
 from domainsift.engine import Cascade, Execution
 from domainsift.io.corpus import read_corpus
 from domainsift.io.source import PoolSource
-from domainsift.jobs.select import score_and_select
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 OUTPUTS = ("scores.npy", "ids.npy", "scores.tsv", "selected.ids.tsv")
@@ -54,10 +54,10 @@ def pool(tmp_path):
 def _run(pool: Path, out: str, engine: str, params: dict, cascade=None, on_shard=None, **select) -> dict:
     ind = read_corpus([pool / "in.txt"])
     source = PoolSource.open([pool / "a.txt", pool / "b.txt.gz"])
-    score_and_select("cosine", ind, source, pool / out, {**params, "cache_dir": str(pool / f"cache-{out}")},
-                     top=20, cascade=cascade,
-                     execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700, on_shard=on_shard),
-                     **select)
+    ds.run(ds.RunSpec.single("cosine", ind, source, pool / out, rule=ds.Rule(top=20, **select), cascade=cascade,
+                             params={**params, "cache_dir": str(pool / f"cache-{out}")},
+                             execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700,
+                                                 on_shard=on_shard)))
     d = pool / out
     return {n: (d / n).read_bytes() for n in OUTPUTS + ("selected.txt",)}
 
@@ -98,13 +98,9 @@ def test_two_nodes_give_the_local_bytes_and_the_driver_reads_no_pool_text(two_no
 
 def _mix(pool: Path, out: str, engine: str, params: dict, cascade=None, method: str = "cosine", exclude=None,
          dedup=None) -> dict:
-    from domainsift.jobs.mix import select_mix
     (pool / "in_law.txt").write_text("".join(f"{x}\n" for x in make_sentences("law", 8, 5)), encoding="utf-8")
     targets = {"med": read_corpus([pool / "in.txt"]), "law": read_corpus([pool / "in_law.txt"])}
-    select_mix(method, targets, PoolSource.open([pool / "a.txt", pool / "b.txt.gz"]), pool / out,
-               top=30, params={**params, "cache_dir": str(pool / f"cache-{out}")}, cascade=cascade,
-               execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700), exclude=exclude,
-               dedup=dedup)
+    ds.run(ds.RunSpec(method, targets, PoolSource.open([pool / "a.txt", pool / "b.txt.gz"]), pool / out, rule=ds.Rule(top=30, exclude=exclude, dedup=dedup), params={**params, "cache_dir": str(pool / f"cache-{out}")}, cascade=cascade, execution=Execution(engine=engine, workers=2, shard_size=24, part_bytes=700))).mix
     d = pool / out
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and
             p.name in ("selected.mix.tsv", "selected.txt", "selected.ids.tsv", "scores.npy")}

@@ -90,16 +90,16 @@ def test_ray_workers_read_their_own_byte_ranges_of_an_s3_object(pool, tiny_model
     from domainsift.engine import Execution
     from domainsift.io.corpus import read_corpus
     from domainsift.io.source import PoolSource
-    from domainsift.jobs.select import score_and_select
+    import domainsift as ds
     ind = read_corpus([pool / "in.txt"])
     params = {"embedder": tiny_models["bert"]}
     out = {}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")  # inherits the env
     try:
         for name, where, engine in (("disk", str(pool / "pool.txt"), "local"), ("s3", "s3://pools/pool.txt", "ray")):
-            score_and_select("cosine", ind, PoolSource.open([where]), pool / name,
-                             {**params, "cache_dir": str(pool / f"cache-{name}")}, top=15,
-                             execution=Execution(engine=engine, workers=2, shard_size=16, part_bytes=500))
+            ds.run(ds.RunSpec.single("cosine", ind, PoolSource.open([where]), pool / name, rule=ds.Rule(top=15),
+                                     params={**params, "cache_dir": str(pool / f"cache-{name}")},
+                                     execution=Execution(engine=engine, workers=2, shard_size=16, part_bytes=500)))
             out[name] = {n: (pool / name / n).read_bytes() for n in ("scores.npy", "ids.npy", "selected.txt")}
     finally:
         ray.shutdown()

@@ -13,6 +13,8 @@ gives against the target's records. Storage copies live under bench/work/formats
 
 from __future__ import annotations
 
+import domainsift as ds
+
 import json
 
 import numpy as np
@@ -24,7 +26,7 @@ from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
 
 from domainsift.io.corpus import read_corpus
 from domainsift.jobs.evaluate import evaluate_run
-from domainsift import run_score, run_select
+from domainsift import run_select
 
 WORK = ROOT / "bench" / "work" / "formats"
 N = 5000
@@ -71,7 +73,7 @@ def main() -> None:
                 pool = read_corpus(paths)
                 assert len(pool) == 35000
                 run = WORK / "runs" / target / f"{method}-{kind}"
-                run_score(method, in_domain, pool, run, {**params, "progress": False}, seed=0)
+                ds.run(ds.RunSpec.single(method, in_domain, pool, run, params={**params, "progress": False}, seed=0)).signature
                 run_select(run, top=N)
                 scores = np.load(run / "scores.npy")
                 ids = json.loads((run / "pool.json").read_text())["ids"]

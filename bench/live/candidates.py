@@ -16,7 +16,7 @@ selection of ``share`` of the pool:
   target's own lines; and the student alone's top N.
 
 The teacher is the default finetune (seed 0, its defaults; in-domain set <D>.test.en; ``--teacher cosine``:
-Domain-Cosine with the default encoder), scored over every pool line once by ``run_score`` into
+Domain-Cosine with the default encoder), scored over every pool line once by ``run(RunSpec.single(...))`` into
 bench/work/candidates/teacher/ (teacher-cosine/ for cosine; kept: the benchmark resumes).
 Pools: the shared pool (the seven train files, 35,000 lines, every target 14.3%; the five classic
 targets) and the negatives-study pools (bench/live/negatives_pools.py: a target at 2.0% and at 29.4%;
@@ -91,7 +91,7 @@ def teacher_run(pool: str, target: str, corpus, in_domain, seed: int = 0, layers
     if not (out / "scores.npy").exists():
         shutil.rmtree(out, ignore_errors=True)
         t = time.time()
-        ds.run_score(method, in_domain, corpus, out, params, seed=seed)
+        ds.run(ds.RunSpec.single(method, in_domain, corpus, out, params=params, seed=seed)).signature
         print(f"teacher {pool}/{target}: {time.time() - t:.0f} s", flush=True)
     run = load_scores(out)
     sig = json.loads((out / "signature.json").read_text())

@@ -14,7 +14,7 @@ domain's LM on each domain's test), the cosine similarity of the domains' centro
 encoder, and their Pearson correlation, with the scatter plot.
 
 Runs are real run directories under bench/work/downstream/<D>/<method>, made through the library's
-public API (run_score, run_select, combine_runs, evaluate_run); finished ones are kept, so a killed
+public API (run, RunSpec, run_select, combine_runs, evaluate_run); finished ones are kept, so a killed
 benchmark resumes.
 
     python bench/live/downstream.py [--methods ...] [--targets ...] [--seed S]
@@ -22,6 +22,7 @@ benchmark resumes.
 
 from __future__ import annotations
 
+import domainsift as ds
 import argparse
 import hashlib
 import json
@@ -33,7 +34,7 @@ import numpy as np
 from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
 from selection import CASCADE, COMBOS, METHODS, N, dsir_run
 
-from domainsift import Cascade, read_corpus, run_score, run_select
+from domainsift import Cascade, read_corpus, run_select
 from domainsift.embed import EmbedConfig
 from domainsift.jobs.combine import combine_runs
 from domainsift.jobs.downstream import cross_domain, format_matrix, run_downstream
@@ -94,8 +95,7 @@ def run_method(label: str, target: str, query_file: Path, pool, seed: int) -> di
             sig = json.loads((run_dir / "signature.json").read_text())
         else:
             cascade = Cascade(share=N / len(pool)) if params.get(CASCADE) else None
-            sig = run_score(method, read_corpus([str(query_file)]), pool, run_dir,
-                            {k: v for k, v in params.items() if k != CASCADE}, seed=seed, cascade=cascade)
+            sig = ds.run(ds.RunSpec.single(method, read_corpus([str(query_file)]), pool, run_dir, params={k: v for k, v in params.items() if k != CASCADE}, seed=seed, cascade=cascade)).signature
     run_select(run_dir, top=N)
     ev = evaluate_run(run_dir, gold)
     row = {"target": target, "method": name, "base_method": label, "seed": seed, "precision": ev["precision"],

@@ -10,11 +10,12 @@ its test file", the same plus <D>.test.en. Select N = 5,000. Columns: the pool's
 line (after normalising, as ``--dedup exact`` compares: counted over the whole pool with the product's
 ``Exclusion``), the test lines among the plain selection, the lines the excluding selection passed over,
 and precision against the oracle (<D>.train.en) without and with ``--exclude``. Only the product's
-public API (run_score, run_select, evaluate_run, Exclusion).
+public API (run, RunSpec, run_select, evaluate_run, Exclusion).
 """
 
 from __future__ import annotations
 
+import domainsift as ds
 import argparse
 import json
 import time
@@ -27,7 +28,7 @@ POOLS = {"shared": "shared", "with-test": "with its test file"}
 
 
 def main() -> None:
-    from domainsift import run_score, run_select
+    from domainsift import run_select
     from domainsift.dedup import Exclusion
     from domainsift.io.corpus import read_corpus
     from domainsift.jobs.evaluate import evaluate_run
@@ -43,8 +44,7 @@ def main() -> None:
             files = train + ([test] if pool_name == "with-test" else [])
             pool = read_corpus(files)
             in_domain = read_corpus([test])
-            sig = run_score("moore-lewis", in_domain, pool, run_dir / "scores", {"progress": False}, seed=0,
-                            overwrite=True)
+            sig = ds.run(ds.RunSpec.single("moore-lewis", in_domain, pool, run_dir / "scores", params={"progress": False}, seed=0, overwrite=True)).signature
             plain = run_select(run_dir / "scores", run_dir / "plain", top=N, overwrite=True)
             t = time.time()
             ex = run_select(run_dir / "scores", run_dir / "exclude", top=N, exclude=in_domain, overwrite=True)

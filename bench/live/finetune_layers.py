@@ -8,7 +8,7 @@ ratio on the lines a cascade's teacher sees). This benchmark asks what it costs 
 
 The selection setting (../shared/docs/BENCHMARKS.md): the shared pool (the seven <D>.train.en, 35,000
 lines), in-domain set <D>.test.en, precision of the top N = 5,000 against <D>.train.en, the five classic
-targets; ``ds.run_score("finetune", ...)`` at the product's defaults but ``layers``. The whole encoder's
+targets; ``ds.run(ds.RunSpec.single("finetune", ...))`` at the product's defaults but ``layers``. The whole encoder's
 rows (``layers`` 0) are bench/live/candidates.py's teacher runs when that benchmark has left them under
 bench/work/candidates/teacher/shared (the same call), else run here. Seconds are the run's own (fit:
 training and its sample; pass: scoring the 35,000 lines).
@@ -48,7 +48,7 @@ def measure(target: str, layers: int, seed: int) -> dict:
         corpus = ds.read_corpus([data_file(d, "train") for d in SEVEN])
         in_domain = ds.read_corpus([data_file(target, "test")])
         params = {"progress": False, **({"layers": layers} if layers else {})}
-        ds.run_score("finetune", in_domain, corpus, out, params, seed=seed)
+        ds.run(ds.RunSpec.single("finetune", in_domain, corpus, out, params=params, seed=seed)).signature
     run = load_scores(out)
     truth = os.path.realpath(data_file(target, "train"))
     top = np.argsort(-np.asarray(run.scores, dtype=np.float64), kind="stable")[:N]
@@ -78,7 +78,7 @@ def main() -> None:
     rows.sort(key=lambda r: (r["seed"], r["layers"] or 99, CLASSIC.index(r["target"]), r["version"] or ""))
     md = ["# Finetune on the encoder's lower K layers: precision and seconds", "",
           f"Shared pool (35,000 lines), in-domain set <D>.test.en, precision of the top {N:,}; "
-          "`ds.run_score(\"finetune\", ...)` at the product's defaults but `layers` (all: the whole 6-layer "
+          "`ds.run(ds.RunSpec.single(\"finetune\", ...))` at the product's defaults but `layers` (all: the whole 6-layer "
           "encoder). Seconds: the run's fit (training) and pass (scoring 35,000 lines), 2-core CPU named by "
           "the isa column. One row per seed, layers and version; means over the five classic targets.", "",
           "| layers | seed | version | isa | " + " | ".join(CLASSIC) + " | mean | fit s (mean) | pass s (mean) |",

@@ -6,11 +6,12 @@ encoder (USE-m, German among its 16 languages).
 
 Pool: <D>.train.<lang> of the seven domains (35,000 lines); in-domain set: <D>.test.<lang> (500 lines)
 for the five classic targets; select N = 5,000; precision = the share of the selection from
-<D>.train.<lang>. Only the product's public API (run_score, run_select, evaluate_run).
+<D>.train.<lang>. Only the product's public API (run, RunSpec, run_select, evaluate_run).
 """
 
 from __future__ import annotations
 
+import domainsift as ds
 import argparse
 import json
 import time
@@ -24,7 +25,6 @@ ENCODERS = {"minilm": "all-MiniLM-L6-v2 (English only)", "multilingual": "USE-m 
 
 
 def main() -> None:
-    from domainsift import run_score
     from domainsift.io.corpus import read_corpus
     from domainsift.jobs.evaluate import evaluate_run
     from domainsift.jobs.select import run_select
@@ -45,8 +45,7 @@ def main() -> None:
                     continue
                 in_domain = read_corpus([data_file(target, "test", lang)])
                 t = time.time()
-                run_score("cosine", in_domain, pool, run_dir, {"embedder": enc, "progress": False}, seed=0,
-                          overwrite=True)
+                ds.run(ds.RunSpec.single("cosine", in_domain, pool, run_dir, params={"embedder": enc, "progress": False}, seed=0, overwrite=True)).signature
                 run_select(run_dir, top=N)
                 ev = evaluate_run(run_dir, [data_file(target, "train", lang)])
                 found = identify(in_domain.texts)

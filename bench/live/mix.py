@@ -2,13 +2,13 @@
 
 Pool: the seven shared <D>.train.en files (35,000 lines); targets: the five classic domains, each
 with <D>.test.en as its in-domain set, 5,000 lines each (``--top 25000``, equal weights). The mixture
-runs through ``domainsift.select_mix``; every target's own score directory under DIR/targets/NAME
+runs through ``domainsift.run`` (a RunSpec of several targets); every target's own score directory under DIR/targets/NAME
 holds exactly the scores a separate run of that target makes (same method, pool, seed), so the
 separate runs' selections are ``run_select(top=5000)`` from them. Precision against the target's
 train file (precision = recall at N = 5,000).
 
 Finetune's mixture fine-tunes one encoder with a head per target (one fit, one encoding of the pool),
-so its separate runs are five ``run_score`` runs with the product's defaults, each fitting its own
+so its separate runs are five score runs (``run(RunSpec.single(...))``) with the product's defaults, each fitting its own
 (``--epochs E`` changes the mixture's fit only; the separate runs are measured once); their wall
 times and the mixture's are measured one after the other, on an otherwise idle machine.
 
@@ -56,8 +56,7 @@ def main() -> None:
         if key not in rows:
             targets = {d: ds.read_corpus([data_file(d, "test")]) for d in CLASSIC}
             t = time.time()
-            meta = ds.select_mix(method, targets, ds.PoolSource.open(pool_files), out, top=N * len(CLASSIC),
-                                 seed=args.seed, overwrite=True, params=params or None)
+            meta = ds.run(ds.RunSpec(method, targets, ds.PoolSource.open(pool_files), out, rule=ds.Rule(top=N * len(CLASSIC)), seed=args.seed, overwrite=True, params=params or None)).mix
             row = {"method": method + "".join(f" --{k} {v}" for k, v in params.items()), "seed": args.seed, "mix_seconds_warm_cache": round(time.time() - t, 1),
                    "targets": {}}
             shared = "shared_fit" in meta  # one fit for every target: the separate runs are runs of their own
@@ -73,8 +72,7 @@ def main() -> None:
                 else:
                     if shared:
                         scores_dir = WORK / f"{method}-separate" / d
-                        ds.run_score(method, targets[d], ds.PoolSource.open(pool_files), scores_dir,
-                                     seed=args.seed, overwrite=True)
+                        ds.run(ds.RunSpec.single(method, targets[d], ds.PoolSource.open(pool_files), scores_dir, seed=args.seed, overwrite=True)).signature
                     ds.run_select(scores_dir, alone, top=N, overwrite=True)
                     sep = ds.evaluate_run(alone, [data_file(d, "train")])
                     seconds = round(time.time() - t, 1)
@@ -116,12 +114,9 @@ def timing(method: str, args, pool_files, ds) -> None:
         os.environ["DOMAINSIFT_CACHE"] = str(cache)
         t = time.time()
         if what == "one":
-            ds.run_score(method, ds.read_corpus([data_file(CLASSIC[0], "test")]), ds.PoolSource.open(pool_files),
-                         WORK / "timing-one", seed=args.seed, overwrite=True, params=params)
+            ds.run(ds.RunSpec.single(method, ds.read_corpus([data_file(CLASSIC[0], "test")]), ds.PoolSource.open(pool_files), WORK / "timing-one", seed=args.seed, overwrite=True, params=params)).signature
         else:
-            meta = ds.select_mix(method, {d: ds.read_corpus([data_file(d, "test")]) for d in CLASSIC},
-                                 ds.PoolSource.open(pool_files), WORK / "timing-mix", top=N * len(CLASSIC),
-                                 seed=args.seed, overwrite=True, params=params)
+            meta = ds.run(ds.RunSpec(method, {d: ds.read_corpus([data_file(d, "test")]) for d in CLASSIC}, ds.PoolSource.open(pool_files), WORK / "timing-mix", rule=ds.Rule(top=N * len(CLASSIC)), seed=args.seed, overwrite=True, params=params)).mix
             sig = meta["signature"]
         times[what] = round(time.time() - t, 1)
         print(f"timing {method} cache {args.cache}: {what} {times[what]} s", flush=True)
@@ -138,7 +133,7 @@ def _epochs(signature: str) -> str:
 def report(rows: dict) -> None:
     md = ["# Five targets in one run (issue 49)", "",
           "Pool: the seven <D>.train.en (35,000 lines); targets: the five classic domains, in-domain set "
-          "<D>.test.en, 5,000 lines each (`select_mix(top=25000)`, equal weights, each line to one target). "
+          "<D>.test.en, 5,000 lines each (`run(RunSpec(..., rule=Rule(top=25000)))`, equal weights, each line to one target). "
           "'separate': the top 5,000 of the same target's scores alone (what five separate runs select; for "
           "finetune, whose mixture fine-tunes one encoder with a head per target, five separate runs, each "
           "fitting its own). Precision against <D>.train.en. Wall time: cosine: one run of one target and the "

@@ -11,7 +11,7 @@ assignment, reading the lines, writing every output). Columns: the mixture's lin
 line of it (its rows in ``selected.mix.tsv`` order) compared exactly (after normalising) and near (MinHash
 Jaccard of character 5-grams >= 0.8), both counted with the product's ``Deduplicator``; the lines the
 mixture passed over (``mix.json``); mean precision against each target's <D>.train.en (N = 5,000) and the
-lowest target's. Only the product's public API (select_mix, evaluate_run, Deduplicator).
+lowest target's. Only the product's public API (run, RunSpec, evaluate_run, Deduplicator).
 """
 
 from __future__ import annotations
@@ -47,9 +47,7 @@ def main() -> None:
     def mix(name: str, dedup):
         out = WORK / name
         t = time.time()
-        meta = ds.select_mix("cosine", targets, ds.PoolSource.open(pool_files), out, top=N * len(CLASSIC),
-                             seed=args.seed, overwrite=True, params={"cache_dir": cache, "progress": False},
-                             dedup=dedup)
+        meta = ds.run(ds.RunSpec("cosine", targets, ds.PoolSource.open(pool_files), out, rule=ds.Rule(top=N * len(CLASSIC), dedup=dedup), seed=args.seed, overwrite=True, params={"cache_dir": cache, "progress": False})).mix
         return meta, time.time() - t, out
 
     mix("warm", None)  # the pool and the in-domain sets encoded once, into the cache

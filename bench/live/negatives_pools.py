@@ -27,6 +27,7 @@ The shared pool's rows are read from bench/results/selection.json (``finetune`` 
 
 from __future__ import annotations
 
+import domainsift as ds
 import argparse
 import json
 import subprocess
@@ -73,7 +74,7 @@ def run_one(pool_name: str, target: str, choice: str, seed: int) -> dict:
     from domainsift.io import save_json
     from domainsift.io.corpus import read_corpus
     from domainsift.jobs.evaluate import evaluate_run
-    from domainsift import run_score, run_select
+    from domainsift import run_select
 
     run_dir = WORK / "runs" / pool_name / target / f"{choice}-seed-{seed}"
     done = run_dir / "bench.json"
@@ -83,7 +84,7 @@ def run_one(pool_name: str, target: str, choice: str, seed: int) -> dict:
     pool = read_corpus(files)
     in_domain = read_corpus([data_file(target, "test")])
     t0 = time.time()
-    sig = run_score("finetune", in_domain, pool, run_dir, dict(CHOICES[choice], progress=False), seed=seed)
+    sig = ds.run(ds.RunSpec.single("finetune", in_domain, pool, run_dir, params=dict(CHOICES[choice], progress=False), seed=seed)).signature
     run_select(run_dir, top=n)
     ev = evaluate_run(run_dir, [target_file])
     row = {"pool": pool_name, "target": target, "choice": choice, "seed": seed, "n_pool": len(pool),

@@ -32,6 +32,7 @@ score / select / evaluate; finished runs are kept, so a killed benchmark resumes
 
 from __future__ import annotations
 
+import domainsift as ds
 import argparse
 import json
 import time
@@ -68,7 +69,7 @@ def run(pool_name: str, target: str, label: str, seed: int) -> dict | None:
     """One finished (pool, target, label, seed) row: made now unless it was made before."""
     from domainsift.io import save_json
     from domainsift.io.corpus import read_corpus
-    from domainsift import run_score, run_select
+    from domainsift import run_select
     from domainsift.jobs.evaluate import evaluate_run
 
     tag = member_label(label, seed)
@@ -94,7 +95,7 @@ def run(pool_name: str, target: str, label: str, seed: int) -> dict | None:
         if method == "student":  # the share of the teacher's top it learns as in-domain: this pool's N
             params["share"] = n / len(pool)
         in_domain = read_corpus([data_file(target, "test")])
-        sig = run_score(method, in_domain, pool, run_dir, params, seed=seed)
+        sig = ds.run(ds.RunSpec.single(method, in_domain, pool, run_dir, params=params, seed=seed)).signature
     run_select(run_dir, top=n)
     ev = evaluate_run(run_dir, [target_file])
     own = time.time() - t0

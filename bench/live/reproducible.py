@@ -11,6 +11,7 @@ Reports the largest score difference to the first run and whether the top 5,000 
 
 from __future__ import annotations
 
+import domainsift as ds
 import shutil
 import time
 
@@ -21,7 +22,6 @@ from domainsift.engine import Execution
 from domainsift.io.corpus import read_corpus
 from domainsift.rundir import load_scores
 from domainsift.select.base import choose
-from domainsift import run_score
 from domainsift.io.source import PoolSource
 
 WORK = ROOT / "bench" / "work" / "reproducible"
@@ -41,9 +41,7 @@ def main() -> None:
     for i, (fmt, batch, shard) in enumerate(RUNS):
         pool = PoolSource.open(files if fmt == "text" else [WORK / "pool.parquet"])
         t0 = time.time()
-        sig = run_score("cosine", in_domain, pool, WORK / f"run{i}",
-                        {"batch_size": batch, "cache_dir": str(WORK / f"cache{i}"), "progress": False},
-                        execution=Execution(shard_size=shard))
+        sig = ds.run(ds.RunSpec.single("cosine", in_domain, pool, WORK / f"run{i}", params={"batch_size": batch, "cache_dir": str(WORK / f"cache{i}"), "progress": False}, execution=Execution(shard_size=shard))).signature
         scores = np.asarray(load_scores(WORK / f"run{i}").scores)
         top = choose(scores, top=5000)
         if first is None:

@@ -26,6 +26,7 @@ table gives each method's mean over the seeds run, so one seed's luck is visible
 
 from __future__ import annotations
 
+import domainsift as ds
 import argparse
 import json
 import os
@@ -40,7 +41,7 @@ from domainsift.io.corpus import read_corpus
 from domainsift.jobs.evaluate import evaluate_run
 from domainsift.select.finetune import PAPER_CUT
 from domainsift.rundir import load_scores
-from domainsift import Cascade, run_score, run_select
+from domainsift import Cascade, run_select
 from mpnet import TARGET as MPNET_DIR
 from mpnet import model_dir as mpnet_dir
 
@@ -261,8 +262,7 @@ def main() -> None:
                 sig = json.loads((run_dir / "signature.json").read_text())
             else:
                 cascade = Cascade(share=N / len(pool)) if params.get(CASCADE) else None
-                sig = run_score(method, in_domain, pool, run_dir, {k: v for k, v in params.items() if k != CASCADE},
-                                seed=args.seed, cascade=cascade)
+                sig = ds.run(ds.RunSpec.single(method, in_domain, pool, run_dir, params={k: v for k, v in params.items() if k != CASCADE}, seed=args.seed, cascade=cascade)).signature
             t_score = time.time() - t0
             run_select(run_dir, top=N)
             t1 = time.time()

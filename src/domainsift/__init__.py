@@ -8,11 +8,10 @@ The public surface:
 - :func:`get_embedder`, :class:`EmbedConfig`, :class:`CachedEmbedder` — sentence vectors behind a disk cache;
 - :func:`cluster_grid`, :func:`purity` — unsupervised domain clustering;
 - :func:`get_selector`, :func:`choose` — scoring a pool and turning scores into a selection;
-- :func:`run_score`, :func:`run_select`, :func:`combine_runs` — score directories: score once, select many,
-  combine the scores of several methods;
-- :class:`PoolSource` — a pool read as a stream (``run_score`` scores it shard by shard, in bounded memory);
-- :func:`estimate_share` — how much of a pool is in-domain (``run_select(..., fraction="auto")`` selects it);
-- :func:`select_mix` — several targets in one run, each pool line to at most one of them.
+- :func:`run_select`, :func:`combine_runs` — score directories: score once (``run(RunSpec(...))`` without a
+  rule), select many, combine the scores of several methods;
+- :class:`PoolSource` — a pool read as a stream (a run scores it shard by shard, in bounded memory);
+- :func:`estimate_share` — how much of a pool is in-domain (``run_select(..., fraction="auto")`` selects it).
 """
 
 from ._version import __version__  # noqa: E402
@@ -28,7 +27,7 @@ __all__ = [
     "read_parallel", "Embedder", "EmbedConfig", "CachedEmbedder", "get_embedder", "cluster_grid", "purity",
     # imported when first used (selection pulls no heavy dependency until then)
     "RunSpec", "Rule", "run", "plan", "RunResult", "Execution", "Cascade", "get_selector", "choose", "SELECTORS",
-    "run_score", "run_select", "combine_runs", "estimate_share", "select_mix", "evaluate_run",
+    "run_select", "combine_runs", "estimate_share", "evaluate_run",
 ]
 
 
@@ -36,9 +35,6 @@ def __getattr__(name):  # lazy: selection pulls no heavy dependency until used
     if name in ("get_selector", "choose", "SELECTORS"):
         from . import select
         return getattr(select, name)
-    if name == "run_score":
-        from .jobs.score import run_score
-        return run_score
     if name == "run_select":
         from .jobs.select import run_select
         return run_select
@@ -57,9 +53,6 @@ def __getattr__(name):  # lazy: selection pulls no heavy dependency until used
     if name == "estimate_share":
         from .share import estimate_share
         return estimate_share
-    if name == "select_mix":
-        from .jobs.mix import select_mix
-        return select_mix
     if name == "evaluate_run":
         from .jobs.evaluate import evaluate_run
         return evaluate_run

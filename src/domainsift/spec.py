@@ -120,7 +120,7 @@ class Rule:
                             resample=self.resample is not None)
 
     def keywords(self) -> dict:
-        """The keywords of :func:`domainsift.pipeline.choose.score_and_select` and ``run_select``."""
+        """The rule as keywords (``run_select``'s; :func:`domainsift.pipeline.choose.score_then_select` reads them)."""
         return dict(top=self.top, fraction=self.fraction, threshold=self.threshold, positive=self.positive,
                     out_format=self.out_format, dedup=self.dedup, dedup_threshold=self.dedup_threshold,
                     sample=self.resample, temperature=self.temperature_or_default,

@@ -1,6 +1,7 @@
 """The jobs: one module per command, each the library call that its command makes.
 
-``score`` (:func:`run_score`), ``select`` (:func:`run_select`, :func:`score_and_select`), ``combine``
+``score`` and ``select`` (a :class:`~domainsift.spec.RunSpec` run by :func:`domainsift.run`; choosing again
+from saved scores: :func:`run_select`), ``combine``
 (:func:`combine_runs`), ``embed``, ``cluster``, ``evaluate``, ``downstream`` (and ``crossdomain``),
 ``split``, ``report``, ``demo``. A job opens its inputs through :mod:`domainsift.io`, runs through
 :mod:`domainsift.engine` or the methods, and writes through :mod:`domainsift.rundir`.
@@ -9,8 +10,7 @@
 
 def __getattr__(name):  # lazy: a job pulls its dependencies when it is used
     import importlib
-    where = {"run_score": "score", "score": "score", "run_select": "select", "score_and_select": "select",
-             "combine_runs": "combine", "evaluate_run": "evaluate"}
+    where = {"score": "score", "run_select": "select", "combine_runs": "combine", "evaluate_run": "evaluate"}
     if name in where:
         return getattr(importlib.import_module(f".{where[name]}", __name__), name)
     raise AttributeError(name)

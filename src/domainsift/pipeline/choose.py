@@ -2,7 +2,7 @@
 
 :func:`run_select` reads a score directory, checks that the pool files are those scored (size and
 SHA-256), chooses with the shared rule (:func:`domainsift.select.base.choose`) and writes the selected
-lines through :mod:`domainsift.rundir`. :func:`score_and_select` is ``select --method``: one score job
+lines through :mod:`domainsift.rundir`. :func:`score_then_select` is ``select --method``: one score job
 (:func:`domainsift.pipeline.score.score`) and the selection from it, with the pool read at most three
 times in all: the files hashed once (the selection checks them by size and modification time), and
 under ``--cascade`` the selected lines written from the candidates' bytes kept by the scoring.
