@@ -10,7 +10,7 @@ from domainsift.cli import main
 from domainsift._internal.errors import DomainsiftError
 from domainsift.pipeline.combine import combine_runs, standardise
 from domainsift.rundir import file_fingerprint, write_scores
-from domainsift import run_select
+from domainsift import Rule, run_select
 
 
 def _run(path, scores, ids, probabilistic=False, method="m"):
@@ -49,7 +49,7 @@ def test_combine_weighted_sum_and_select(tmp_path):
     assert sig["method"] == "combine" and sig["combined"] == "a+b" and sig["weights"] == "1,2"
     assert [m["dir"] for m in sig["members"]] == [str(a), str(b)]
     assert np.load(tmp_path / "c" / "ids.npy")[:, 1].tolist() == [1, 2, 3, 4]
-    sel = run_select(tmp_path / "c", tmp_path / "c", top=1)
+    sel = run_select(tmp_path / "c", tmp_path / "c", rule=Rule(top=1))
     assert sel["n_selected"] == 1
     best = (tmp_path / "c" / "selected.ids.tsv").read_text().splitlines()[1].split("\t")[:2]
     assert best == [str(tmp_path / "pool.txt"), str(int(np.argmax(za + 2 * zb)) + 1)]

@@ -161,12 +161,12 @@ def test_exclude_leaves_out_a_pair_by_either_side(tmp_path, monkeypatch, capsys)
 
 
 def test_run_select_excludes_a_list_of_lines_or_a_file(pool, capsys):
-    from domainsift import run_select
+    from domainsift import Rule, run_select
     assert run_cli(["score", "--method", "moore-lewis", "--order", "2", "--in-domain", pool["in"], "--pool",
                     pool["pool"], "--out", "s"], capsys)[0] == 0
     test = write_lines(pool["tmp"] / "test.txt", pool["lines"][:6])
-    by_lines = run_select("s", "a", top=10, exclude=pool["lines"][:6])
-    by_file = run_select("s", "b", top=10, exclude=str(test))
+    by_lines = run_select("s", "a", rule=Rule(top=10, exclude=pool["lines"][:6]))
+    by_file = run_select("s", "b", rule=Rule(top=10, exclude=str(test)))
     assert by_lines["exclude"]["sha256"] == by_file["exclude"]["sha256"] and by_file["exclude"]["files"] == [str(test)]
     a, b = _selected(pool["tmp"] / "a"), _selected(pool["tmp"] / "b")
     assert a == b and len(a) == 10 and not {normalise(t) for t in a} & {normalise(t) for t in pool["lines"][:6]}

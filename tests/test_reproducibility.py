@@ -101,14 +101,14 @@ def test_the_run_records_the_pool_sources_own_reader(tmp_path):
     """PoolSource.open(..., column=2) is recorded as column 2, so the selection writer, downstream and
     the report read the same records later (before 0.6.0 only the reader= argument was recorded)."""
     from domainsift.rundir import load_scores
-    from domainsift import run_select
+    from domainsift import Rule, run_select
     from domainsift.io.source import PoolSource
     pool = tmp_path / "pool.tsv"
     pool.write_text("".join(f"{i}\tid{i}\tline number {i} of the pool\n" for i in range(12)))
     ind = as_corpus(["line number 3 of the pool"])
     ds.run(ds.RunSpec.single("random", ind, PoolSource.open([pool], column=2), tmp_path / "run")).signature
     assert load_scores(tmp_path / "run").pool["reader"]["column"] == 2
-    run_select(tmp_path / "run", top=3)
+    run_select(tmp_path / "run", rule=Rule(top=3))
     selected = (tmp_path / "run").glob("selected.*")
     text = "".join(p.read_text() for p in selected if p.suffix != ".tsv" or "ids" not in p.name)
     assert "of the pool" in text

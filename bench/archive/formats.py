@@ -26,7 +26,7 @@ from _common import CLASSIC, ROOT, SEVEN, data_file, write_results
 
 from domainsift.io.corpus import read_corpus
 from domainsift.jobs.evaluate import evaluate_run
-from domainsift import run_select
+from domainsift import Rule, run_select
 
 WORK = ROOT / "bench" / "work" / "formats"
 N = 5000
@@ -74,7 +74,7 @@ def main() -> None:
                 assert len(pool) == 35000
                 run = WORK / "runs" / target / f"{method}-{kind}"
                 ds.run(ds.RunSpec.single(method, in_domain, pool, run, params={**params, "progress": False}, seed=0)).signature
-                run_select(run, top=N)
+                run_select(run, rule=Rule(top=N))
                 scores = np.load(run / "scores.npy")
                 ids = json.loads((run / "pool.json").read_text())["ids"]
                 pos = {tuple(i): k for k, i in enumerate(ids)}

@@ -91,7 +91,7 @@ def run(target: str, label: str, pool, seed: int) -> dict:
     from domainsift.io import save_json
     from domainsift.jobs.evaluate import evaluate_run
     from domainsift.rundir import pool_manifest, write_scores
-    from domainsift import run_select
+    from domainsift import Rule, run_select
     from domainsift.signature import make_signature
     run_dir = WORK / target / (label if seed == 0 else f"{label}-seed-{seed}")
     done = run_dir / "bench.json"
@@ -106,7 +106,7 @@ def run(target: str, label: str, pool, seed: int) -> dict:
     else:
         in_domain = read_corpus([data_file(target, "test", LANG)])
         sig = ds.run(ds.RunSpec.single("crosslingual", in_domain, pool, run_dir, params={"bitext": bitext(target), "progress": False, **METHODS[label]}, seed=seed)).signature
-    run_select(run_dir, top=N)
+    run_select(run_dir, rule=Rule(top=N))
     ev = evaluate_run(run_dir, [data_file(target, "train")])
     row = {"target": target, "method": label, "seed": seed, "precision": ev["precision"],
            "seconds": round(time.time() - t0, 1), "params": METHODS[label], "signature": sig.get("signature")}

@@ -34,7 +34,7 @@ import numpy as np
 from _common import CLASSIC, RESULTS, ROOT, SEVEN, data_file, write_results
 from selection import CASCADE, COMBOS, METHODS, N, dsir_run
 
-from domainsift import Cascade, read_corpus, run_select
+from domainsift import Cascade, read_corpus, Rule, run_select
 from domainsift.embed import EmbedConfig
 from domainsift.jobs.combine import combine_runs
 from domainsift.jobs.downstream import cross_domain, format_matrix, run_downstream
@@ -96,7 +96,7 @@ def run_method(label: str, target: str, query_file: Path, pool, seed: int) -> di
         else:
             cascade = Cascade(share=N / len(pool)) if params.get(CASCADE) else None
             sig = ds.run(ds.RunSpec.single(method, read_corpus([str(query_file)]), pool, run_dir, params={k: v for k, v in params.items() if k != CASCADE}, seed=seed, cascade=cascade)).signature
-    run_select(run_dir, top=N)
+    run_select(run_dir, rule=Rule(top=N))
     ev = evaluate_run(run_dir, gold)
     row = {"target": target, "method": name, "base_method": label, "seed": seed, "precision": ev["precision"],
            "seconds": round(time.time() - t0, 1), "signature": sig.get("signature")}

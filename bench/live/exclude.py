@@ -28,7 +28,7 @@ POOLS = {"shared": "shared", "with-test": "with its test file"}
 
 
 def main() -> None:
-    from domainsift import run_select
+    from domainsift import Rule, run_select
     from domainsift.dedup import Exclusion
     from domainsift.io.corpus import read_corpus
     from domainsift.jobs.evaluate import evaluate_run
@@ -45,9 +45,9 @@ def main() -> None:
             pool = read_corpus(files)
             in_domain = read_corpus([test])
             sig = ds.run(ds.RunSpec.single("moore-lewis", in_domain, pool, run_dir / "scores", params={"progress": False}, seed=0, overwrite=True)).signature
-            plain = run_select(run_dir / "scores", run_dir / "plain", top=N, overwrite=True)
+            plain = run_select(run_dir / "scores", run_dir / "plain", rule=Rule(top=N), overwrite=True)
             t = time.time()
-            ex = run_select(run_dir / "scores", run_dir / "exclude", top=N, exclude=in_domain, overwrite=True)
+            ex = run_select(run_dir / "scores", run_dir / "exclude", rule=Rule(top=N, exclude=in_domain), overwrite=True)
             seconds = time.time() - t
             exclusion = Exclusion.of(in_domain)
             repeating = sum(exclusion.matches(x) for x in pool.texts)

@@ -27,7 +27,7 @@ ENCODERS = {"minilm": "all-MiniLM-L6-v2 (English only)", "multilingual": "USE-m 
 def main() -> None:
     from domainsift.io.corpus import read_corpus
     from domainsift.jobs.evaluate import evaluate_run
-    from domainsift.jobs.select import run_select
+    from domainsift import Rule, run_select
     from domainsift.languages import identify
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--langs", nargs="+", default=["en", "de"])
@@ -46,7 +46,7 @@ def main() -> None:
                 in_domain = read_corpus([data_file(target, "test", lang)])
                 t = time.time()
                 ds.run(ds.RunSpec.single("cosine", in_domain, pool, run_dir, params={"embedder": enc, "progress": False}, seed=0, overwrite=True)).signature
-                run_select(run_dir, top=N)
+                run_select(run_dir, rule=Rule(top=N))
                 ev = evaluate_run(run_dir, [data_file(target, "train", lang)])
                 found = identify(in_domain.texts)
                 row = {"lang": lang, "encoder": enc, "target": target, "precision": round(ev["precision"], 4),

@@ -73,7 +73,7 @@ def main() -> None:
                     if shared:
                         scores_dir = WORK / f"{method}-separate" / d
                         ds.run(ds.RunSpec.single(method, targets[d], ds.PoolSource.open(pool_files), scores_dir, seed=args.seed, overwrite=True)).signature
-                    ds.run_select(scores_dir, alone, top=N, overwrite=True)
+                    ds.run_select(scores_dir, alone, rule=ds.Rule(top=N), overwrite=True)
                     sep = ds.evaluate_run(alone, [data_file(d, "train")])
                     seconds = round(time.time() - t, 1)
                 row["targets"][d] = {"mix": mixed["precision"], "separate": sep["precision"],

@@ -74,7 +74,7 @@ def run_one(pool_name: str, target: str, choice: str, seed: int) -> dict:
     from domainsift.io import save_json
     from domainsift.io.corpus import read_corpus
     from domainsift.jobs.evaluate import evaluate_run
-    from domainsift import run_select
+    from domainsift import Rule, run_select
 
     run_dir = WORK / "runs" / pool_name / target / f"{choice}-seed-{seed}"
     done = run_dir / "bench.json"
@@ -85,7 +85,7 @@ def run_one(pool_name: str, target: str, choice: str, seed: int) -> dict:
     in_domain = read_corpus([data_file(target, "test")])
     t0 = time.time()
     sig = ds.run(ds.RunSpec.single("finetune", in_domain, pool, run_dir, params=dict(CHOICES[choice], progress=False), seed=seed)).signature
-    run_select(run_dir, top=n)
+    run_select(run_dir, rule=Rule(top=n))
     ev = evaluate_run(run_dir, [target_file])
     row = {"pool": pool_name, "target": target, "choice": choice, "seed": seed, "n_pool": len(pool),
            "target_share": round(n / len(pool), 4), "N": n, "precision": ev["precision"],

@@ -69,7 +69,7 @@ def run(pool_name: str, target: str, label: str, seed: int) -> dict | None:
     """One finished (pool, target, label, seed) row: made now unless it was made before."""
     from domainsift.io import save_json
     from domainsift.io.corpus import read_corpus
-    from domainsift import run_select
+    from domainsift import Rule, run_select
     from domainsift.jobs.evaluate import evaluate_run
 
     tag = member_label(label, seed)
@@ -96,7 +96,7 @@ def run(pool_name: str, target: str, label: str, seed: int) -> dict | None:
             params["share"] = n / len(pool)
         in_domain = read_corpus([data_file(target, "test")])
         sig = ds.run(ds.RunSpec.single(method, in_domain, pool, run_dir, params=params, seed=seed)).signature
-    run_select(run_dir, top=n)
+    run_select(run_dir, rule=Rule(top=n))
     ev = evaluate_run(run_dir, [target_file])
     own = time.time() - t0
     row = {"pool": pool_name, "target": target, "label": label, "seed": seed, "n_pool": len(pool), "N": n,

@@ -41,7 +41,7 @@ from domainsift.io.corpus import read_corpus
 from domainsift.jobs.evaluate import evaluate_run
 from domainsift.select.finetune import PAPER_CUT
 from domainsift.rundir import load_scores
-from domainsift import Cascade, run_select
+from domainsift import Cascade, Rule, run_select
 from mpnet import TARGET as MPNET_DIR
 from mpnet import model_dir as mpnet_dir
 
@@ -264,9 +264,9 @@ def main() -> None:
                 cascade = Cascade(share=N / len(pool)) if params.get(CASCADE) else None
                 sig = ds.run(ds.RunSpec.single(method, in_domain, pool, run_dir, params={k: v for k, v in params.items() if k != CASCADE}, seed=args.seed, cascade=cascade)).signature
             t_score = time.time() - t0
-            run_select(run_dir, top=N)
+            run_select(run_dir, rule=Rule(top=N))
             t1 = time.time()
-            run_select(run_dir, run_dir / "reselect", top=N // 2)  # score once, select many
+            run_select(run_dir, run_dir / "reselect", rule=Rule(top=N // 2))  # score once, select many
             t_reselect = time.time() - t1
             ev = evaluate_run(run_dir, gold)
             cascade_plan = json.loads((run_dir / "run.json").read_text()).get("cascade") if method else None
@@ -387,7 +387,7 @@ def cascade_recall(target: str, label: str, base: str) -> dict | None:
 def positive_eval(run_dir: Path, gold: list) -> dict:
     """Domain-Finetune-Positive: select every line of a probabilistic run with p > 0.5 (the library's
     own ``--positive``, into run_dir/positive) and evaluate it: n selected, precision, recall, F1."""
-    run_select(run_dir, run_dir / "positive", positive=True)
+    run_select(run_dir, run_dir / "positive", rule=Rule(positive=True))
     ev = evaluate_run(run_dir / "positive", gold)
     return {k: ev[k] for k in ("n_selected", "precision", "recall", "f1")}
 
@@ -419,9 +419,9 @@ def combo_run(target: str, label: str, combo: str, seed: int, gold: list) -> Non
     shutil.rmtree(run_dir, ignore_errors=True)
     t0 = time.time()
     sig = combine_runs(dirs, run_dir)
-    run_select(run_dir, top=N)
+    run_select(run_dir, rule=Rule(top=N))
     t1 = time.time()
-    run_select(run_dir, run_dir / "reselect", top=N // 2)
+    run_select(run_dir, run_dir / "reselect", rule=Rule(top=N // 2))
     t_reselect = time.time() - t1
     ev = evaluate_run(run_dir, gold)
     member_rows = [json.loads((d / "bench.json").read_text()) for d in dirs]

@@ -119,11 +119,11 @@ def add_positive(row: dict, run: Path, target: str) -> None:
     lines), and the same probability calibrated to the estimated share a: the posterior of in-domain
     a * p / (1 - p) > 0.5, i.e. the threshold p >= 1 / (1 + 2a)."""
     from domainsift.jobs.evaluate import evaluate_run
-    from domainsift import run_select
+    from domainsift import Rule, run_select
     a = row["estimate"]["share"]
     for name, rule in (("positive", {"positive": True}), ("calibrated", {"threshold": 1 / (1 + 2 * a)})):
         out = WORK / "auto" / target / name
-        run_select(run, out, overwrite=True, **rule)
+        run_select(run, out, rule=Rule(**rule), overwrite=True)
         ev = evaluate_run(out, [data_file(target, "train")])
         row[name] = {k: ev[k] for k in ("precision", "recall", "f1", "n_selected")}
 
@@ -131,7 +131,7 @@ def add_positive(row: dict, run: Path, target: str) -> None:
 def auto_rows(rows: dict, vec: dict, enc, args) -> None:
     """F1 of selecting the estimated share against the true N, default finetune, shared pool."""
     from domainsift.jobs.evaluate import evaluate_run
-    from domainsift import run_select
+    from domainsift import Rule, run_select
     from domainsift.share import SAMPLE_LINES, crossfit_scores, estimate_from_scores
     x = np.concatenate([vec[d] for d in SEVEN])
     keep = np.sort(np.random.default_rng([args.seed, 10]).choice(len(x), SAMPLE_LINES, replace=False))
@@ -154,7 +154,7 @@ def auto_rows(rows: dict, vec: dict, enc, args) -> None:
                "estimate": est.to_dict(), "n_auto": n_auto}
         for name, n in (("auto", n_auto), ("true_n", 5000)):
             out = WORK / "auto" / target / name
-            run_select(run, out, top=n, overwrite=True)
+            run_select(run, out, rule=Rule(top=n), overwrite=True)
             ev = evaluate_run(out, [data_file(target, "train")])
             row[name] = {k: ev[k] for k in ("precision", "recall", "f1", "n_selected")}
         add_positive(row, run, target)

@@ -28,7 +28,7 @@ import numpy as np
 from _common import CLASSIC, DATA, LANG, RESULTS, ROOT, SEVEN, write_results
 from selection import CASCADE, METHODS
 
-from domainsift import Cascade, read_corpus, run_select
+from domainsift import Cascade, read_corpus, Rule, run_select
 from domainsift.jobs.evaluate import evaluate_run
 from domainsift.jobs.split import split_corpus
 
@@ -68,7 +68,7 @@ def main() -> None:
             t0 = time.time()
             cascade = Cascade(share=sizes[t] / len(pool)) if params.get(CASCADE) else None
             sig = ds.run(ds.RunSpec.single(method, in_domain, pool, run_dir, params={k: v for k, v in params.items() if k != CASCADE}, seed=args.seed, cascade=cascade)).signature
-            run_select(run_dir, top=sizes[t])
+            run_select(run_dir, rule=Rule(top=sizes[t]))
             ev = evaluate_run(run_dir, [cleaned(t, "train")])
             row = {"target": t, "method": name, "base_method": label, "seed": args.seed, "N": sizes[t],
                    "precision": ev["precision"], "seconds": round(time.time() - t0, 1),

@@ -11,7 +11,7 @@ The public surface:
 - :func:`run_select`, :func:`combine_runs` — score directories: score once (``run(RunSpec(...))`` without a
   rule), select many, combine the scores of several methods;
 - :class:`PoolSource` — a pool read as a stream (a run scores it shard by shard, in bounded memory);
-- :func:`estimate_share` — how much of a pool is in-domain (``run_select(..., fraction="auto")`` selects it).
+- :func:`estimate_share` — how much of a pool is in-domain (``run_select(DIR, rule=Rule(fraction="auto"))`` selects it).
 """
 
 from ._version import __version__  # noqa: E402

@@ -287,12 +287,11 @@ def _plan(args, rule=None) -> int:
     return 0
 
 
-def _plan_from_scores(args, rule: dict) -> int:
+def _plan_from_scores(args, rule) -> int:
     """``select --from-scores DIR --plan``: what the re-selection would choose and where it would write;
     nothing is written."""
     from .jobs.select import plan_select
-    print(plan_select(args.from_scores, args.out, keep_exclude=not args.no_exclude,
-                      **{k: v for k, v in rule.keywords().items() if k != "out_format"}))
+    print(plan_select(args.from_scores, args.out, rule, keep_exclude=not args.no_exclude))
     return 0
 
 
@@ -403,8 +402,8 @@ def cmd_select(args) -> int:
             raise DomainsiftError("--target scores the pool again; it does not go with --from-scores")
         if args.plan:
             return _plan_from_scores(args, rule)
-        _print_selection(run_select(args.from_scores, args.out or args.from_scores, overwrite=args.overwrite,
-                                    keep_exclude=not args.no_exclude, **rule.keywords()), t0)
+        _print_selection(run_select(args.from_scores, args.out or args.from_scores, rule, overwrite=args.overwrite,
+                                    keep_exclude=not args.no_exclude), t0)
         return 0
     if args.target:
         return _select_mix(args, t0, rule)

@@ -119,15 +119,6 @@ class Rule:
         return from_options(self.pair_checks, self.max_length_ratio, self.min_margin, self.adequacy_model,
                             resample=self.resample is not None)
 
-    def keywords(self) -> dict:
-        """The rule as keywords (``run_select``'s; :func:`domainsift.pipeline.choose.score_then_select` reads them)."""
-        return dict(top=self.top, fraction=self.fraction, threshold=self.threshold, positive=self.positive,
-                    out_format=self.out_format, dedup=self.dedup, dedup_threshold=self.dedup_threshold,
-                    sample=self.resample, temperature=self.temperature_or_default,
-                    sample_seed=self.resample_seed_or_default, exclude=self.exclude,
-                    pair_checks=self.pair_checks, max_length_ratio=self.max_length_ratio,
-                    min_margin=self.min_margin, adequacy_model=self.adequacy_model)
-
 
 @dataclass(frozen=True)
 class RunSpec:

@@ -66,6 +66,7 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
     from ..pipeline.run import run as run_spec
     from ..spec import RunSpec
     from ..pipeline.choose import run_select
+    from ..spec import Rule
 
     in_idx = [i for i, g in enumerate(gold) if g == target][:n_in]
     in_set = set(in_idx)
@@ -83,14 +84,14 @@ def demo_selection(corpus, gold, out: Path, config, target: str = "medical", n_i
                            ("random", {})):
         run = out / "select" / method
         run_spec(RunSpec.single(method, in_domain, pool, run, params=params, seed=0))
-        run_select(run, top=n)
+        run_select(run, rule=Rule(top=n))
         ids = read_selected_ids(run)
         pr = precision_recall(ids, gold_ids)
         results[method] = pr
         print(f"  {method:<18} precision {pr['precision']:.2f}  ({pr['n_correct']}/{n} medical)  -> {run}/")
     run = out / "select" / "cosine+moore-lewis"
     combine_runs([out / "select" / "cosine", out / "select" / "moore-lewis"], run)
-    run_select(run, top=n)
+    run_select(run, rule=Rule(top=n))
     pr = precision_recall(read_selected_ids(run), gold_ids)
     results["cosine+moore-lewis"] = pr
     print(f"  {'cosine+moore-lewis':<18} precision {pr['precision']:.2f}  ({pr['n_correct']}/{n} medical)  -> {run}/")

@@ -20,53 +20,58 @@ from ..dedup import deduplicator, exclusion
 from ..select.base import check_n_against_pool, choose, importance_sample
 
 
-def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
-               top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
-               positive: bool = False, out_format: str | None = None, overwrite: bool = False,
-               dedup: str | None = None, dedup_threshold: float | None = None, sample: int | None = None,
-               temperature: float = 1.0, sample_seed: int = 0, exclude=None, keep_exclude: bool = True,
-               pair_checks: str | None = None, max_length_ratio: float | None = None,
-               min_margin: float | None = None, adequacy_model: str | None = None) -> dict:
-    """Choose from saved scores and write the selected lines (no re-scoring); ``top`` or ``fraction``
-    ``"auto"``: as many lines as the pool's in-domain share estimated by the score run (``share.json``,
-    ``score --estimate-share`` or ``select --fraction auto``); ``out_format``
-    (text, jsonl, parquet) overrides writing them in the pool's own format; ``dedup`` (``exact`` or
-    ``near``, :mod:`domainsift.dedup`) keeps the best-scored line of every group of duplicates;
-    ``exclude`` (a Corpus, a file or a list of lines: a test set) leaves out every line that repeats one of
-    its lines, compared as ``dedup`` compares (exact by default), and ``top`` / ``fraction`` still give N
-    lines. Without ``exclude``, the exclusion the directory's selection was made with is kept (read again
-    from its files, :func:`domainsift.dedup.recorded_exclusion`): a test set left out once stays out;
-    ``keep_exclude=False`` (``--no-exclude``) drops it.
+def run_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None, rule=None,
+               overwrite: bool = False, keep_exclude: bool = True) -> dict:
+    """Choose from saved scores by ``rule`` (a :class:`~domainsift.spec.Rule`, the one ``select`` takes)
+    and write the selected lines (no re-scoring). The rule's ``top`` or ``fraction`` ``"auto"``: as many
+    lines as the pool's in-domain share estimated by the score run (``share.json``, ``score
+    --estimate-share`` or ``select --fraction auto``); ``out_format`` (text, jsonl, parquet) overrides
+    writing them in the pool's own format; ``dedup`` (``exact`` or ``near``, :mod:`domainsift.dedup`)
+    keeps the best-scored line of every group of duplicates; ``exclude`` (a Corpus, a file or a list of
+    lines: a test set) leaves out every line that repeats one of its lines, compared as ``dedup``
+    compares (exact by default), and ``top`` / ``fraction`` still give N lines; a bitext pool's pairs
+    that fail a pair check are passed over. Without ``exclude``, the exclusion the directory's selection
+    was made with is kept (read again from its files, :func:`domainsift.dedup.recorded_exclusion`): a
+    test set left out once stays out; ``keep_exclude=False`` (``--no-exclude``) drops it.
 
     The pool files must be those that were scored (same size and SHA-256), or it is an error.
     ``out_dir`` (default: the score directory itself) is locked while the selection is written; a
     directory that holds another finished run (another score run's scores) is refused unless
     ``overwrite``."""
-    if exclude is None and keep_exclude:
-        from ..dedup import recorded_exclusion
-        exclude = recorded_exclusion(rundir.recorded_excludes([score_dir]))
-        if exclude is not None and sample is not None:
-            raise DomainsiftError(f"{score_dir} was selected with --exclude, which --resample cannot keep; add "
-                                  "--no-exclude to drop it, or choose with --top, --fraction or --threshold")
-    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup, exclude)
-    from ..pairs import from_options
-    checks = from_options(pair_checks, max_length_ratio, min_margin, adequacy_model, resample=sample is not None)
-    return _select(score_dir, out_dir, rule, out_format, overwrite, dedup=deduplicator(dedup, dedup_threshold),
-                   exclude=exclusion(exclude, dedup, dedup_threshold), checks=checks)
+    rule = _with_kept_exclusion(score_dir, _given(rule), keep_exclude).check()
+    return _select(score_dir, out_dir, _recorded(rule), rule.out_format, overwrite,
+                   dedup=deduplicator(rule.dedup, rule.dedup_threshold),
+                   exclude=exclusion(rule.exclude, rule.dedup, rule.dedup_threshold), checks=rule.pair_filter())
+
+
+def _given(rule):
+    """The rule a re-selection takes (one line when there is none)."""
+    from ..spec import Rule
+    if not isinstance(rule, Rule):
+        raise DomainsiftError("choose from saved scores by a rule: run_select(DIR, rule=Rule(top=N)) (or fraction, "
+                              f"threshold, positive, resample); got {rule!r}")
+    return rule
+
+
+def _with_kept_exclusion(score_dir, rule, keep_exclude: bool, planning: bool = False):
+    """``rule`` with the exclusion ``score_dir``'s selection was made with, when it names none and
+    ``keep_exclude``; a draw (``resample``) cannot keep one: refused (ignored by a plan, which says it)."""
+    if rule.exclude is not None or not keep_exclude:
+        return rule
+    from dataclasses import replace
+    from ..dedup import recorded_exclusion
+    kept = recorded_exclusion(rundir.recorded_excludes([score_dir]))
+    if kept is None:
+        return rule
+    if rule.resample is not None:
+        if planning:
+            return rule
+        raise DomainsiftError(f"{score_dir} was selected with --exclude, which --resample cannot keep; add "
+                              "--no-exclude to drop it, or choose with --top, --fraction or --threshold")
+    return replace(rule, exclude=kept)
 
 
 AUTO = "auto"
-
-
-def _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup=None, exclude=None) -> dict:
-    """The selection rule as the stages record it, checked by :meth:`domainsift.spec.Rule.check` (the one
-    check) before any work. ``top`` or ``fraction`` ``"auto"``: the pool's estimated in-domain share
-    (:mod:`domainsift.share`)."""
-    from ..spec import Rule
-    drawn = sample is not None
-    return _recorded(Rule(top=top, fraction=fraction, threshold=threshold, positive=positive, resample=sample,
-                          temperature=temperature if drawn else None, resample_seed=sample_seed if drawn else None,
-                          dedup=dedup, exclude=exclude).check())
 
 
 def _recorded(rule) -> dict:
@@ -207,13 +212,13 @@ def score_then_select(spec) -> tuple[dict, dict]:
     """Score the pool of a one-target :class:`~domainsift.spec.RunSpec` (checked) and choose by its rule
     into the same directory; a ``top`` larger than the pool is refused once the pool is counted, before
     any fit. Returns the score signature and the selection."""
-    kw = spec.rule.keywords()
-    top, fraction, sample, out_format = kw["top"], kw["fraction"], kw["sample"], kw["out_format"]
+    given = spec.rule
+    top, fraction, sample = given.top, given.fraction, given.resample
     from .score import score
-    checks = spec.rule.pair_filter()
-    rule = _recorded(spec.rule)  # checked with the spec
-    index = deduplicator(kw["dedup"], kw["dedup_threshold"])  # a bad --dedup stops before any scoring
-    left_out = exclusion(kw["exclude"], kw["dedup"], kw["dedup_threshold"])
+    checks = given.pair_filter()
+    rule = _recorded(given)  # checked with the spec
+    index = deduplicator(given.dedup, given.dedup_threshold)  # a bad --dedup stops before any scoring
+    left_out = exclusion(given.exclude, given.dedup, given.dedup_threshold)
     auto = _auto(rule)
 
     def share_of(n: int, estimate: dict | None):
@@ -227,51 +232,42 @@ def score_then_select(spec) -> tuple[dict, dict]:
         job = score(replace(spec, estimate_share=auto),
                     None if auto else lambda n: check_n_against_pool(n, top if sample is None else sample, fraction),
                     share_of, stack, left_out)
-        return job.signature, _select(job.out_dir, job.out_dir, rule, out_format, spec.overwrite, job, index, left_out,
-                                      checks)
+        return job.signature, _select(job.out_dir, job.out_dir, rule, given.out_format, spec.overwrite, job, index,
+                                      left_out, checks)
 
 
-def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None,
-                top: int | str | None = None, fraction: float | str | None = None, threshold: float | None = None,
-                positive: bool = False, dedup: str | None = None, dedup_threshold: float | None = None,
-                sample: int | None = None, temperature: float = 1.0, sample_seed: int = 0, exclude=None,
-                keep_exclude: bool = True, pair_checks: str | None = None,
-                max_length_ratio: float | None = None, min_margin: float | None = None,
-                adequacy_model: str | None = None) -> str:
+def plan_select(score_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None, rule=None,
+                keep_exclude: bool = True) -> str:
     """What :func:`run_select` would do (``select --from-scores DIR --plan``), as text: the rule, how many
     lines it takes, the exclusion kept, where it would write and what it would replace. Writes nothing."""
-    if exclude is None and keep_exclude:
-        from ..dedup import recorded_exclusion
-        exclude = recorded_exclusion(rundir.recorded_excludes([score_dir]))
-    rule = _rule(top, fraction, threshold, positive, sample, temperature, sample_seed, dedup,
-                 None if sample is not None else exclude)
-    deduplicator(dedup, dedup_threshold)
+    rule = _with_kept_exclusion(score_dir, _given(rule), keep_exclude, planning=True).check()
+    recorded, sample, exclude = _recorded(rule), rule.resample, rule.exclude
+    deduplicator(rule.dedup, rule.dedup_threshold)
     run = rundir.load_scores(score_dir)
     out = out_dir or score_dir
     n = len(run.scores)
-    if _auto(rule):
-        rule, k = _resolve_auto(rule, rundir.read_share(score_dir), n)
+    if _auto(recorded):
+        recorded, k = _resolve_auto(recorded, rundir.read_share(score_dir), n)
     elif sample is not None:
         check_n_against_pool(n, sample, None)
         k = sample
     else:
-        check_n_against_pool(n, top, fraction)
-        k = len(choose(run.scores, top=top, fraction=fraction, threshold=threshold, positive=positive,
-                       probabilistic=run.probabilistic))
-    given = " ".join(f"--{k2} {v}" for k2, v in rule.items() if v not in (None, False) and k2 in
-                     ("top", "fraction", "threshold", "sample")) or ("--positive" if positive else "")
+        check_n_against_pool(n, rule.top, rule.fraction)
+        k = len(choose(run.scores, top=rule.top, fraction=rule.fraction, threshold=rule.threshold,
+                       positive=rule.positive, probabilistic=run.probabilistic))
+    given = " ".join(f"--{k2} {v}" for k2, v in recorded.items() if v not in (None, False) and k2 in
+                     ("top", "fraction", "threshold", "sample")) or ("--positive" if rule.positive else "")
     lines = [f"plan: re-select from the scores in {score_dir} ({run.signature.get('method', '?')}, {n:,} pool lines); "
              "the pool is not scored again",
              f"  rule: {given.replace('--sample', '--resample')} -> {k:,} lines"
-             + (" (N distinct lines, walking past duplicates and excluded lines)" if (dedup or exclude is not None)
-                and (top is not None or fraction is not None) else "")]
+             + (" (N distinct lines, walking past duplicates and excluded lines)" if (rule.dedup or exclude is not None)
+                and (rule.top is not None or rule.fraction is not None) else "")]
     if exclude is not None:
-        ex = exclusion(exclude, dedup, dedup_threshold)
+        ex = exclusion(exclude, rule.dedup, rule.dedup_threshold)
         lines.append(f"  exclude: {ex.n_lines:,} lines of {' '.join(ex.files) or '(lines)'}"
                      + (f" (kept from {', '.join(ex.kept_from)}; --no-exclude drops it)" if ex.kept_from else ""))
     if run.pool.get("target_files") and sample is None:
-        from ..pairs import from_options
-        checks = from_options(pair_checks, max_length_ratio, min_margin, adequacy_model)
+        checks = rule.pair_filter()
         lines.append("  pair checks: " + (f"{', '.join(checks.checks)} (a pair failing one is passed over; "
                                           f"--max-length-ratio {checks.max_ratio:g})" if checks else "none"))
     before = rundir.read_json(out, rundir.SELECTION) if os.path.isdir(out) else None

@@ -98,7 +98,8 @@ def combine(score_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
         rundir.write_scores(Path(out_dir), scores, ids, pool, sig)
     if top is None and fraction is None and threshold is None:
         return sig, None
-    return sig, run_select(out_dir, out_dir, top=top, fraction=fraction, threshold=threshold, exclude=exclude,
+    from ..spec import Rule
+    return sig, run_select(out_dir, out_dir, Rule(top=top, fraction=fraction, threshold=threshold, exclude=exclude),
                            keep_exclude=False)
 
 
