@@ -56,9 +56,8 @@ def score_targets(selectors: list, source, states: list, execution: Execution, m
                         processes=min(execution.local_processes(), todo), columns=columns)
         else:
             from .ray import score_on_ray
-            score_on_ray(selectors, source, states, shard_size, [set(range(n_shards)) - e for e in each], bar,
-                         execution.workers, execution.address, model_dirs, execution.on_shard,
-                         positions=positions, n_shards=n_shards, columns=columns)
+            score_on_ray(selectors, source, states, execution, [set(range(n_shards)) - e for e in each], bar,
+                         model_dirs, positions=positions, n_shards=n_shards, columns=columns)
     finally:
         bar.close()
     return n_shards

@@ -276,20 +276,49 @@ class RemoteSource:
         return self.layout.segments(wanted)
 
 
-def score_on_ray(selectors: list, source, states: list, shard_size, lacking: list, bar, workers, address,
-                 model_dirs: list, on_shard, positions=None, n_shards=None, columns: list | None = None) -> None:
+def score_on_ray(selectors: list, source, states: list, execution, lacking: list, bar, model_dirs: list,
+                 positions=None, n_shards=None, columns: list | None = None) -> None:
     """Score the shards that some target lacks (``lacking[k]``: the shards target ``k`` has no marker for)
-    on Ray actors, each shard read once for every target that lacks it: read and written by the actors for
-    a :class:`RemoteSource` (``positions``: the pool positions to score, by default all), or shipped as
-    texts for a pool in memory. A shard whose actor died is handed to a new actor (at most :data:`RETRIES`
-    times a shard). ``columns``: per state, its column of a fit of several targets (shipped once; each
-    shard scored into one block for all of them)."""
+    on Ray actors (``execution``: workers, address, shard size, the callback after each shard), each shard
+    read once for every target that lacks it: read and written by the actors for a
+    :class:`RemoteSource` (``positions``: the pool positions to score, by default all), or shipped as
+    texts for a pool in memory. A shard whose actor died is handed to a new actor (at most
+    :data:`RETRIES` times a shard). ``columns``: per state, its column of a fit of several targets
+    (shipped once; each shard scored into one block for all of them)."""
     ray = _ray()
-    fits, layout, seen = [], [], {}
-    for selector, column in zip(selectors, columns or [None] * len(selectors)):
+    fits, layout = _shipped(selectors, model_dirs, columns or [None] * len(selectors))
+    which_of = {k: [t for t in range(len(selectors)) if k in lacking[t]] for k in range(n_shards)}
+    done = {k for k, w in which_of.items() if not w}
+    workers = execution.workers
+    with session(workers, execution.address):
+        cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
+        if workers is not None and workers > cluster_cpus:
+            log.warning("--workers %d is more than the cluster's %d CPUs; using %d", workers, cluster_cpus, cluster_cpus)
+            workers = cluster_cpus
+        n_workers = max(1, workers or cluster_cpus)
+        threads = max(1, cluster_cpus // n_workers)
+        shipped = [(sel.name, sel.param_values(), ray.put(packed) if packed else None, fitted)
+                   for sel, packed, fitted in fits]
+        remote = isinstance(source, RemoteSource)
+        actor = ray.remote(num_cpus=threads)(_Scorer)
+        pool = _Actors(lambda: actor.remote(shipped, source.source if remote else None, threads, layout), n_workers)
+        todo = (iter([k for k in range(n_shards) if k not in done]) if remote
+                else source.shards(execution.shard_size, done))
+        job = _Shards(source, [str(s) for s in states], which_of, execution, positions, bar)
+        try:
+            pool.run(todo, job)
+        finally:
+            pool.close()
+
+
+def _shipped(selectors: list, model_dirs: list, columns: list) -> tuple[list, list]:
+    """What the actors build their scorers from, each fitted selector once: ``(selector, its saved fit
+    packed or None, its fitted state or None)``; and per state, which of them scores it and its column."""
+    layout, seen = [], {}
+    for selector, column in zip(selectors, columns):
         layout.append((seen.setdefault(id(selector), len(seen)), column))
-    unique = list({id(s): (s, d) for s, d in zip(selectors, model_dirs)}.values())
-    for selector, model_dir in unique:
+    fits = []
+    for selector, model_dir in {id(s): (s, d) for s, d in zip(selectors, model_dirs)}.values():
         fitted = selector.fitted_state()
         if fitted is not None:
             packed = None
@@ -298,41 +327,62 @@ def score_on_ray(selectors: list, source, states: list, shard_size, lacking: lis
         else:
             raise DomainsiftError(f"method '{selector.name}' cannot be shipped to Ray workers; use --engine local")
         fits.append((selector, packed, fitted))
-    states = [str(s) for s in states]
-    which_of = {k: [t for t in range(len(selectors)) if k in lacking[t]] for k in range(n_shards)}
-    done = {k for k, w in which_of.items() if not w}
-    remote = isinstance(source, RemoteSource)
-    with session(workers, address):
-        cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
-        if workers is not None and workers > cluster_cpus:
-            log.warning("--workers %d is more than the cluster's %d CPUs; using %d", workers, cluster_cpus, cluster_cpus)
-            workers = cluster_cpus
-        n_workers = max(1, workers or cluster_cpus)
-        threads = max(1, cluster_cpus // n_workers)
-        actor = ray.remote(num_cpus=threads)(_Scorer)
-        shipped = [(sel.name, sel.param_values(), ray.put(packed) if packed else None, fitted)
-                   for sel, packed, fitted in fits]
-        src = source.source if remote else None
+    return fits, layout
 
-        def new_actor():
-            return actor.remote(shipped, src, threads, layout)
 
-        actors = [new_actor() for _ in range(n_workers)]
-        todo = iter([k for k in range(n_shards) if k not in done]) if remote else source.shards(shard_size, done)
-        pending, work, tries = {}, {}, {}
+class _Shards:
+    """How a shard is handed to an actor and what is done when it comes back: a :class:`RemoteSource`'s
+    shard by its byte segments (the actor reads and writes it), a pool in memory's by its texts (this
+    process writes what the actor scored)."""
+
+    def __init__(self, source, states: list, which_of: dict, execution, positions, bar):
+        self.source, self.states, self.which_of, self.bar = source, states, which_of, bar
+        self.shard_size, self.on_shard, self.positions = execution.shard_size, execution.on_shard, positions
+        self.remote = isinstance(source, RemoteSource)
+
+    def shard_of(self, item) -> int:
+        return item if self.remote else item[0]
+
+    def submit(self, a, item):
+        shard = self.shard_of(item)
+        if self.remote:
+            return a.score.remote(self.states, self.which_of[shard], shard,
+                                  self.source.shard_segments(shard, self.shard_size, self.positions),
+                                  shard * self.shard_size)
+        records = item[1]
+        return a.score_texts.remote(self.which_of[shard], shard, records.texts, records.targets,
+                                    shard * self.shard_size)
+
+    def finish(self, item, got) -> None:
+        shard = self.shard_of(item)
+        if self.remote:
+            self.bar.update(got)
+        else:
+            _, _, fidx, lines = item
+            for k, scores in zip(self.which_of[shard], got):
+                shards.write_shard(Path(self.states[k]), shard, scores, fidx, lines)
+            self.bar.update(len(got[0]))
+        if self.on_shard:
+            self.on_shard(shard)
+
+
+class _Actors:
+    """The Ray actors that score shards, two shards each in flight; a finished shard's actor gets the
+    next one, and an actor that died is replaced and its shard handed out again (:data:`RETRIES`)."""
+
+    def __init__(self, new_actor, n_workers: int):
+        self.new_actor, self.n_workers = new_actor, n_workers
+        self.actors = [new_actor() for _ in range(n_workers)]
+        self.pending, self.work, self.tries = {}, {}, {}
+
+    def run(self, todo, job) -> None:
+        ray = _ray()
 
         def submit(item, slot: int) -> None:
-            a = actors[slot]
-            if remote:
-                shard = item
-                ref = a.score.remote(states, which_of[shard], shard,
-                                     source.shard_segments(shard, shard_size, positions), shard * shard_size)
-            else:
-                shard, records = item[0], item[1]
-                ref = a.score_texts.remote(which_of[shard], shard, records.texts, records.targets,
-                                           shard * shard_size)
-            pending[ref] = (shard, slot, a)
-            work[shard] = item
+            a = self.actors[slot]
+            shard = job.shard_of(item)
+            self.pending[job.submit(a, item)] = (shard, slot, a)
+            self.work[shard] = item
 
         def next_item(slot: int) -> bool:
             item = next(todo, None)
@@ -341,36 +391,28 @@ def score_on_ray(selectors: list, source, states: list, shard_size, lacking: lis
             submit(item, slot)
             return True
 
-        for turn in range(2 * n_workers):  # two shards per worker in flight; each finished one is replaced
-            if not next_item(turn % n_workers):  # on the worker that finished it
+        for turn in range(2 * self.n_workers):  # two shards per worker in flight; each finished one is replaced
+            if not next_item(turn % self.n_workers):  # on the worker that finished it
                 break
-        try:
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                shard, slot, a = pending.pop(ready[0])
-                try:
-                    _, got = _unwrap(ray, lambda: ray.get(ready[0]))
-                except ray.exceptions.RayActorError as exc:
-                    tries[shard] = tries.get(shard, 0) + 1
-                    if tries[shard] > RETRIES:
-                        raise DomainsiftError(f"shard {shard}: its Ray worker died {tries[shard]} times "
-                                              f"({str(exc).splitlines()[0]}); see the Ray logs") from None
-                    log.warning("the Ray worker scoring shard %d died; handing the shard to a new worker", shard)
-                    if actors[slot] is a:  # the first of its shards in flight to report it: replace it
-                        actors[slot] = new_actor()
-                    submit(work[shard], slot)
-                    continue
-                item = work.pop(shard)
-                if remote:
-                    bar.update(got)
-                else:
-                    _, _, fidx, lines = item
-                    for k, scores in zip(which_of[shard], got):
-                        shards.write_shard(Path(states[k]), shard, scores, fidx, lines)
-                    bar.update(len(got[0]))
-                if on_shard:
-                    on_shard(shard)
-                next_item(slot)
-        finally:
-            for a in actors:
-                ray.kill(a)
+        while self.pending:
+            ready, _ = ray.wait(list(self.pending), num_returns=1)
+            shard, slot, a = self.pending.pop(ready[0])
+            try:
+                _, got = _unwrap(ray, lambda: ray.get(ready[0]))
+            except ray.exceptions.RayActorError as exc:
+                self.tries[shard] = self.tries.get(shard, 0) + 1
+                if self.tries[shard] > RETRIES:
+                    raise DomainsiftError(f"shard {shard}: its Ray worker died {self.tries[shard]} times "
+                                          f"({str(exc).splitlines()[0]}); see the Ray logs") from None
+                log.warning("the Ray worker scoring shard %d died; handing the shard to a new worker", shard)
+                if self.actors[slot] is a:  # the first of its shards in flight to report it: replace it
+                    self.actors[slot] = self.new_actor()
+                submit(self.work[shard], slot)
+                continue
+            job.finish(self.work.pop(shard), got)
+            next_item(slot)
+
+    def close(self) -> None:
+        ray = _ray()
+        for a in self.actors:
+            ray.kill(a)
