@@ -231,13 +231,13 @@ def test_history_is_saved_and_plotted(tmp_path):
 # ---- domains from domainsift cluster ------------------------------------------------------
 def test_domains_come_from_a_cluster_directory(tmp_path, domain_files):
     from domainsift.io.corpus import read_corpus
-    from domainsift.jobs.cluster import run_cluster
+    from domainsift.jobs.cluster import Grid, run_cluster
     corpus = read_corpus([str(p) for p in domain_files])
     gold = corpus.labels
     rng = np.random.default_rng(0)
     centres = {g: rng.normal(size=8) * 10 for g in sorted(set(gold))}
     vectors = np.stack([centres[g] + rng.normal(size=8) for g in gold])
-    run_cluster(corpus, gold, tmp_path / "cl", ks=[3], pcas=[None], seeds=[0], plots=False, vectors=vectors)
+    run_cluster(corpus, gold, tmp_path / "cl", Grid(ks=[3], pcas=[None], seeds=[0]), plots=False, vectors=vectors)
     labels = read_domains(tmp_path / "cl")
     assert len(labels) == len(corpus)
     assert read_domains(tmp_path / "cl" / "clusters.tsv") == labels  # the file itself: its header is no label

@@ -30,7 +30,7 @@ from selection import CASCADE, METHODS
 
 from domainsift import Cascade, read_corpus, Rule, run_select
 from domainsift.jobs.evaluate import evaluate_run
-from domainsift.jobs.split import split_corpus
+from domainsift.jobs.split import SplitSettings, split_corpus
 
 WORK = ROOT / "bench" / "work" / "split_selection"
 SPLIT = WORK / "data"
@@ -50,7 +50,7 @@ def main() -> None:
     from domainsift.io import save_json
 
     if not (SPLIT / "report.json").exists():
-        split_corpus(DATA, SPLIT, LANG, "en", across_domains=True)
+        split_corpus(DATA, SPLIT, LANG, "en", SplitSettings(across_domains=True))
     split_report = json.loads((SPLIT / "report.json").read_text())
     pool = read_corpus([cleaned(d, "train") for d in SEVEN])
     sizes = {d: len(read_corpus([cleaned(d, "train")])) for d in SEVEN}

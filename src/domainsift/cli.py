@@ -123,11 +123,12 @@ def cmd_embed(args) -> int:
 
 
 def cmd_cluster(args) -> int:
-    from .jobs.cluster import cluster_files, format_cluster_table, format_summary_table
+    from .jobs.cluster import Grid, cluster_files, format_cluster_table, format_summary_table
     result = cluster_files(args.files, args.out, labels=args.labels, gold=not args.no_gold,
                            max_per_file=args.max_per_file, distinct=args.distinct, reader=reader_kwargs(args),
-                           ks=args.k, pcas=args.pca, seeds=list(range(args.seeds)), algorithm=args.algorithm,
-                           n_init=args.n_init, config=embed_config(args), plots=not args.no_plots,
+                           grid=Grid(ks=args.k, pcas=args.pca, seeds=list(range(args.seeds)),
+                                     algorithm=args.algorithm, n_init=args.n_init),
+                           config=embed_config(args), plots=not args.no_plots,
                            max_outliers=args.outliers)
     print(f"{result['n_sentences']} sentences, {result['n_gold'] or '?'} gold domains, "
           f"model {result['signature']['model']}")
@@ -145,11 +146,11 @@ def cmd_cluster(args) -> int:
 
 
 def cmd_split(args) -> int:
-    from .jobs.split import split_corpus
+    from .jobs.split import SplitSettings, split_corpus
     norms = [x for x in (args.normalize or "").split(",") if x]
-    report = split_corpus(args.corpus, args.out, args.src, args.tgt, normalise=norms,
-                          across_domains=args.across_domains, dev_size=args.dev_size, test_size=args.test_size,
-                          cap=args.cap, seed=args.seed)
+    report = split_corpus(args.corpus, args.out, args.src, args.tgt,
+                          SplitSettings(normalise=norms, across_domains=args.across_domains, dev_size=args.dev_size,
+                                        test_size=args.test_size, cap=args.cap, seed=args.seed))
     print(report["markdown"])
     print(f"wrote {len(report['files'])} files, {Path(args.out) / 'report.md'} and report.json")
     return 0

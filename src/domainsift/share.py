@@ -159,12 +159,12 @@ def estimate_from_scores(in_scores: np.ndarray, pool_scores: np.ndarray, estimat
 
 
 def estimate_share(in_domain: Sequence[str], pool_sample: Sequence[str], model: str = "minilm",
-                   estimator: str = DEFAULT_ESTIMATOR, seed: int = 0, folds: int = FOLDS,
-                   bootstrap: int = BOOTSTRAP, cache_dir: str | None = None, progress: bool = True,
-                   encode=None, pool_vectors: np.ndarray | None = None) -> ShareEstimate:
+                   estimator: str = DEFAULT_ESTIMATOR, seed: int = 0, bootstrap: int = BOOTSTRAP,
+                   cache_dir: str | None = None, progress: bool = True, encode=None,
+                   pool_vectors: np.ndarray | None = None) -> ShareEstimate:
     """The in-domain share of the pool that ``pool_sample`` (a seeded sample, or the whole pool) was
     drawn from: frozen vectors of ``model``, a cross-fitted classifier, ``estimator`` on its held-out
-    scores. ``encode(texts) -> vectors`` replaces the encoder (vectors already at hand);
+    scores (:data:`FOLDS` folds). ``encode(texts) -> vectors`` replaces the encoder (vectors already at hand);
     ``pool_vectors``: ``pool_sample``'s vectors, already encoded (several targets estimated on one
     pool sample encode it once)."""
     if estimator not in ESTIMATORS:
@@ -176,10 +176,10 @@ def estimate_share(in_domain: Sequence[str], pool_sample: Sequence[str], model: 
         from .embed import EmbedConfig
         encode = EmbedConfig(embedder=model, cache_dir=cache_dir, progress=progress).build().encode
     s_in, s_pool = crossfit_scores(encode(in_texts), encode(pool_texts) if pool_vectors is None else pool_vectors,
-                                   folds, seed)
+                                   FOLDS, seed)
     est = estimate_from_scores(s_in, s_pool, estimator, seed, bootstrap)
     est.model = model
-    est.details.update(folds=folds, classifier="logistic regression on frozen vectors")
+    est.details.update(folds=FOLDS, classifier="logistic regression on frozen vectors")
     return est
 
 

@@ -20,7 +20,7 @@ def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
     """Cluster the sample with the default encoder and print a short summary."""
     from ..io.corpus import read_corpus
     from ..embed import EmbedConfig
-    from ..pipeline.cluster import format_summary_table, run_cluster
+    from ..pipeline.cluster import Grid, format_summary_table, run_cluster
 
     out = Path(out_dir)
     files = demo_files()
@@ -31,8 +31,7 @@ def run_demo(out_dir: str = "demo-out", progress: bool = True) -> dict:
     print("encoding with all-MiniLM-L6-v2 (offline) and clustering with a GMM ...")
     config = EmbedConfig(progress=progress, cache_dir=str(out / "cache"))
     # a few dozen sentences per domain: a full-covariance GMM wants few dimensions
-    result = run_cluster(corpus, gold, out / "cluster", ks=(5,), pcas=(8,), seeds=(0, 1, 2),
-                         config=config)
+    result = run_cluster(corpus, gold, out / "cluster", Grid(ks=(5,), pcas=(8,), seeds=(0, 1, 2)), config=config)
     s = result["summary"][0]
     print()
     print("== unsupervised domain clusters ==")

@@ -27,6 +27,7 @@ import os
 import re
 import unicodedata
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -188,19 +189,34 @@ def report_markdown(before: dict, after: dict, src: str, tgt: str, settings: dic
     return "\n".join(lines) + "\n"
 
 
-def split_corpus(corpus_path: str | os.PathLike, out_dir: str | os.PathLike, src: str, tgt: str, **kw) -> dict:
+@dataclass(frozen=True)
+class SplitSettings:
+    """How ``split`` cleans (``--normalize``, ``--across-domains``, ``--dev-size``, ``--test-size``,
+    ``--cap``, ``--seed``): see :func:`clean_split`."""
+
+    normalise: Sequence[str] = ()
+    across_domains: bool = False
+    dev_size: int = 0
+    test_size: int = 0
+    cap: int | None = None
+    seed: int = 0
+
+
+def split_corpus(corpus_path: str | os.PathLike, out_dir: str | os.PathLike, src: str, tgt: str,
+                 settings: SplitSettings = SplitSettings()) -> dict:
     """``domainsift split``: read a directory of ``<domain>.<split>.<lang>`` files or one TSV of domain,
-    split, source and target, then :func:`run_split` (``kw``: its options)."""
+    split, source and target, then :func:`run_split`."""
     from ..io.split import read_directory, read_tsv
     corpus = read_directory(corpus_path, src, tgt) if Path(corpus_path).is_dir() else read_tsv(corpus_path)
-    return run_split(corpus, out_dir, src, tgt, source=str(corpus_path), **kw)
+    return run_split(corpus, out_dir, src, tgt, settings, source=str(corpus_path))
 
 
 def run_split(corpus: MultiDomainCorpus, out_dir: str | os.PathLike, src: str, tgt: str,
-              normalise: Sequence[str] = (), across_domains: bool = False, dev_size: int = 0,
-              test_size: int = 0, cap: int | None = None, seed: int = 0, source: str = "") -> dict:
+              settings: SplitSettings = SplitSettings(), source: str = "") -> dict:
     """Clean, write ``OUT/<domain>.<split>.<lang>``, ``report.md`` and ``report.json``."""
     from .._internal.signature import make_signature
+    normalise, across_domains, seed = settings.normalise, settings.across_domains, settings.seed
+    dev_size, test_size, cap = settings.dev_size, settings.test_size, settings.cap
     check_name(src, "language", "--src")
     check_name(tgt, "language", "--tgt")
     if source:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -29,7 +30,7 @@ def cluster_files(files: Sequence[str | os.PathLike], out_dir: str | os.PathLike
     take each record's gold domain from ``labels`` (a file of one label per record) or from its file's
     name, and :func:`run_cluster` (``kw``: its options). The result adds ``n_sentences`` and ``n_gold``."""
     from ..io.corpus import file_labels, read_corpus, read_labels
-    check_pcas(kw.get("pcas", ()))  # before reading
+    check_pcas(kw["grid"].pcas if "grid" in kw else ())  # before reading
     corpus = read_corpus(files, max_per_file=max_per_file, distinct=distinct, **(reader or {}))
     domains = read_labels(labels, len(corpus)) if labels else file_labels(corpus.ids, corpus.files)
     result = run_cluster(corpus, domains if gold else None, out_dir, **kw)
@@ -41,6 +42,19 @@ def cluster_files(files: Sequence[str | os.PathLike], out_dir: str | os.PathLike
 MAX_OUTLIERS = 500  # rows of outliers.tsv (the surest first); clustering.json counts them all
 
 
+@dataclass(frozen=True)
+class Grid:
+    """The clusterings a run makes: every ``k`` x PCA dimension (``pcas``; 0 or None: none) x seed, with
+    ``algorithm`` (``gmm`` or ``kmeans``) and ``n_init`` restarts (``cluster --k --pca --seeds
+    --algorithm --n-init``)."""
+
+    ks: Sequence[int] = (5,)
+    pcas: Sequence[int | None] = (50,)
+    seeds: Sequence[int] = (0, 1, 2, 3, 4)
+    algorithm: str = "gmm"
+    n_init: int = 3
+
+
 def check_pcas(pcas: Sequence[int | None]) -> None:
     """PCA dimensions are >= 0 (0 or None: no PCA); otherwise a one-line error."""
     bad = [p for p in pcas if p is not None and p < 0]
@@ -48,12 +62,10 @@ def check_pcas(pcas: Sequence[int | None]) -> None:
         raise DomainsiftError(f"--pca takes dimensions >= 0 (0 = no PCA), got {min(bad)}")
 
 
-def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.PathLike,
-                ks: Sequence[int] = (5,), pcas: Sequence[int | None] = (50,),
-                seeds: Sequence[int] = (0, 1, 2, 3, 4), algorithm: str = "gmm", n_init: int = 3,
+def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.PathLike, grid: Grid = Grid(),
                 config: EmbedConfig = EmbedConfig(), plots: bool = True,
                 vectors: np.ndarray | None = None, overwrite: bool = False, max_outliers: int = MAX_OUTLIERS) -> dict:
-    """Embed, cluster for every k × PCA × seed, score against ``gold``, write results and plots.
+    """Embed, cluster for every k × PCA × seed of ``grid``, score against ``gold``, write results and plots.
     ``outliers.tsv`` holds the ``max_outliers`` surest outliers (by margin); ``clustering.json`` counts them all.
 
     Writes ``clustering.json`` (``runs``, ``summary``, ``confusions``, ``outliers``,
@@ -61,18 +73,17 @@ def run_cluster(corpus: Corpus, gold: Sequence[str] | None, out_dir: str | os.Pa
     sentence for the first k, PCA and seed: ``file``, ``line``, ``cluster``) and PNG plots for
     the first seed of each (k, PCA).
     """
-    check_pcas(pcas)
-    pcas = [None if not p else p for p in pcas]
-    too_big = [k for k in ks if k > len(corpus)]
+    check_pcas(grid.pcas)
+    grid = replace(grid, pcas=[None if not p else p for p in grid.pcas])
+    too_big = [k for k in grid.ks if k > len(corpus)]
     if too_big:
         raise DomainsiftError(f"--k {too_big[0]} is more clusters than the {len(corpus)} sentences")
-    if not seeds:
+    if not grid.seeds:
         raise DomainsiftError("give at least one seed")
     out = Path(out_dir)
     refuse_overwriting_inputs(corpus.files, out, rundir.CLUSTER_OUTPUTS)
     with rundir.claim(out, "cluster", overwrite=overwrite):
-        return _cluster_into(out, corpus, gold, ks, pcas, seeds, algorithm, n_init, config, plots, vectors,
-                             max_outliers)
+        return _cluster_into(out, corpus, gold, grid, config, plots, vectors, max_outliers)
 
 
 def cluster_table(gold, clusters) -> list[dict]:
@@ -100,8 +111,8 @@ def format_cluster_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _cluster_into(out: Path, corpus, gold, ks, pcas, seeds, algorithm, n_init, config, plots, vectors,
-                  max_outliers) -> dict:
+def _cluster_into(out: Path, corpus, gold, grid: Grid, config, plots, vectors, max_outliers) -> dict:
+    ks, pcas, seeds, algorithm, n_init = grid.ks, grid.pcas, grid.seeds, grid.algorithm, grid.n_init
     emb = None
     if vectors is None:
         vectors, emb = embed_corpus(corpus, config)

@@ -254,18 +254,20 @@ def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_fi
     return out + ([few] if few else [])
 
 
-def plan_run(method: str, in_domain, pool, params: dict, seed: int = 0, cascade=None, top: int | None = None,
-             fraction: float | None = None, exclude=None, dedup: str | None = None,
-             dedup_threshold: float | None = None) -> dict:
-    """Count the pool (one read), calibrate on a seeded sample, and say what the run will do and cost.
-    ``exclude``: the selection's ``--exclude`` (an :class:`~domainsift.dedup.Exclusion`, or what
-    :meth:`~domainsift.dedup.Exclusion.of` reads), compared as ``dedup`` (``--dedup``) compares."""
+def plan_run(spec) -> dict:
+    """Count the pool of a one-target :class:`~domainsift.spec.RunSpec` (one read), calibrate on a seeded
+    sample, and say what the run will do and cost. The rule's ``exclude`` (a selection's ``--exclude``)
+    is compared as its ``dedup`` (``--dedup``) compares."""
     from ..io.source import MemorySource, PoolSource
     from ..select import get_selector
-    selector = get_selector(method, **params)
+    method, in_domain, pool, seed, cascade = spec.method, spec.in_domain, spec.pool, spec.seed, spec.cascade
+    rule = spec.rule
+    top, fraction = (rule.top, rule.fraction) if rule is not None else (None, None)
+    selector = get_selector(method, **dict(spec.params))
     from ..dedup import deduplicator, exclusion
-    deduplicator(dedup, dedup_threshold)  # a bad --dedup stops the plan as it would stop the run
-    exclude = exclusion(exclude, dedup, dedup_threshold)
+    if rule is not None:
+        deduplicator(rule.dedup, rule.dedup_threshold)  # a bad --dedup stops the plan as it would stop the run
+    exclude = exclusion(rule.exclude, rule.dedup, rule.dedup_threshold) if rule is not None else None
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
     from ..engine.run import CALIBRATION, LANGUAGE, SAMPLE_STREAMS, SURFACE, surface_sample
     from ..languages import SAMPLE as LANGUAGE_LINES

@@ -115,10 +115,7 @@ def plan(spec: RunSpec) -> dict:
     if spec.mixture:
         raise DomainsiftError("--plan plans one target; plan each --target on its own")
     from .plan import plan_run
-    r = spec.rule
-    planned = plan_run(spec.method, spec.in_domain, spec.pool, dict(spec.params), spec.seed, spec.cascade,
-                       top=r and r.top, fraction=r and r.fraction, exclude=r and r.exclude,
-                       dedup=r and r.dedup, dedup_threshold=r and r.dedup_threshold)
+    planned = plan_run(spec)
     other = list(getattr(spec.pool, "target_files", None) or [])
     if other:  # a bitext pool: which way a model trained on the selection translates
         planned["direction"] = {"scored": list(spec.pool.files), "other": other}
