@@ -127,3 +127,28 @@ def test_a_bare_score_or_select_says_what_a_run_needs(command, capsys):
     assert main([command, "--method", "cosine", *rule, "--out", "x"]) == 2  # something given: the usual
     err = capsys.readouterr().err  # one-line error about what is missing
     assert "give --method M" not in err and "--in-domain and --pool are required" in err
+
+
+def test_adapt_and_judge_options_are_generated_from_their_settings():
+    """``adapt`` and ``downstream --judge nmt`` declare their settings once (dataclasses): the parser's
+    options are generated from the fields, with the fields' defaults, and parse back into the settings."""
+    import dataclasses
+    from domainsift._internal.options import flag_of, from_args
+    from domainsift.cli import build_parser
+    from domainsift.jobs.adapt import AdaptSettings
+    from domainsift.jobs.downstream import JudgeSettings
+    p = build_parser()
+    base = {"adapt": ["adapt", "--old", "a", "b", "--dev", "c", "d", "--out", "o"],
+            "downstream": ["downstream", "--test", "a", "b", "--out", "o"]}
+    for command, cls in (("adapt", AdaptSettings), ("downstream", JudgeSettings)):
+        flags = [flag_of(f) for f in dataclasses.fields(cls) if f.metadata.get("help")]
+        assert len(flags) == len(dataclasses.fields(cls)) - 1  # every field but the training's has its option
+        assert from_args(cls, p.parse_args(base[command]), train=None) == cls(train=None)
+        helptext = p._subparsers._group_actions[0].choices[command].format_help()
+        assert all(f in helptext for f in flags)
+    args = p.parse_args(base["adapt"] + ["--start", "cold", "--lambda-src", "0.5", "--nmt-backend", "ctranslate2"])
+    got = from_args(AdaptSettings, args, train=None)
+    assert (got.start, got.lambda_src, got.backend, got.beam) == ("cold", 0.5, "ctranslate2", 5)
+    args = p.parse_args(base["downstream"] + ["--init-bitext", "x", "y", "--whole-pool", "--bootstrap-seed", "7"])
+    got = from_args(JudgeSettings, args, train=None)
+    assert (got.init_bitext, got.whole_pool, got.bootstrap_seed, got.reverse) == (("x", "y"), True, 7, False)

@@ -205,7 +205,7 @@ def test_adapt_selects_on_the_in_domain_set_translated_by_the_old_domain_model(t
     language first, and a method that compares one language selects with those translations; a rerun keeps
     them, another beam makes them again."""
     from domainsift import PoolSource, Rule, RunSpec, read_corpus
-    from domainsift.jobs.adapt import adapt
+    from domainsift.jobs.adapt import AdaptSettings, adapt
     from domainsift.nmt import translate
     old, dev = _bitext(["law", "it"], 25, 3), _bitext(["law", "it"], 4, 70)
     files = {}
@@ -219,8 +219,8 @@ def test_adapt_selects_on_the_in_domain_set_translated_by_the_old_domain_model(t
     def run(beam):
         spec = RunSpec.single("moore-lewis", read_corpus([str(new_src)]), PoolSource.open([str(pool)]),
                               rule=Rule(top=10))
-        return adapt(files["old"], files["dev"], str(new_src), tmp_path / "ad", selection=spec, beam=beam,
-                     settings=_settings(), select_on="translated")
+        return adapt(files["old"], files["dev"], str(new_src), tmp_path / "ad", selection=spec,
+                     settings=AdaptSettings(train=_settings(), beam=beam, select_on="translated"))
 
     rec = run(2)
     query = (tmp_path / "ad" / "query.tgt").read_text().splitlines()

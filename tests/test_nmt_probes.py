@@ -75,11 +75,11 @@ def test_a_test_set_that_is_the_dev_set_is_refused_everywhere(files, tmp_path, c
 
 def test_the_judge_refuses_a_test_set_that_is_its_dev_set(tmp_path):
     from domainsift._internal.errors import InputError
-    from domainsift.jobs.downstream import judge_nmt
+    from domainsift.jobs.downstream import JudgeSettings, judge_nmt
     dev = _bitext(["med"], 4, 90)
     with pytest.raises(InputError, match="repeats a sentence of the dev set"):
         judge_nmt([], dev, dev, tmp_path / "ds", references=[("oracle", _bitext(["med"], 10, 1))],
-                  settings=_settings())
+                  settings=JudgeSettings(train=_settings()))
     assert not (tmp_path / "ds").exists()
 
 
@@ -169,9 +169,9 @@ def test_the_same_training_writes_the_same_vocabulary_bytes(tmp_path):
 
 
 def _adapt(files, out, **kw):
-    from domainsift.jobs.adapt import adapt
+    from domainsift.jobs.adapt import AdaptSettings, adapt
     return adapt(tuple(files["old"]), tuple(files["dev"]), files["new"], out, selected=files["pool"],
-                 settings=_settings(), beam=1, **kw)
+                 settings=AdaptSettings(train=_settings(), beam=1, **kw))
 
 
 def test_a_damaged_pseudo_bitext_is_made_again(files, tmp_path):
@@ -253,9 +253,9 @@ def test_nmt_train_takes_the_folder_and_refuses_a_users_own(files, tmp_path, cap
                           "--selected", files["pool"], *NMT, "--out", "u"], capsys)
     assert rc == 2 and "a folder of other files (pseudo.tgt)" in err, err
     assert (tmp_path / "u" / "pseudo.tgt").read_text() == "my own file\n"
-    from domainsift.jobs.adapt import adapt  # asked for: the folder is written into
+    from domainsift.jobs.adapt import AdaptSettings, adapt  # asked for: the folder is written into
     adapt(tuple(files["old"]), tuple(files["dev"]), files["new"], tmp_path / "u", selected=files["pool"],
-          settings=_settings(epochs=1), beam=1, overwrite=True)
+          settings=AdaptSettings(train=_settings(epochs=1), beam=1), overwrite=True)
     assert (tmp_path / "u" / "adapt.json").is_file() and (tmp_path / "u" / "pseudo.tgt").read_text() != "my own file\n"
 
 

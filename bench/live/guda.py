@@ -69,7 +69,7 @@ def main() -> None:
     args = ap.parse_args()
     apply_threads(args)
     from domainsift import PoolSource, Rule, RunSpec, __version__, read_corpus
-    from domainsift.jobs.adapt import adapt
+    from domainsift.jobs.adapt import AdaptSettings, adapt
     from domainsift.nmt import read_bitext, score_translation, train_nmt, translate
     from domainsift.nmt.trainer import TrainSettings
     new, seed = args.new, args.seed
@@ -141,7 +141,8 @@ def main() -> None:
                                            rule=Rule(top=N), seed=seed, params=PARAMS.get(method, {}))
                 if method in ONE_LANGUAGE:  # the old-domain model translates the in-domain set first
                     kw.update(select_on="translated", base=models["base"])
-                rec = adapt(old, dev, str(source), out, selection=selection, beam=BT_BEAM, **kw) \
+                how = AdaptSettings(train=kw["settings"], beam=BT_BEAM, **{k: v for k, v in kw.items() if k != "settings"})
+                rec = adapt(old, dev, str(source), out, selection=selection, settings=how) \
                     if not (out / "adapt.json").exists() else json.loads((out / "adapt.json").read_text())
                 hyp = translate(out / "model", [d for d, _ in judge], beam=BEAM)  # the judge half, beam 5
                 rec["test"] = score_translation(hyp, [e for _, e in judge])

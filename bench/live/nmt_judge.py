@@ -80,7 +80,7 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
     """The product's judge (``downstream --judge nmt``) on the method's row: trained, translated and scored
     into ``tdir/judge`` (a finished row is kept), against the random row when it exists (paired bootstrap).
     Returns the judge's row and the selection's precision (None for the oracle and the whole pool)."""
-    from domainsift.jobs.downstream import judge_nmt
+    from domainsift.jobs.downstream import JudgeSettings, judge_nmt
     from domainsift.nmt import Bitext, read_bitext
     from domainsift.nmt.trainer import TrainSettings
     settings = TrainSettings(preset="proxy", epochs=EPOCHS, patience=PATIENCE, seed=seed, max_tokens=MAX_TOKENS,
@@ -98,8 +98,8 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
         runs.append(str(tdir / method / "selection"))
     elif method == "random":
         precision = select("random", target, query_file, seed, random_dir)
-    result = judge_nmt(runs, test, dev, tdir / "judge", references=refs, whole_pool=method == "pool",
-                       settings=settings, beam=BEAM)
+    result = judge_nmt(runs, test, dev, tdir / "judge", references=refs,
+                       settings=JudgeSettings(whole_pool=method == "pool", train=settings, beam=BEAM))
     row = next(r for r in result["rows"] if r["name"] == method)
     return row, precision
 

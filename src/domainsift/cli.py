@@ -34,23 +34,7 @@ class Parser(argparse.ArgumentParser):
 
 # ================================================================ shared options
 
-def _number(convert, ok, expect: str):
-    """An argparse type: ``convert`` the text, then ``ok(value)`` or a one-line error saying ``expect``."""
-    def parse(text: str):
-        try:
-            v = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'an integer' if convert is int else 'a number'}: {text}") from None
-        if not ok(v):
-            raise argparse.ArgumentTypeError(f"must be {expect}, got {text}")
-        return v
-    parse.__name__ = convert.__name__
-    return parse
-
-
-positive_int = _number(int, lambda v: v > 0, "a positive integer")
-fraction = _number(float, lambda v: 0 < v <= 1, "in (0, 1]")
-finite = _number(float, lambda v: v == v and abs(v) != float("inf"), "a finite number")
+from ._internal.options import finite, fraction, positive_int  # noqa: E402 (the CLI's types)
 
 
 def _or_auto(parse):
@@ -489,13 +473,13 @@ def cmd_adapt(args) -> int:
     if not source:
         raise DomainsiftError("--new-source FILE (the new domain's source-language sentences) is required with "
                               "--selected; with a selection it defaults to --in-domain")
-    mixing = dict(losses=args.losses, lambda_old=args.lambda_old, lambda_src=args.lambda_src,
-                  lambda_tgt=args.lambda_tgt)
+    from ._internal.options import from_args
+    from .jobs.adapt import AdaptSettings
+    settings = from_args(AdaptSettings, args, train=train_settings(args, "nmt_"))
     t0 = time.time()
     rec = adapt(tuple(args.old), tuple(args.dev), source, args.out, selection=selection, selected=args.selected,
-                reverse=args.reverse, base=args.base, start=args.start, settings=train_settings(args, "nmt_"),
-                test=tuple(args.test) if args.test else None, beam=args.beam, backend=args.nmt_backend,
-                select_on=args.select_on, progress=_bars(args), overwrite=args.overwrite, **mixing)
+                test=tuple(args.test) if args.test else None, settings=settings, progress=_bars(args),
+                overwrite=args.overwrite)
     steps = rec["steps"]
     print(f"adapted ({rec['start']} start, {rec['losses']}) on {steps['pseudo']['n']:,} back-translated lines and "
           f"{rec['n_old']:,} old pairs in {time.time() - t0:.1f} s -> {args.out}/model")
@@ -563,12 +547,10 @@ def cmd_downstream(args) -> int:
         refs = [(name, (a, b)) for name, a, b in args.reference_bitext or []]
         if not args.run_dirs and not refs:
             raise DomainsiftError("give at least one selection run directory or --reference-bitext NAME SRC TGT")
+        from ._internal.options import from_args
+        from .jobs.downstream import JudgeSettings
         result = judge_nmt(args.run_dirs, tuple(args.test), tuple(args.dev), args.out, refs,
-                           whole_pool=args.whole_pool, reverse=args.reverse,
-                           settings=train_settings(args, "nmt_"), beam=args.beam, backend=args.nmt_backend,
-                           progress=_bars(args), baseline=args.baseline, init=args.init,
-                           bootstrap_seed=args.bootstrap_seed,
-                           init_bitext=tuple(args.init_bitext) if args.init_bitext else None)
+                           from_args(JudgeSettings, args, train=train_settings(args, "nmt_")), progress=_bars(args))
         print(f"the translation model ({result['signature']['preset']}, {result['direction']}) trained on each, "
               f"BLEU and chrF on {args.test[1]} ({result['n_test']} pairs):")
         print(format_nmt_rows(result["rows"]))
@@ -862,12 +844,6 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--top", type=positive_int, help="the N best pool lines")
     g.add_argument("--fraction", type=fraction, help="the best fraction of the pool (0-1]")
     g.add_argument("--selected", metavar="FILE", help="the new domain's target-language lines, already chosen")
-    from .jobs.adapt import SELECT_ON
-    g.add_argument("--select-on", choices=SELECT_ON, default="source",
-                   help="source (default): the selection reads --in-domain as given (crosslingual crosses the "
-                        "languages); translated: --in-domain translated into the pool's language by the "
-                        f"old-domain model first (OUT/{rundir.QUERY_TGT}), for a method that compares one language "
-                        "(moore-lewis, finetune, cosine on minilm)")
     g = s.add_argument_group("the adaptation")
     g.add_argument("--old", nargs=2, required=True, metavar=("SRC", "TGT"),
                    help="the old domain's bitext; the adapted model translates SRC's language into TGT's, the "
@@ -881,23 +857,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", required=True,
                    help=f"the folder: {rundir.ADAPT_SELECT}/, {rundir.ADAPT_REVERSE}/, {rundir.PSEUDO_SRC}/.tgt, "
                         f"{rundir.ADAPT_BASE}/, {rundir.QUERY_TGT}, {rundir.ADAPT_MODEL}/, {rundir.ADAPT}")
-    g.add_argument("--reverse", metavar="DIR", help="a reverse (target -> source) model folder of 'nmt train' (default: "
-                                                    "trained on --old)")
-    g.add_argument("--base", metavar="DIR", help="the warm start's old-domain model, and --select-on translated's "
-                                                 "translator (default: trained on --old)")
-    g.add_argument("--start", choices=["warm", "cold"], default="warm",
-                   help="warm (default): train on from the old-domain model; cold: from nothing")
-    from .nmt.guda import LOSSES
-    g.add_argument("--losses", choices=LOSSES, default="bi+s+t",
-                   help="bi: the bitext loss alone; +s: the source discriminator; +t: the target discriminator "
-                        "(paper 003's Table 5; default bi+s+t)")
-    for name, what in (("old", "the old bitext in the NMT loss (lambda1)"),
-                       ("src", "the old sources in the source discriminator's loss (lambda2)"),
-                       ("tgt", "the old targets in the target discriminator's loss (lambda3)")):
-        g.add_argument(f"--lambda-{name}", type=finite, default=1.0, help=f"the weight of {what}; default 1")
+    from ._internal.options import add_options
+    from .jobs.adapt import AdaptSettings
+    add_options(g, AdaptSettings)  # --reverse, --base, --start, --losses, --lambda-*, --select-on, --beam, --nmt-backend
     train_opts(g, seed=False, prefix="nmt-")
-    g.add_argument("--beam", type=positive_int, default=5, help="beam size of the back-translation and --test")
-    backend_opt(g, "--nmt-backend")
     s.set_defaults(func=cmd_adapt)
 
     s = command("evaluate", help="precision and recall of a selection against an oracle")
@@ -929,21 +892,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the dev bitext of early stopping (each row leaves out the pairs it trains on)")
     g.add_argument("--reference-bitext", nargs=3, action="append", metavar=("NAME", "SRC", "TGT"),
                    help="a reference row, e.g. oracle D.train.de D.train.en (repeat for more)")
-    g.add_argument("--whole-pool", action="store_true", help="a row trained on every pair of the selections' pool")
-    g.add_argument("--baseline", metavar="NAME",
-                   help="the row every other is compared with by paired bootstrap (default: 'random' when a row is "
-                        "named so, else the whole pool's)")
-    g.add_argument("--init", metavar="DIR", help="a model folder of 'nmt train' every row is trained on from (its "
-                                                 "weights and vocabulary): the rows differ by their data alone")
-    g.add_argument("--init-bitext", nargs=2, metavar=("SRC", "TGT"),
-                   help="train the rows' start model once on this bitext (OUT/init), then every row on from it")
-    g.add_argument("--bootstrap-seed", type=int, default=12345, help="the paired bootstrap's seed (12345)")
-    g.add_argument("--reverse", action="store_true",
-                   help="the model translates the scored side (--pool) into the other (--pool-target); by "
-                        "default it translates the other side into the scored side")
-    train_opts(g, seed=True, prefix="nmt-")
-    g.add_argument("--beam", type=positive_int, default=5, help="beam size of the test's translation (5)")
-    backend_opt(g, "--nmt-backend")
+    from ._internal.options import add_options
+    from .jobs.downstream import JudgeSettings
+    add_options(g, JudgeSettings)  # --whole-pool, --baseline, --init, --init-bitext, --bootstrap-seed, --reverse,
+    train_opts(g, seed=True, prefix="nmt-")  # --beam, --nmt-backend
     s.set_defaults(func=cmd_downstream)
 
     s = command("crossdomain", help="cross-domain LM perplexity matrix and its link to centroid similarity")

@@ -28,11 +28,13 @@ epoch): a changed input never reuses a stale step.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import rundir
 from .._internal.errors import DomainsiftError, InputError
+from .._internal.options import finite, option, positive_int
+from ..nmt.guda import LOSSES
 
 SELECT, REVERSE, BASE, MODEL = rundir.ADAPT_SELECT, rundir.ADAPT_REVERSE, rundir.ADAPT_BASE, rundir.ADAPT_MODEL
 PSEUDO_SRC, PSEUDO_TGT, PSEUDO_HOW, RECORD = rundir.PSEUDO_SRC, rundir.PSEUDO_TGT, rundir.PSEUDO_HOW, rundir.ADAPT
@@ -41,52 +43,93 @@ STARTS = ("warm", "cold")
 SELECT_ON = ("source", "translated")
 # a back-translation is degenerate when the reverse model repeats itself: warned about past these shares
 MIN_DISTINCT, MAX_LOOPING = 0.8, 0.2
+DEFAULT_BEAM = 5
+
+
+def _train_settings():
+    from ..nmt.trainer import TrainSettings
+    return TrainSettings()
+
+
+@dataclass(frozen=True)
+class AdaptSettings:
+    """How ``adapt`` runs, declared once: its command-line options are generated from these fields
+    (:mod:`domainsift._internal.options`); ``train``: the :class:`~domainsift.nmt.trainer.TrainSettings`
+    of every model trained here (``--nmt-*``)."""
+
+    reverse: str | None = option(None, "a reverse (target -> source) model folder of 'nmt train' (default: trained "
+                                       "on --old)", metavar="DIR")
+    base: str | None = option(None, "the warm start's old-domain model, and --select-on translated's translator "
+                                    "(default: trained on --old)", metavar="DIR")
+    start: str = option("warm", "warm (default): train on from the old-domain model; cold: from nothing",
+                        choices=STARTS)
+    losses: str = option("bi+s+t", "bi: the bitext loss alone; +s: the source discriminator; +t: the target "
+                                   "discriminator (paper 003's Table 5; default bi+s+t)", choices=LOSSES)
+    lambda_old: float = option(1.0, "the weight of the old bitext in the NMT loss (lambda1); default 1", type=finite)
+    lambda_src: float = option(1.0, "the weight of the old sources in the source discriminator's loss (lambda2); "
+                                    "default 1", type=finite)
+    lambda_tgt: float = option(1.0, "the weight of the old targets in the target discriminator's loss (lambda3); "
+                                    "default 1", type=finite)
+    select_on: str = option("source", "source (default): the selection reads --in-domain as given (crosslingual "
+                                      "crosses the languages); translated: --in-domain translated into the pool's "
+                                      f"language by the old-domain model first (OUT/{rundir.QUERY_TGT}), for a "
+                                      "method that compares one language (moore-lewis, finetune, cosine on minilm)",
+                            choices=SELECT_ON)
+    beam: int = option(DEFAULT_BEAM, "beam size of the back-translation and --test", type=positive_int)
+    backend: str = option("generate", "generate: transformers' beam search (default); ctranslate2: the model "
+                                      "converted to int8 once (extra ct2), faster on a CPU "
+                                      "(bench/results/nmt_speed.md)", flag="--nmt-backend",
+                          choices=("generate", "ctranslate2"))
+    train: object = field(default_factory=_train_settings)
 
 
 def adapt(old: tuple, dev: tuple, source, out_dir: str | os.PathLike, selection=None,
-          selected: str | os.PathLike | None = None, reverse: str | os.PathLike | None = None,
-          base: str | os.PathLike | None = None, start: str = "warm", losses: str = "bi+s+t",
-          lambda_old: float = 1.0, lambda_src: float = 1.0, lambda_tgt: float = 1.0, settings=None,
-          test: tuple | None = None, beam: int = 5, backend: str = "generate", select_on: str = "source",
-          progress: bool = False, overwrite: bool = False) -> dict:
+          selected: str | os.PathLike | None = None, test: tuple | None = None,
+          settings: AdaptSettings | None = None, progress: bool = False, overwrite: bool = False) -> dict:
     """Run GUDA (the module docstring). ``old``, ``dev``, ``test``: ``(source file, target file)``; ``source``:
-    the new domain's source-language sentences (a file, or a list of files); ``selection``: a :class:`~domainsift.spec.RunSpec` whose
-    rule chooses the target-language lines (its ``out`` is set to ``OUT/select``; the dev and test sets'
-    target sentences are excluded from it), or ``selected``: a file of
-    them; ``settings``: a :class:`~domainsift.nmt.trainer.TrainSettings` for every model trained here;
-    ``beam``, ``backend``: the back-translation's and the test's decoding (``generate``, or ``ctranslate2``:
-    int8, the extra ``ct2``); ``select_on``: ``source`` (the selection reads the in-domain set as given) or
-    ``translated`` (the in-domain set translated into the pool's language by the old-domain model, ``base``
-    or trained here, for a method that compares one language).
+    the new domain's source-language sentences (a file, or a list of files); ``selection``: a
+    :class:`~domainsift.spec.RunSpec` whose rule chooses the target-language lines (its ``out`` is set to
+    ``OUT/select``; the dev and test sets' target sentences are excluded from it), or ``selected``: a file
+    of them; ``settings``: an :class:`AdaptSettings` (the models given or trained, the start, the losses
+    and their weights, ``select_on``, the back-translation's and the test's decoding, and the
+    :class:`~domainsift.nmt.trainer.TrainSettings` of every model trained here). ``select_on``:
+    ``source`` (the selection reads the in-domain set as given) or ``translated`` (the in-domain set
+    translated into the pool's language by the old-domain model, ``base`` or trained here, for a method
+    that compares one language); ``backend``: ``generate``, or ``ctranslate2`` (int8, the extra ``ct2``).
     Every leak is refused before any work (one line naming the file and line): the old bitext, the new
     domain's sources and the selected lines against dev and test, and dev against test. ``out_dir`` is
     claimed for the run; a folder no domainsift run wrote is refused unless ``overwrite``.
     Returns ``adapt.json``'s contents."""
+    from dataclasses import replace
     from ..nmt.guda import Mixing
-    from ..nmt.trainer import TrainSettings
-    settings = (settings or TrainSettings()).resolved()
-    _check_options(selection, selected, base, start, select_on, backend, beam)
+    settings = settings or AdaptSettings()
+    settings = replace(settings, train=settings.train.resolved())
+    reverse, base = settings.reverse, settings.base
+    _check_options(selection, selected, settings)
     for folder in (reverse, base):  # a given model folder that is not one: refused before any work
         if folder is not None:
             from ..nmt.decode import model_folder
             model_folder(folder)
-    Mixing.check_options(losses, lambda_old, lambda_src, lambda_tgt)
+    Mixing.check_options(settings.losses, settings.lambda_old, settings.lambda_src, settings.lambda_tgt)
     data = _read(old, dev, source, test, selected)
     _check_direction(reverse, old, flipped=True)
     _check_direction(base, old, flipped=False)
     import logging
     logging.getLogger(__name__).info("adapt: the model translates the language of %s (and of the new domain's "
                                      "sources) into that of %s (and of the selected lines)", old[0], old[1])
-    mixing = Mixing(data["old"], tuple(data["source"]), losses, lambda_old, lambda_src, lambda_tgt)
+    mixing = Mixing(data["old"], tuple(data["source"]), settings.losses, settings.lambda_old, settings.lambda_src,
+                    settings.lambda_tgt)
     mixing.check()
     if selection is not None:
         selection = _guarded(selection, data)
     with rundir.claim(out_dir, "adapt", overwrite=overwrite):
-        run = _Run(Path(out_dir), data, settings, beam, backend, select_on, progress)
-        return _adapt(run, mixing, selection, selected, reverse, base, start)
+        run = _Run(Path(out_dir), data, settings.train, settings.beam, settings.backend, settings.select_on, progress)
+        return _adapt(run, mixing, selection, selected, reverse, base, settings.start)
 
 
-def _check_options(selection, selected, base, start, select_on, backend, beam) -> None:
+def _check_options(selection, selected, settings: AdaptSettings) -> None:
+    base, start, select_on, backend, beam = (settings.base, settings.start, settings.select_on, settings.backend,
+                                             settings.beam)
     from ..nmt.decode import check_backend
     check_backend(backend)
     if beam < 1:

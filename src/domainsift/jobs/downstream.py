@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -28,6 +29,7 @@ import numpy as np
 from .. import rundir
 from ..io.corpus import read_corpus
 from .._internal.errors import DomainsiftError
+from .._internal.options import option, positive_int
 from ..lm import NgramLM
 
 
@@ -161,6 +163,37 @@ def format_matrix(result: dict) -> str:
 # ---------------------------------------------------------------- the translation model as the judge
 
 JUDGE_MODELS, JUDGE_ROW = rundir.JUDGE_MODELS, rundir.JUDGE_ROW
+BOOTSTRAP_SEED = 12345
+
+
+def _train_settings():
+    from ..nmt.trainer import TrainSettings
+    return TrainSettings()
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How ``downstream --judge nmt`` judges, declared once: its command-line options are generated from
+    these fields (:mod:`domainsift._internal.options`); ``train``: the
+    :class:`~domainsift.nmt.trainer.TrainSettings` of every row (``--nmt-*``; the ``proxy`` preset by
+    default)."""
+
+    whole_pool: bool = option(False, "a row trained on every pair of the selections' pool")
+    baseline: str | None = option(None, "the row every other is compared with by paired bootstrap (default: "
+                                        "'random' when a row is named so, else the whole pool's)", metavar="NAME")
+    init: str | None = option(None, "a model folder of 'nmt train' every row is trained on from (its weights and "
+                                    "vocabulary): the rows differ by their data alone", metavar="DIR")
+    init_bitext: tuple | None = option(None, "train the rows' start model once on this bitext (OUT/init), then "
+                                             "every row on from it", nargs=2, metavar=("SRC", "TGT"))
+    bootstrap_seed: int = option(BOOTSTRAP_SEED, f"the paired bootstrap's seed ({BOOTSTRAP_SEED})", type=int)
+    reverse: bool = option(False, "the model translates the scored side (--pool) into the other (--pool-target); "
+                                  "by default it translates the other side into the scored side")
+    beam: int = option(5, "beam size of the test's translation (5)", type=positive_int)
+    backend: str = option("generate", "generate: transformers' beam search (default); ctranslate2: the model "
+                                      "converted to int8 once (extra ct2), faster on a CPU "
+                                      "(bench/results/nmt_speed.md)", flag="--nmt-backend",
+                          choices=("generate", "ctranslate2"))
+    train: object = field(default_factory=_train_settings)
 
 
 def selection_bitext(run_dir: str | os.PathLike, reverse: bool = False):
@@ -206,18 +239,17 @@ def _without(dev, train):
 
 
 def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, references: Sequence = (),
-              whole_pool: bool = False, reverse: bool = False, settings=None, beam: int = 5,
-              backend: str = "generate", progress: bool = False, baseline: str | None = None,
-              init: str | os.PathLike | None = None, bootstrap_seed: int = 12345, init_bitext=None) -> dict:
+              settings: JudgeSettings | None = None, progress: bool = False) -> dict:
     """BLEU and chrF of the translation model trained on each selection (and reference bitext), on ``test``.
 
     ``run_dirs``: selections of a bitext pool; ``test``, ``dev``: ``(source file, target file)`` or a
     :class:`~domainsift.nmt.Bitext`, in the model's direction (the other side into the scored side, or the
     scored side into the other with ``reverse``); ``references``: ``(name, bitext)`` rows, each bitext
     ``(source file, target file)`` or a ``Bitext`` (an oracle: the domain's own training pairs);
-    ``whole_pool``: a row trained on every pair of the selections' pool; ``settings``: the
-    :class:`~domainsift.nmt.trainer.TrainSettings` of every row (the ``proxy`` preset by default);
-    ``backend``: the test's decoding, ``generate`` or ``ctranslate2`` (int8, the extra ``ct2``).
+    ``settings``: a :class:`JudgeSettings` (below; ``settings.train``: the
+    :class:`~domainsift.nmt.trainer.TrainSettings` of every row, the ``proxy`` preset by default).
+    ``whole_pool``: a row trained on every pair of the selections' pool; ``backend``: the test's
+    decoding, ``generate`` or ``ctranslate2`` (int8, the extra ``ct2``).
 
     Every row's training data is checked against ``test`` before anything is trained (a model is never
     judged on sentences it learnt from: one line naming the file), and ``dev`` against ``test``; a row's dev
@@ -237,8 +269,10 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     from ..nmt import check_disjoint, read_bitext
     from ..nmt.data import Bitext
     from ..nmt.decode import check_backend
-    from ..nmt.trainer import TrainSettings
-    settings = (settings or TrainSettings()).resolved()  # a bad setting stops before any reading
+    judge = settings or JudgeSettings()
+    settings = judge.train.resolved()  # a bad setting stops before any reading
+    whole_pool, reverse, beam, backend = judge.whole_pool, judge.reverse, judge.beam, judge.backend
+    init, init_bitext, bootstrap_seed = judge.init, judge.init_bitext, judge.bootstrap_seed
     if beam < 1:
         raise DomainsiftError(f"--beam must be at least 1, got {beam}")
     check_backend(backend)  # before any training
@@ -249,7 +283,7 @@ def judge_nmt(run_dirs: Sequence[str], test, dev, out_dir: str | os.PathLike, re
     test_b, dev_b = bitext(test), bitext(dev)
     check_disjoint(dev_b, test_b, "the test set", "the dev set", "a row's epoch is never chosen on its test set")
     rows = _rows(run_dirs, references, whole_pool, reverse, bitext)
-    baseline = _baseline(rows, baseline, whole_pool)
+    baseline = _baseline(rows, judge.baseline, whole_pool)
     start = _start(init, init_bitext, bitext, test_b, dev_b)
     for r in rows:  # every refusal before the first training
         if not len(r["train"]):
