@@ -12,7 +12,7 @@ sampler's state is in each epoch's checkpoint, so a killed training resumes to t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .._internal.errors import DomainsiftError
 
@@ -62,12 +62,23 @@ class Sampling:
                 "dev": {k: len(v) for k, v in sorted((self.dev or {}).items())}}
 
 
-def start(torch, sampling: Sampling, model, opt, src, tgt, encode, loss_of, collate, dev_batches, seed: int,
-          clip: float):
-    """The sampler (one pass: the batches that cover the pairs once) and the learner its policy sees;
-    ``dev_batches(src, tgt)``: the batches of index arrays a dev set is cut into (the trainer's)."""
+@dataclass(frozen=True)
+class Hooks:
+    """What the sampled training takes from the trainer: ``encode(lines)`` (pieces a line),
+    ``loss_of(torch, model, batch, smoothing)``, ``collate(torch, src, tgt, idx)`` (a batch of index
+    arrays made tensors) and ``dev_batches(src, tgt)`` (the batches of index arrays a dev set is cut into)."""
+
+    encode: Callable
+    loss_of: Callable
+    collate: Callable
+    dev_batches: Callable
+
+
+def start(torch, sampling: Sampling, model, opt, src, tgt, hooks: Hooks, seed: int, clip: float):
+    """The sampler (one pass: the batches that cover the pairs once) and the learner its policy sees."""
     import copy
     import math
+    encode, loss_of, collate, dev_batches = hooks.encode, hooks.loss_of, hooks.collate, hooks.dev_batches
 
     from ..sampling import DomainSampler, Learner, mixture_loss
     policy = copy.deepcopy(sampling.policy)  # the caller's policy object is never trained

@@ -399,9 +399,9 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
     sampler = learner = None
     if sampling is not None:
         from . import sampled
-        sampler, learner = sampled.start(torch, sampling, model, opt, src, tgt, data["encode"], _loss, collate,
-                                         lambda a, b: token_batches(a, b, s.max_tokens, np.random.default_rng(0)),
-                                         s.seed, CLIP)
+        hooks = sampled.Hooks(data["encode"], _loss, collate,
+                              lambda a, b: token_batches(a, b, s.max_tokens, np.random.default_rng(0)))
+        sampler, learner = sampled.start(torch, sampling, model, opt, src, tgt, hooks, s.seed, CLIP)
     run = dict(history=[], best=math.inf, best_epoch=0, start=0, seconds=0.0, tokens=0, losses=[])
     ckpt, best_dir = stem.with_name(f"{stem.name}.{CHECKPOINT}"), stem.with_name(f"{stem.name}.best")
     if ckpt.exists():

@@ -310,32 +310,7 @@ def _section(bk, d: Path, name: str) -> tuple[Path, list, list]:
     c = rundir.read_json(d, rundir.CLUSTERING)
     if c is not None:
         found.append("clustering")
-        if c.get("summary"):
-            blocks.append(("html", "<h3>Purity</h3>" + _table(
-                ["k", "PCA", "purity (mean)", "sd", "seeds"],
-                [[r["k"], r["pca"] or "none", f"{r['purity_mean']:.3f}", f"{r['purity_std']:.3f}", r["n_seeds"]]
-                 for r in c["summary"]])))
-        if c.get("confusions"):
-            conf = c["confusions"][0]
-            blocks.append(("plot", _heatmap(bk, conf["matrix"], conf["domains"], [str(x) for x in conf["clusters"]],
-                                            f"confusion: k={conf['k']}, PCA={conf['pca'] or 'none'}, seed {conf['seed']}",
-                                            name, fmt="{:.0f}")))
-        m = rundir.read_json(d, rundir.MAP)
-        if m is not None:
-            layout, note = _map_section(bk, m, name)
-            blocks.append(("plot", layout))
-            blocks.append(("html", f"<p class='note'>{_esc(note)}</p>"))
-        if c.get("outliers", {}).get("examples"):
-            o = c["outliers"]
-            s = o.get("summary")
-            stats = (f"<p>Mean length {s['mean_words_outliers']} words against {s['mean_words_rest']} for the rest; "
-                     f"holding a digit: {s['share_with_digits_outliers']:.0%} of the outliers against "
-                     f"{s['share_with_digits_rest']:.0%} of the rest.</p>"
-                     if s and s.get("mean_words_rest") is not None and s.get("mean_words_outliers") is not None else "")
-            blocks.append(("html", f"<h3>Outliers: {o['count']} sentences in another domain's cluster</h3>" + stats + _table(
-                ["gold", "cluster's domain", "words", "text"],
-                [[e["gold"], e["cluster_domain"], e["length"], e["text"]] for e in o["examples"][:50]],
-                "examples")))
+        blocks += _clustering_blocks(bk, d, name, c)
     if rundir.has(d, rundir.SCORES):
         found.append("selection")
         figs, body = _selection_section(bk, d, name)
@@ -349,35 +324,11 @@ def _section(bk, d: Path, name: str) -> tuple[Path, list, list]:
     ds = rundir.read_json(d, rundir.DOWNSTREAM)
     if ds is not None:
         found.append("downstream")
-        if ds.get("judge") == "nmt":
-            base = ds.get("baseline")
-            note = (f"<p class='note'>Against {_esc(base)}: the BLEU difference, its 95% interval and p by paired "
-                    f"bootstrap ({ds.get('bootstrap', {}).get('n_samples', 1000)} samples); a difference whose "
-                    "interval holds 0 is not decided.</p>") if base else ""
-            blocks.append(("html", f"<h3>Downstream: BLEU of the translation model trained on each "
-                                   f"({_esc(ds['direction'])}), on {_esc(Path(ds['test'][1]).name)}</h3>" + note
-                           + _table(["training data", "BLEU", "chrF", "chrF++", "xent/char", "pairs", "best epoch",
-                                     f"BLEU vs {base or 'baseline'}"],
-                                    [[r["name"], f"{r['bleu']:.2f}", f"{r['chrf']:.2f}", _num(r.get("chrfpp"), 2),
-                                      _num(r.get("xent_per_char"), 4), r["n_pairs"],
-                                      f"{r['best_epoch']}/{r['epochs_run']}", _versus(r.get("vs_baseline"))]
-                                     for r in ds["rows"]])))
-        else:
-            blocks.append(("html", f"<h3>Downstream: {ds['order']}-gram LM perplexity on "
-                                   f"{_esc(Path(ds['test']).name)}</h3>"
-                           + _table(["training data", "perplexity", "OOV rate", "sentences"],
-                                    [[r["name"], f"{r['perplexity']:.1f}", f"{r['oov_rate']:.3f}", r["n_sentences"]]
-                                     for r in ds["rows"]])))
+        blocks.append(("html", _downstream_html(ds)))
     cd = rundir.read_json(d, rundir.CROSSDOMAIN)
     if cd is not None:
         found.append("cross-domain")
-        blocks.append(("plot", _heatmap(bk, cd["perplexity"], cd["domains"], cd["domains"],
-                                        "perplexity: LM of (row) on test of (column)", name + "p", "{:.0f}")))
-        if cd.get("centroid_similarity"):
-            blocks.append(("plot", _heatmap(bk, cd["centroid_similarity"], cd["domains"], cd["domains"],
-                                            "centroid cosine similarity", name + "s")))
-            blocks.append(("html", f"<p>Pearson r (similarity vs log perplexity, off-diagonal): "
-                                   f"{cd['pearson_similarity_vs_log_perplexity']:.3f}</p>"))
+        blocks += _crossdomain_blocks(bk, cd, name)
     rec = rundir.read_json(d, rundir.SAMPLING)
     if rec is not None:
         _check_sampling(rec, rundir.path(d, rundir.SAMPLING))
@@ -397,6 +348,74 @@ def _section(bk, d: Path, name: str) -> tuple[Path, list, list]:
         blocks.append(("html", "<details><summary>signature</summary><pre>" + _esc(sig.get("signature", "")) +
                        "\n\n" + _esc(json.dumps(sig, indent=1, ensure_ascii=False)[:20000]) + "</pre></details>"))
     return d, found, blocks
+
+
+def _clustering_blocks(bk, d: Path, name: str, c: dict) -> list:
+    """A clustering's purity table, its confusion heat map, the sentence map and the outliers."""
+    from .. import rundir
+    blocks = []
+    if c.get("summary"):
+        blocks.append(("html", "<h3>Purity</h3>" + _table(
+            ["k", "PCA", "purity (mean)", "sd", "seeds"],
+            [[r["k"], r["pca"] or "none", f"{r['purity_mean']:.3f}", f"{r['purity_std']:.3f}", r["n_seeds"]]
+             for r in c["summary"]])))
+    if c.get("confusions"):
+        conf = c["confusions"][0]
+        blocks.append(("plot", _heatmap(bk, conf["matrix"], conf["domains"], [str(x) for x in conf["clusters"]],
+                                        f"confusion: k={conf['k']}, PCA={conf['pca'] or 'none'}, seed {conf['seed']}",
+                                        name, fmt="{:.0f}")))
+    m = rundir.read_json(d, rundir.MAP)
+    if m is not None:
+        layout, note = _map_section(bk, m, name)
+        blocks.append(("plot", layout))
+        blocks.append(("html", f"<p class='note'>{_esc(note)}</p>"))
+    if c.get("outliers", {}).get("examples"):
+        o = c["outliers"]
+        s = o.get("summary")
+        stats = (f"<p>Mean length {s['mean_words_outliers']} words against {s['mean_words_rest']} for the rest; "
+                 f"holding a digit: {s['share_with_digits_outliers']:.0%} of the outliers against "
+                 f"{s['share_with_digits_rest']:.0%} of the rest.</p>"
+                 if s and s.get("mean_words_rest") is not None and s.get("mean_words_outliers") is not None else "")
+        blocks.append(("html", f"<h3>Outliers: {o['count']} sentences in another domain's cluster</h3>" + stats + _table(
+            ["gold", "cluster's domain", "words", "text"],
+            [[e["gold"], e["cluster_domain"], e["length"], e["text"]] for e in o["examples"][:50]],
+            "examples")))
+    return blocks
+
+
+def _downstream_html(ds: dict) -> str:
+    """The downstream judge's table: the translation model's BLEU with its paired intervals, or the LM's
+    perplexity."""
+    if ds.get("judge") == "nmt":
+        base = ds.get("baseline")
+        note = (f"<p class='note'>Against {_esc(base)}: the BLEU difference, its 95% interval and p by paired "
+                f"bootstrap ({ds.get('bootstrap', {}).get('n_samples', 1000)} samples); a difference whose "
+                "interval holds 0 is not decided.</p>") if base else ""
+        return (f"<h3>Downstream: BLEU of the translation model trained on each "
+                f"({_esc(ds['direction'])}), on {_esc(Path(ds['test'][1]).name)}</h3>" + note
+                + _table(["training data", "BLEU", "chrF", "chrF++", "xent/char", "pairs", "best epoch",
+                          f"BLEU vs {base or 'baseline'}"],
+                         [[r["name"], f"{r['bleu']:.2f}", f"{r['chrf']:.2f}", _num(r.get("chrfpp"), 2),
+                           _num(r.get("xent_per_char"), 4), r["n_pairs"],
+                           f"{r['best_epoch']}/{r['epochs_run']}", _versus(r.get("vs_baseline"))]
+                          for r in ds["rows"]]))
+    return (f"<h3>Downstream: {ds['order']}-gram LM perplexity on "
+            f"{_esc(Path(ds['test']).name)}</h3>"
+            + _table(["training data", "perplexity", "OOV rate", "sentences"],
+                     [[r["name"], f"{r['perplexity']:.1f}", f"{r['oov_rate']:.3f}", r["n_sentences"]]
+                      for r in ds["rows"]]))
+
+
+def _crossdomain_blocks(bk, cd: dict, name: str) -> list:
+    """The cross-domain perplexity matrix, and the centroid similarity with its correlation."""
+    blocks = [("plot", _heatmap(bk, cd["perplexity"], cd["domains"], cd["domains"],
+                                "perplexity: LM of (row) on test of (column)", name + "p", "{:.0f}"))]
+    if cd.get("centroid_similarity"):
+        blocks.append(("plot", _heatmap(bk, cd["centroid_similarity"], cd["domains"], cd["domains"],
+                                        "centroid cosine similarity", name + "s")))
+        blocks.append(("html", f"<p>Pearson r (similarity vs log perplexity, off-diagonal): "
+                               f"{cd['pearson_similarity_vs_log_perplexity']:.3f}</p>"))
+    return blocks
 
 
 def build_report(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, title: str = "domainsift report") -> dict:
