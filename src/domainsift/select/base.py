@@ -195,8 +195,9 @@ class BaseSelector:
     def _clamp_max_length(self) -> None:
         """A transformers encoder's ``max_length`` capped at what the model takes (with a warning), so
         the signature records the length that runs."""
-        model = getattr(self, "model", None) or getattr(self, "embedder", None)
-        length = getattr(self, "max_length", None)
+        declared = self.param_values()  # what the selector declared, never probed
+        model = declared.get("model") or declared.get("embedder")
+        length = declared.get("max_length")
         if not isinstance(model, str) or not isinstance(length, int) or length < 1:
             return
         from ..embed import abilities, model_path

@@ -388,7 +388,7 @@ class StudentSelector(BaseSelector):
         when it has one: no cache, each fit's encoder is its own) or from ``model`` (cached)."""
         from ..embed import model_path
         from ..embed.static import distill_encoder, distilled
-        source = teacher.distil_source() if self.vectors == "teacher" and hasattr(teacher, "distil_source") else None
+        source = teacher.distil_source() if self.vectors == "teacher" else None  # declared by every selector
         self.vectors_from_ = "base"
         if source is None:
             return distilled(model_path(self.model), self.cache_dir, progress=self.progress)
