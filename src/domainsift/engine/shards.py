@@ -148,14 +148,18 @@ def _can_fork() -> bool:
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
-_FORKED = None  # the selectors (and their columns) a forked scoring process inherited
+_FORKED = None  # in a forked scoring process only: the selectors (and their columns) it inherited
 
 
-def _child_start(parent: int) -> None:
-    """A scoring process dies with the process that forked it (a killed run leaves no process behind:
-    its siblings hold the task queue open, so it would never see the queue close)."""
+def _child_start(parent: int, selectors: list, columns: list) -> None:
+    """A scoring process keeps the fitted selectors it inherited through the fork (never pickled: the
+    fork context hands a process its arguments in memory), and dies with the process that forked it (a
+    killed run leaves no process behind: its siblings hold the task queue open, so it would never see
+    the queue close)."""
     import os
     import signal
+    global _FORKED
+    _FORKED = (selectors, columns)
     try:
         import ctypes
         ctypes.CDLL(None).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
@@ -179,15 +183,13 @@ def _score_forked(selectors: list, source, states: list, shard_size: int, done: 
     import concurrent.futures as cf
     import multiprocessing
     import os
-    global _FORKED
     for selector in selectors:
         selector.prepare_fork()  # what a child would otherwise compute after the fork, computed once here
-    _FORKED = (selectors, columns)
     env = os.environ.get("TOKENIZERS_PARALLELISM")
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one core a process; and no warning about the fork
     try:
         with cf.ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
-                                    initializer=_child_start, initargs=(os.getpid(),)) as pool:
+                                    initializer=_child_start, initargs=(os.getpid(), selectors, columns)) as pool:
             pending: dict = {}
 
             def finish(futures) -> None:
@@ -208,7 +210,6 @@ def _score_forked(selectors: list, source, states: list, shard_size: int, done: 
             while pending:
                 finish(cf.wait(pending, return_when=cf.FIRST_COMPLETED).done)
     finally:
-        _FORKED = None
         if env is None:
             os.environ.pop("TOKENIZERS_PARALLELISM", None)
         else:
