@@ -104,7 +104,7 @@ def test_the_heads_design_matrix_is_the_two_blocks_side_by_side():
 
 
 def test_the_plan_holds_n_of_the_teachers_top_with_slack():
-    from domainsift.engine.cascade import plan_share
+    from domainsift.pipeline.cascade import plan_share
     rng = np.random.default_rng(0)
     teacher = rng.normal(size=1000)
     student = teacher + rng.normal(scale=0.5, size=1000)
@@ -127,7 +127,7 @@ def test_the_student_learns_the_teachers_top_against_every_other_sample_line():
     """Positives: the in-domain set and the teacher's top share of the sample; negatives: the rest of the
     sample, the lines just below the top included (they are what the student must rank lower); a cascade
     teaches the top (1 + slack) N, the lines its candidates must hold."""
-    from domainsift.engine.cascade import SLACK, learn_share
+    from domainsift.pipeline.cascade import SLACK, learn_share
     from domainsift.select.student import Student
     rng = np.random.default_rng(0)
     x_in, x_s = rng.normal(size=(7, 3)), rng.normal(size=(200, 3))
@@ -194,7 +194,7 @@ def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(p
     assert (np.argsort(-s, kind="stable")[:60] < 60).mean() >= 0.9  # the med lines first
     st = sel.student_
     np.testing.assert_allclose(s, st.score_features(st.featurize(texts)), rtol=1e-9, atol=1e-9)
-    from domainsift.engine.cascade import candidates_for
+    from domainsift.pipeline.cascade import candidates_for
     est = candidates_for(sel, 0.25)  # planned on out-of-fold scores of all 120 sample lines
     assert est["held_out"] == 120 and 0 < est["share"] <= 1 and est["slack"] == 0.25
     p = sel.signature_params()

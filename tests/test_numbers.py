@@ -318,7 +318,7 @@ def test_selectors_take_records_with_ids_and_both_sides(tmp_path):
     en = _write(tmp_path / "p.en", ["a b", "c d", "e f"])
     de = _write(tmp_path / "p.de", ["A B", "C D", "E F"])
     from domainsift.engine import Execution, score_shards
-    from domainsift.engine.run import fit
+    from domainsift.pipeline.stages import fit
     from domainsift.io.source import MemorySource, PoolSource
     # the same records reach the selector from a pool in memory and from a pool read as a stream
     for k, source in enumerate([MemorySource(read_parallel(en, de)), PoolSource.open([en], [de])]):

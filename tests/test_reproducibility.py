@@ -87,7 +87,7 @@ def test_embed_signature_records_the_effective_backend(tiny_models, monkeypatch)
 def test_resume_fingerprint_holds_the_version_and_how_it_computes(monkeypatch):
     """A run killed under one version (or encoder build) and resumed under another starts over."""
     import domainsift._version as version
-    from domainsift.engine.run import fingerprint as _fingerprint
+    from domainsift.pipeline.stages import fingerprint as _fingerprint
     ind = as_corpus(make_sentences("med", 5, 0))
     manifest = {"files": ["p.txt"], "target_files": [], "n": 10, "reader": {}, "fingerprints": []}
     args = ("cosine", {"seed": 0}, ind.texts, manifest, {"shard_size": 4})

@@ -2,12 +2,12 @@
 
 Under ``--cascade`` the student ranks the pool and the teacher scores the student's top M, M planned on
 the teacher-scored sample (out-of-fold student scores) so that the candidates hold N of the teacher's
-top 1.25 N (``domainsift.engine.cascade``). A sharper student needs fewer candidates for the same
+top 1.25 N (``domainsift.pipeline.cascade``). A sharper student needs fewer candidates for the same
 guarantee. This benchmark fits the product's student (``StudentSelector.fit`` with the teacher's own
 scores of the pool, so that each head is fitted without running the teacher again) and measures, for a
 selection of ``share`` of the pool:
 
-- planned: the candidates the product's plan hands the teacher (``engine.cascade.plan``), as a share
+- planned: the candidates the product's plan hands the teacher (``pipeline.cascade.plan``), as a share
   of the pool;
 - needed: the fewest candidates that hold N of the teacher's top 1.25 N over the whole pool (what a
   perfect plan would ask for with this student);
@@ -102,7 +102,7 @@ def measure(pool: str, target: str, shares: list[float], seed: int = 0, layers: 
             method: str = "finetune") -> list[dict]:
     import domainsift as ds
     from domainsift import __version__
-    from domainsift.engine.cascade import SLACK, learn_share, plan, plan_share
+    from domainsift.pipeline.cascade import SLACK, learn_share, plan, plan_share
     from domainsift.select.student import StudentSelector
     files, target_file = pool_files(pool, target)
     corpus = ds.read_corpus(files)

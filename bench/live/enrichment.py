@@ -17,9 +17,9 @@ scores, as bench/live/candidates.py) on a part of the rest:
 - ``U + D uniform``: the first U + D lines, sample U + D (every line the enriched student saw, all scored).
 
 For a selection of ``share`` of the judged lines (N): **needed**, the fewest of the student's top judged
-lines that hold N of the teacher's top 1.25 N (the plan's guarantee, ``engine.cascade.plan_share``), as a
+lines that hold N of the teacher's top 1.25 N (the plan's guarantee, ``pipeline.cascade.plan_share``), as a
 share of the judged lines; and **planned**, the plan from the student's out-of-fold sample scores
-(``engine.cascade.candidates_for``). Means over the five classic targets.
+(``pipeline.cascade.candidates_for``). Means over the five classic targets.
 
     python bench/live/enrichment.py [--sample 10000] [--judged 12500] [--shares 0.01 0.05] [--report-only]
 """
@@ -38,7 +38,7 @@ from candidates import SavedTeacher, teacher_run
 def measure(target: str, sample: int, judged: int, shares: list[float]) -> list[dict]:
     import domainsift as ds
     from domainsift import __version__
-    from domainsift.engine.cascade import candidates_for, learn_share, plan_share
+    from domainsift.pipeline.cascade import candidates_for, learn_share, plan_share
     from domainsift.select.student import StudentSelector, enrichment
     corpus = ds.read_corpus([data_file(d, "train") for d in SEVEN])
     in_domain = ds.read_corpus([data_file(target, "test")])

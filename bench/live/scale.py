@@ -264,7 +264,7 @@ def plan_spread(row: dict) -> dict:
     student saved in the run directory, loaded through ``StudentSelector.load_state``): the point
     estimate and the 5th and 95th percentiles, as shares of the pool; empty when the run is gone."""
     import numpy as np
-    from domainsift.engine.cascade import plan_share
+    from domainsift.pipeline.cascade import plan_share
     from domainsift.select.student import StudentSelector
     folder = WORK / f"run-{row['method']}-{row['size']}" / "student"
     if not folder.is_dir():
@@ -285,7 +285,7 @@ def recall_row(full: dict, cascade: dict) -> dict:
     lines: every candidate ranks above every other line)."""
     import numpy as np
     from domainsift import rundir
-    from domainsift.engine.cascade import SLACK
+    from domainsift.pipeline.cascade import SLACK
     fdir, cdir = (WORK / f"run-{r['method']}-{r['size']}" for r in (full, cascade))
     mine, theirs = set(rundir.read_selected_ids(cdir)), rundir.read_selected_ids(fdir)
     found = sum(i in mine for i in theirs)
@@ -440,7 +440,7 @@ def cascade_rows(student_sizes: list, cascade_sizes: list, name: str = "scale_ca
         if any("plan_p5" in r for r in staged):
             lines += ["", f"The plan's spread: the run's teacher-scored sample ({SPREAD_DRAWS} draws of its "
                       "out-of-fold (student, teacher) pairs with replacement, seed 0) planned again with the "
-                      "product's rule (`domainsift.engine.cascade.plan_share`, before the floor of twice the "
+                      "product's rule (`domainsift.pipeline.cascade.plan_share`, before the floor of twice the "
                       "selection). It says how much of a run's candidate count is the draw of its 20,000-line "
                       "sample and how much is the teacher's ranking itself."]
     agree = []

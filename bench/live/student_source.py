@@ -15,7 +15,7 @@ benchmark measures what each source costs the cascade, through the product's pub
 - the pool is split once (seeded): the student learns from a 20,000-line part (its sample, scored by
   the teacher) and is judged on the other lines, none of which it saw;
 - for a selection of ``share`` of the judged lines (N): **needed**, the fewest of the student's top
-  lines that hold N of the teacher's top 1.25 N (``domainsift.engine.cascade.plan_share``: what the
+  lines that hold N of the teacher's top 1.25 N (``domainsift.pipeline.cascade.plan_share``: what the
   plan hands the teacher with a perfect estimate), and **planned**, the product's plan from the
   student's out-of-fold scores of its sample (``candidates_for``), both as shares of the lines.
 
@@ -63,7 +63,7 @@ def measure(pool: str, target: str, shares: list[float], layers: int, seed: int 
             sources=("base", "fine-tuned"), samples=(SAMPLE,)) -> list[dict]:
     import domainsift as ds
     from domainsift import __version__
-    from domainsift.engine.cascade import candidates_for, learn_share, plan_share
+    from domainsift.pipeline.cascade import candidates_for, learn_share, plan_share
     from domainsift.select import get_selector
     from domainsift.select.student import FOLDS, StudentSelector
     files, _ = pool_files(pool, target)

@@ -27,7 +27,7 @@ def constants() -> dict:
     from .lm import UNK_FLOOR
     from .select import crosslingual
     from .embed import static
-    from .engine import cascade
+    from .pipeline import cascade
     from .select import student
     from .select.train import TrainConfig
     return {"export_attention": onnx.EXPORT_ATTENTION, "int8_recipe": onnx.INT8_RECIPE,

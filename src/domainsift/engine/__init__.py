@@ -1,16 +1,17 @@
-"""The engine: how a scoring job runs.
+"""The engine: the executors. They only execute: a fitted selector (or a fit of several targets, one
+column a target) scores every shard of the pool that has no completion marker, here or on Ray actors.
+Fitting, the counting pass's samples and the cascade are stages of the pipeline
+(:mod:`domainsift.pipeline.stages`, :mod:`domainsift.pipeline.cascade`).
 
-- :mod:`~domainsift.engine.config`: :class:`Execution` and :class:`Cascade` (frozen configurations);
-- :mod:`~domainsift.engine.run`: the fit
-  (or the saved fit of a killed run), the resume fingerprint, the passes over the pool;
+- :mod:`~domainsift.engine.config`: :class:`Execution` and :class:`Cascade` (frozen configurations), a
+  target's job (:class:`~domainsift.engine.config.Target`, :class:`~domainsift.engine.config.Column`);
+- :mod:`~domainsift.engine.executor`: the one entry, :func:`score_shards` / ``score_targets``;
 - :mod:`~domainsift.engine.shards`: the pool cut into shards, each scored and kept on disk with a
   checked completion marker, so a killed run resumes where it stopped (the ``local`` engine);
-- :mod:`~domainsift.engine.ray`: the same shards scored by Ray actors (the ``ray`` engine);
-- :mod:`~domainsift.engine.cascade`: ``--cascade``, whole: the student over the pool, the plan of how
-  many candidates, the method over them, the merged scores.
+- :mod:`~domainsift.engine.ray`: the same shards scored by Ray actors (the ``ray`` engine).
 
-It sits above :mod:`domainsift.select` (the methods) and :mod:`domainsift.io` (the pool); the jobs
-(:mod:`domainsift.jobs`) call it, and nothing below imports it.
+It sits above :mod:`domainsift.select` (the methods) and :mod:`domainsift.io` (the pool); the pipeline
+(:mod:`domainsift.pipeline`) calls it, and nothing below imports it.
 """
 
 from .config import DEFAULT_SHARD_SIZE, ENGINES, FIT_SAMPLE, Cascade, Execution

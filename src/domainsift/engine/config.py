@@ -16,7 +16,7 @@ DEFAULT_SHARD_SIZE = 16384  # a multiple of the vector cache's 1,024-line chunks
 # (about 3 µs a line on a 2-core EPYC) and a child scores it (about 10 µs a line), so past three or four
 # children the reader is the bottleneck, and each child holds its own chunk cache (up to ~0.2 GB)
 MAX_PROCESSES = 4
-STUDENT_SAMPLE = "student"  # the counting pass's sample a cascade's student learns from (engine.run's samples)
+STUDENT_SAMPLE = "student"  # the counting pass's sample a cascade's student learns from (pipeline.stages' samples)
 FIT_SAMPLE = 200_000  # a selector that fits on the pool sees at most this many records (a seeded sample)
 
 

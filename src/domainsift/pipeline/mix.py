@@ -454,7 +454,7 @@ def _read_once(selector, params: dict, pool, execution, cascade, auto: bool, sta
     target's run draws, as :func:`~domainsift.pipeline.score.score` asks for them (the method's fit sample
     included, which a shared fit trains on). Returns the :class:`~domainsift.pipeline.score.ScannedPool`
     and the execution with its Ray workers planned."""
-    from ..engine.run import Execution
+    from ..engine.config import Execution
     from .score import ScannedPool, counting_pass, open_pool
     execution = execution or Execution()
     execution.check()
@@ -490,7 +490,7 @@ def _shared_fit(multi, targets: dict, scanned, out: Path, identity: str) -> Shar
     ``.resume`` while the run lasts, with each finished epoch: a killed mixture loads it, or goes on
     from its last epoch."""
     import logging
-    from ..engine.run import FIT
+    from .stages import FIT
     folder = out / rundir.RESUME / f"fit-{identity}"
     if folder.is_dir():
         try:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from .._internal.errors import DomainsiftError
-from ..engine.run import CALIBRATION_LINES  # the counting pass draws that sample
+from .stages import CALIBRATION_LINES  # the counting pass draws that sample
 
 REPEAT = 4  # the calibration sample is encoded this many times over (calibrate's comment)
 KEY_VERSION = 3  # 2: the encoder timed on the sample four times over; 3: the student by its chunk cache
@@ -226,7 +226,7 @@ def input_warnings(selector, in_domain, samples: dict, say: bool = True, pool_fi
     and fewer in-domain lines than the method was measured to need (:func:`domainsift.advice.few_lines`).
     ``--plan`` prints the same. ``exclude``: the selection's ``--exclude`` (its lines are not selected)."""
     from ..embed import abilities
-    from ..engine.run import LANGUAGE, SURFACE
+    from .stages import LANGUAGE, SURFACE
     from ..overlap import check_overlap
     from ..surface import check_surface, corpus_name
     out = (check_overlap(in_domain, samples.get(SURFACE), pool_files, n_pool, corpus_name(in_domain), say=say,
@@ -269,7 +269,7 @@ def plan_run(spec) -> dict:
         deduplicator(rule.dedup, rule.dedup_threshold)  # a bad --dedup stops the plan as it would stop the run
     exclude = exclusion(rule.exclude, rule.dedup, rule.dedup_threshold) if rule is not None else None
     source = pool if isinstance(pool, PoolSource) else MemorySource(pool)
-    from ..engine.run import CALIBRATION, LANGUAGE, SAMPLE_STREAMS, SURFACE, surface_sample
+    from .stages import CALIBRATION, LANGUAGE, SAMPLE_STREAMS, SURFACE, surface_sample
     from ..languages import SAMPLE as LANGUAGE_LINES
     scan = source.scan({CALIBRATION: (CALIBRATION_LINES, [seed, SAMPLE_STREAMS[CALIBRATION]]),
                         SURFACE: surface_sample(seed),  # the samples a run's warnings read, as the run draws them

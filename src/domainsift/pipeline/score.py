@@ -3,7 +3,7 @@
 :func:`score` checks everything it can before reading (the method's parameters, the engine, the
 cascade, the inputs against ``--out``), then reads the pool once to count, fingerprint and sample it
 (:meth:`domainsift.io.source.PoolSource.scan`), hands the work to the engine
-(:func:`domainsift.engine.run.execute`: fit, shards, resume, the cascade) and writes the run directory
+(:func:`domainsift.pipeline.stages.execute`: fit, shards, resume, the cascade) and writes the run directory
 through :mod:`domainsift.rundir`. A killed run resumes (``DIR/.resume/``).
 """
 
@@ -22,7 +22,8 @@ from .. import rundir
 from .._internal.errors import DomainsiftError, Interrupted
 from .._internal.safety import check_distinct_inputs, refuse_overwriting_inputs
 from .._internal.signature import make_signature
-from ..engine.run import Cascade, Column, Execution, fingerprint, samples_needed
+from ..engine.config import Cascade, Column, Execution
+from .stages import fingerprint, samples_needed
 from ..io.corpus import Corpus, file_digest
 from ..select import get_selector
 
@@ -52,7 +53,7 @@ class ScannedPool:
     """A pool read once (counted, fingerprinted, sampled) for several score runs over it, as a mixture's
     targets: ``source`` as the runs read it (under Ray, the workers' view of the files), ``scan`` what
     the pass found, ``asked`` the samples it drew (``{name: (size, seed)}``,
-    :func:`~domainsift.engine.run.samples_needed`). A run that needs a sample the pass did not draw reads
+    :func:`~domainsift.pipeline.stages.samples_needed`). A run that needs a sample the pass did not draw reads
     the pool again."""
 
     source: object
@@ -76,11 +77,11 @@ def open_pool(pool, execution: Execution, stack: ExitStack):
 
 def counting_pass(selector, params: dict, execution: Execution, cascade: Cascade | None,
                   estimate_share: bool) -> tuple:
-    """What a score run's counting pass draws for ``selector`` (:func:`~domainsift.engine.run.samples_needed`),
+    """What a score run's counting pass draws for ``selector`` (:func:`~domainsift.pipeline.stages.samples_needed`),
     and the cascade's student whose sample is one of them (None without ``cascade``)."""
     student = None
     if cascade is not None:
-        from ..engine.cascade import build_student
+        from .cascade import build_student
         student = build_student(selector, params)
     return student, samples_needed(selector, execution.fit_sample, cascade,
                                    student.draw if student is not None else None, params["seed"],
@@ -196,7 +197,7 @@ def prepare(spec, stack: ExitStack, check_pool=None, selection_share=None, exclu
 
 def run_identity(method: str, selector, params: dict, texts, manifest: dict, execution: Execution,
                  cascade: Cascade | None) -> str:
-    """A score run's resume identity (:func:`~domainsift.engine.run.fingerprint`): what shapes its scores,
+    """A score run's resume identity (:func:`~domainsift.pipeline.stages.fingerprint`): what shapes its scores,
     the in-domain ``texts`` (a mixture's: every target's, named), the pool's manifest, how it is
     sharded and cascaded, the files the selector reads besides (the bitext's contents)."""
     how = {"cascade": {"candidates": cascade.candidates, "share": cascade.share}} if cascade else {}
@@ -211,9 +212,10 @@ def run_identity(method: str, selector, params: dict, texts, manifest: dict, exe
 def score_prepared(jobs: list, overwrite: bool = False, claim: bool = True) -> list:
     """Fit and score prepared runs (:func:`prepare`) that share one pool, source and execution, and write
     each run's directory: every target fitted, then the pool scored once for all of them
-    (:func:`~domainsift.engine.run.execute_targets`). Each directory is claimed while the runs write
+    (:func:`~domainsift.pipeline.stages.execute_targets`). Each directory is claimed while the runs write
     (``claim=False``: the caller's claim holds them, a mixture's)."""
-    from ..engine.run import Target, execute_targets
+    from ..engine.config import Target
+    from .stages import execute_targets
     first = jobs[0]
     with ExitStack() as claims:
         targets = []
@@ -225,7 +227,7 @@ def score_prepared(jobs: list, overwrite: bool = False, claim: bool = True) -> l
         try:
             done = execute_targets(targets, first.source, first.execution, first.cascade)
         except KeyboardInterrupt:
-            from ..engine.run import kept
+            from .stages import kept
             raise Interrupted("; ".join(kept(tg.state) for tg in targets)) from None
         return [_finish(job, d) for job, d in zip(jobs, done)]
 
@@ -270,7 +272,7 @@ def _estimate_share(selector, in_domain, scan, seed: int, progress: bool, memo: 
     pretrained one: Moore-Lewis, random, tf-idf ...). ``memo``: the encoder and the sample's vectors
     by model, kept for the next target's estimate on the same sample (a mixture's)."""
     from ..embed import DEFAULT_EMBEDDER, EmbedConfig, abilities
-    from ..engine.run import SHARE_SAMPLE
+    from .stages import SHARE_SAMPLE
     from ..share import estimate_share
     model = selector.encoder_name
     if model is None or abilities(model).kind == "baseline":
@@ -304,7 +306,7 @@ def _learn_share(selector, params: dict, share: float | None, default: bool = Fa
     """A selector that learns the selection's share (the student: ``share``) takes it unless its
     parameters name one; a cascade's student also when the selection's share is not known (then the
     share a cascade plans for)."""
-    from ..engine.cascade import PLAN_SHARE, learn_share
+    from .cascade import PLAN_SHARE, learn_share
     if "share" not in {p.name for p in selector.params} or "share" in params:
         return
     if share is None and not default:

@@ -41,10 +41,10 @@ and a smaller sample, in bench/results/student_choices.md: this one keeps the mo
 top in the fewest candidates.
 
 Two uses: ``--method student --teacher METHOD`` (the student alone, the fastest first cut), and
-``--cascade`` on any method (:mod:`domainsift.engine.cascade`): the student scores the whole pool and
+``--cascade`` on any method (:mod:`domainsift.pipeline.cascade`): the student scores the whole pool and
 the teacher only the student's top candidates. How many candidates the teacher needs is estimated on
 the teacher-scored sample, each quarter of it scored by a student fitted on the other three (the
-student keeps those out-of-fold scores; :func:`domainsift.engine.cascade.candidates_for` plans with them). A fitted
+student keeps those out-of-fold scores; :func:`domainsift.pipeline.cascade.candidates_for` plans with them). A fitted
 student is saved with the run (``student/`` in the run directory) and reused on another pool with
 ``--student-from DIR``.
 """
@@ -431,7 +431,7 @@ class StudentSelector(BaseSelector):
         self.student_ = st.fit_head(x_in, x_s, t, self.share, self.seed)
         extra = self._enrich(pool, pick, rng, teacher)
         # out-of-fold scores: each quarter of the sample scored by a student fitted on the other three (and
-        # the enrichment); they plan the cascade (domainsift.engine.cascade.candidates_for)
+        # the enrichment); they plan the cascade (domainsift.pipeline.cascade.candidates_for)
         folds = np.array_split(rng.permutation(len(pick)), FOLDS)
         if len(pick) >= 20 * FOLDS:
             oof = np.empty(len(pick))

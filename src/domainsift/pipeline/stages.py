@@ -1,7 +1,8 @@
-"""Execution: fit a selector, score a pool shard by shard, resume a killed run; the cascade's stages.
-
-The engine owns how a scoring job runs; :mod:`domainsift.pipeline.score` owns what it writes. The pool is
-read at most three times by a ``select``, with or without ``--cascade``:
+"""The stages of a score run: the samples the counting pass draws, the fit (or the saved fit of a killed
+run), the scoring pass (run by an executor, :mod:`domainsift.engine`, which only executes: it scores a
+fitted selector over the shards that lack a marker), the cascade (:mod:`domainsift.pipeline.cascade`).
+:mod:`domainsift.pipeline.score` owns what a run writes. The pool is read at most three times by a
+``select``, with or without ``--cascade``:
 
 1. one pass counts the records, hashes every file (each file's SHA-256 once per run) and draws the
    seeded samples the fits need (the teacher's fit sample when it fits on the pool, the student's
@@ -34,9 +35,9 @@ from typing import Callable
 
 from .._internal.machine import release_memory
 from ..io.corpus import Corpus
-from .config import STUDENT_SAMPLE, Cascade, Column, Execution, Target  # noqa: F401 (for the engine's callers)
-from .executor import score_targets
-from .shards import assemble
+from ..engine.config import STUDENT_SAMPLE, Cascade, Execution
+from ..engine.executor import score_targets
+from ..engine.shards import assemble
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def fit(selector, in_domain: Corpus, fit_pool: Callable[[], Corpus | None], mode
 def kept(state: Path) -> str:
     """What a killed or interrupted run left under ``state`` for the same command to resume from."""
     from ..select.train import checkpoint_epoch
-    from .shards import finished_shards
+    from ..engine.shards import finished_shards
     parts = []
     if (state / "model").is_dir():
         parts.append("the fit")
@@ -157,15 +158,6 @@ def surface_sample(seed: int) -> tuple:
     a run's and ``--plan``'s alike."""
     from ..surface import SAMPLE as SURFACE_LINES
     return SURFACE_LINES, [seed, SAMPLE_STREAMS[SURFACE]]
-
-
-def execute(selector, in_domain: Corpus, source, samples: dict, state: Path, execution: Execution,
-            params: dict, cascade: Cascade | None = None, student=None) -> Scored:
-    """Fit ``selector`` and score ``source`` into ``state`` (resumable); under ``cascade``, the student
-    (built by :func:`domainsift.engine.cascade.build_student`) scores every line and ``selector`` the
-    candidates. ``samples``: what the counting pass drew (:func:`samples_needed`); a pool no larger
-    than a sample is that sample whole."""
-    return execute_targets([Target(selector, in_domain, samples, state, student)], source, execution, cascade)[0]
 
 
 def execute_targets(targets: list, source, execution: Execution, cascade: Cascade | None = None) -> list:

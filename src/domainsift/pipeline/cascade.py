@@ -31,10 +31,10 @@ import numpy as np
 
 from .._internal.atomic import save_json
 from .._internal.errors import DomainsiftError
-from .config import Cascade, Execution
-from . import shards
-from .executor import score_shards, score_targets
-from .shards import assemble, finished_shards, shard_paths
+from ..engine import shards
+from ..engine.config import Cascade, Execution
+from ..engine.executor import score_shards, score_targets
+from ..engine.shards import assemble, finished_shards, shard_paths
 
 log = logging.getLogger(__name__)
 
@@ -158,14 +158,14 @@ def merge(state: Path, n_shards: int, shard_size: int, cand: np.ndarray, teacher
 
 
 def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) -> list:
-    """Steps 2 to 6 of the module docstring for one target or several (:class:`~domainsift.engine.run.Target`,
+    """Steps 2 to 6 of the module docstring for one target or several (:class:`~domainsift.engine.config.Target`,
     each teacher fitted, each with its student and the pool sample it learns from): every student fitted (or loaded), then one pass over the pool for
     all the students, then every target's candidates read in one pass (their union), each teacher
     scoring its own. Returns per target what ``run.json`` and the signature record, and the candidates'
     bytes by ``(file, line)`` and records (every target's candidates: a local pool's, else None)."""
     from .._internal.machine import release_memory
     from ..io.source import MemorySource
-    from .config import STUDENT_SAMPLE
+    from ..engine.config import STUDENT_SAMPLE
     seconds, t = [{} for _ in targets], time.time()
     for tg, sec in zip(targets, seconds):
         t = time.time()
