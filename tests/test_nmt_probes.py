@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -579,3 +580,58 @@ def test_ctranslate2_stops_at_the_same_length_cap_as_generate(tmp_path):
     gen = next(_generate(nmt, iter(batch), 1, 6))
     ct2 = next(translate_ct2(nmt, iter(batch), 1, 6))
     assert max(map(len, gen)) == 5 and max(map(len, ct2)) == max(map(len, gen))
+
+
+def _tree(folder: Path) -> dict:
+    """Every file under ``folder`` by its path: bytes, or for JSON the data without timings, the folder's
+    own name replaced."""
+    def clean(v):
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items() if "second" not in k and k != "time"}
+        if isinstance(v, str):
+            return v.replace(str(folder), "OUT")
+        return [clean(x) for x in v] if isinstance(v, list) else v
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and p.name != ".lock":
+            rel = str(p.relative_to(folder))
+            out[rel] = clean(json.loads(p.read_text())) if p.suffix == ".json" else p.read_bytes()
+    return out
+
+
+def test_adapt_killed_in_each_step_ends_with_the_bytes_of_a_whole_run(files, tmp_path, monkeypatch):
+    """``adapt`` stopped at the start of each of its steps (the reverse model, the back-translation, the
+    old-domain model, the adapted model, the test's translation) and run again ends with the files of a
+    run never stopped, byte for byte (JSON without its timings)."""
+    import domainsift.jobs.adapt as job
+    import domainsift.pipeline.nmt as steps
+    from domainsift.jobs.adapt import AdaptSettings, adapt
+
+    def run(out):
+        return adapt(tuple(files["old"]), tuple(files["dev"]), files["new"], out, selected=files["pool"],
+                     test=tuple(files["test"]), settings=AdaptSettings(train=_settings(), beam=1))
+    run(tmp_path / "whole")
+    whole = _tree(tmp_path / "whole")
+    assert {"pseudo.src", "test.hyp", "model/model/model.safetensors", "adapt.json"} <= set(whole)
+    real_trained, real_translate = steps.trained, job._Run.translate
+    n_steps = 5  # three trainings, the back-translation, the test's translation
+    for k in range(n_steps):
+        calls = []
+
+        def stop(real):
+            def wrapped(*a, **kw):
+                calls.append(real.__name__)
+                if len(calls) == k + 1:
+                    raise KeyboardInterrupt
+                return real(*a, **kw)
+            return wrapped
+        monkeypatch.setattr(steps, "trained", stop(real_trained))
+        monkeypatch.setattr(job._Run, "translate", stop(real_translate))  # inside the back-translation's step
+        out = tmp_path / f"killed{k}"
+        with pytest.raises(KeyboardInterrupt):
+            run(out)
+        monkeypatch.setattr(steps, "trained", real_trained)
+        monkeypatch.setattr(job._Run, "translate", real_translate)
+        run(out)
+        assert _tree(out) == whole, f"stopped at step {k + 1} ({calls[-1]})"
+    assert calls == ["trained", "translate", "trained", "trained", "translate"]
