@@ -17,7 +17,10 @@ NAMES = [rundir.SCORES, rundir.IDS, rundir.SCORES_TSV, rundir.POOL, rundir.SIGNA
          rundir.DOWNSTREAM, rundir.CROSSDOMAIN, rundir.CROSSDOMAIN_PNG, rundir.SAMPLING, rundir.REPORT,
          # the translation floor's (0.37.0; its folder names, "model", "select", "base", are common words)
          rundir.NMT_VOCAB, rundir.NMT_RECORD, rundir.CT2_SOURCE, rundir.PSEUDO_SRC, rundir.PSEUDO_TGT,
-         rundir.PSEUDO_HOW, rundir.ADAPT, rundir.QUERY_TGT, rundir.QUERY_HOW, rundir.JUDGE_ROW, rundir.JUDGE_HYP]
+         rundir.PSEUDO_HOW, rundir.ADAPT, rundir.QUERY_TGT, rundir.QUERY_HOW, rundir.JUDGE_ROW, rundir.JUDGE_HYP,
+         # a score run's resume state (0.38.0; "model", "student", "final" are common words)
+         rundir.STATE_CHECKPOINT, rundir.STATE_STUDENT_MODEL, rundir.STATE_PLAN, "candidates-", "teacher-",
+         "fit-"]  # (HF Trainer spells its own "checkpoint-N"; a shard's name is checked apart, below)
 # a name as a whole word of a string: at its start, or after a space, a quote, a bracket or a slash
 SPELLED = re.compile(r"(?:^|[\s/'\"(`])(" + "|".join(re.escape(n) for n in NAMES) + r")")
 
@@ -343,3 +346,10 @@ def test_no_module_but_engine_tells_engines_apart_by_name():
                 consts = [c for c in [node.left, *node.comparators] if isinstance(c, ast.Constant)]
                 hits += [f"{path.relative_to(SRC)}:{node.lineno}" for c in consts if c.value in ("ray", "local")]
     assert hits == [], "engines told apart outside domainsift.engine:\n" + "\n".join(hits)
+
+
+def test_no_module_but_rundir_spells_a_shards_name():
+    """A shard's files (``shard-NNNNNN.scores.npy``, its ids and marker) are named by rundir alone."""
+    hits = [f"{p.relative_to(SRC)}" for p in _outside("rundir")
+            if re.search(r"""["']shard-""", p.read_text(encoding="utf-8"))]
+    assert hits == []

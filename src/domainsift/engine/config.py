@@ -131,4 +131,5 @@ class Target:
     @property
     def model_dir(self) -> Path:
         """Where the scorer's fit is saved (shipped to Ray workers)."""
-        return self.state / "model" if self.column is None else self.column.folder
+        from ..rundir.layout import STATE_MODEL
+        return self.state / STATE_MODEL if self.column is None else self.column.folder

@@ -39,8 +39,8 @@ log = logging.getLogger(__name__)
 
 
 def shard_paths(state: Path, shard: int) -> tuple[Path, Path, Path]:
-    stem = state / f"shard-{shard:06d}"
-    return Path(f"{stem}.scores.npy"), Path(f"{stem}.ids.npy"), Path(f"{stem}.done")
+    from ..rundir.layout import shard_files
+    return shard_files(state, shard)
 
 
 def _digest(path: Path) -> str:
@@ -67,9 +67,10 @@ def finished_shards(state: Path, check: bool = True) -> set[int]:
     if not state.is_dir():
         return set()
     done = set()
-    for p in state.glob("shard-*.done"):
+    from ..rundir.layout import SHARD_GLOB, shard_number
+    for p in state.glob(SHARD_GLOB):
         try:
-            shard = int(p.name[6:12])
+            shard = shard_number(p)
         except ValueError:
             continue
         if not check or _intact(state, shard):

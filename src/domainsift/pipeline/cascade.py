@@ -32,6 +32,7 @@ import numpy as np
 from .._internal.atomic import save_json
 from .._internal.errors import DomainsiftError
 from ..engine import shards
+from ..rundir import layout
 from ..engine.config import Cascade, Execution
 from ..engine.executor import score_shards, score_targets
 from ..engine.shards import assemble, finished_shards, shard_paths
@@ -125,13 +126,13 @@ def top_candidates(state: Path, n_shards: int, m: int) -> np.ndarray:
     state folder so a resumed run takes the same candidates."""
     from .._internal.atomic import save_npy
     from ..select.base import choose
-    path = state / f"candidates-{m}.npy"
+    path = state / layout.state_candidates(m)
     if path.exists():
         try:
             return np.load(path)
         except (OSError, ValueError):
             path.unlink(missing_ok=True)
-    scores = np.concatenate([np.load(shard_paths(state / "student", k)[0]) for k in range(n_shards)])
+    scores = np.concatenate([np.load(shard_paths(state / layout.STATE_STUDENT, k)[0]) for k in range(n_shards)])
     idx = np.sort(choose(scores, top=m))
     save_npy(path, idx)
     return idx
@@ -139,14 +140,14 @@ def top_candidates(state: Path, n_shards: int, m: int) -> np.ndarray:
 
 def merge(state: Path, n_shards: int, shard_size: int, cand: np.ndarray, teacher_scores: np.ndarray) -> None:
     """The final per-shard scores (see the module docstring), written as the shards of ``state/final``."""
-    final = state / "final"
+    final = state / layout.STATE_FINAL
     final.mkdir(parents=True, exist_ok=True)
     done = finished_shards(final)
     floor = float(np.min(teacher_scores)) - 2.0 if len(teacher_scores) else 0.0
     for k in range(n_shards):
         if k in done:
             continue
-        s_path, i_path, _ = shard_paths(state / "student", k)
+        s_path, i_path, _ = shard_paths(state / layout.STATE_STUDENT, k)
         student, ids = np.load(s_path).astype(np.float64), np.load(i_path)
         start = k * shard_size
         # in (floor, floor + 1): below every candidate; float64 throughout (a float32 array would round
@@ -169,7 +170,7 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
     seconds, t = [{} for _ in targets], time.time()
     for tg, sec in zip(targets, seconds):
         t = time.time()
-        student_dir = tg.state / "student-model"
+        student_dir = tg.state / layout.STATE_STUDENT_MODEL
         loaded = False
         if student_dir.exists():
             try:
@@ -184,8 +185,9 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
         sec["student_fit_seconds"] = round(time.time() - t, 1)
     t = time.time()
     n = len(source)
-    n_shards = score_targets([tg.student for tg in targets], source, [tg.state / "student" for tg in targets],
-                             execution, [tg.state / "student-model" for tg in targets])
+    n_shards = score_targets([tg.student for tg in targets], source,
+                             [tg.state / layout.STATE_STUDENT for tg in targets], execution,
+                             [tg.state / layout.STATE_STUDENT_MODEL for tg in targets])
     passed = round(time.time() - t, 1)  # every student's, in one pass
     hows, cands = [], []
     for tg, sec in zip(targets, seconds):
@@ -201,7 +203,7 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
         records, kept = source.take(union, raw=True)
     out = []
     for tg, sec, how, cand in zip(targets, seconds, hows, cands):
-        teacher_state = tg.state / f"teacher-{len(cand)}"
+        teacher_state = tg.state / layout.state_teacher(len(cand))
         if remote:  # the workers read their own candidates
             score_shards(tg.scorer, source, teacher_state, execution, model_dir=tg.model_dir, positions=cand,
                          column=tg.index)
@@ -214,7 +216,7 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
         t_scores, _ = assemble(teacher_state, max(1, -(-len(cand) // execution.shard_size)))
         teacher_scores = np.concatenate([np.load(p) for p in t_scores]) if len(cand) else np.zeros(0)
         merge(tg.state, n_shards, execution.shard_size, cand, teacher_scores)
-        save_json(tg.state / "plan.json", how)
+        save_json(tg.state / layout.STATE_PLAN, how)
         out.append({"student": tg.student, "plan": how, "n_shards": n_shards, "seconds": sec, "kept": kept,
                     "records": records})
     return out

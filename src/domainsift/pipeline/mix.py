@@ -417,10 +417,7 @@ def _tidy(out: Path, created: bool) -> None:
     """After a refusal: each target's folder and the shared folder that hold nothing a rerun resumes from
     (no saved fit, checkpoint or scored shard) are removed, and the mixture's folder when this run made
     it and nothing is left in it."""
-    def resumable(folder: Path) -> bool:
-        return folder.is_dir() and any(p.name in ("model", "student-model", "fit-checkpoint", "classifier.json")
-                                       or p.name.endswith(".done") or p.name.startswith("checkpoint-")
-                                       for p in folder.rglob("*"))
+    resumable = rundir.resumable
     targets = out / rundir.MIX_TARGETS
     if targets.is_dir():
         for t in targets.iterdir():
@@ -491,7 +488,7 @@ def _shared_fit(multi, targets: dict, scanned, out: Path, identity: str) -> Shar
     from its last epoch."""
     import logging
     from .stages import FIT
-    folder = out / rundir.RESUME / f"fit-{identity}"
+    folder = out / rundir.RESUME / rundir.shared_fit(identity)
     if folder.is_dir():
         try:
             multi.load_state(folder)
@@ -500,7 +497,7 @@ def _shared_fit(multi, targets: dict, scanned, out: Path, identity: str) -> Shar
                                                 folder, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             shutil.rmtree(folder, ignore_errors=True)
     if not folder.is_dir():
-        checkpoint = out / rundir.RESUME / f"checkpoint-{identity}"
+        checkpoint = out / rundir.RESUME / rundir.shared_checkpoint(identity)
         multi.checkpoint_dir = checkpoint  # each finished epoch kept: a killed fit goes on from there
         multi.fit_targets(targets, scanned.scan.samples.get(FIT))
         multi.checkpoint_dir = None

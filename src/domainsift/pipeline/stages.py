@@ -38,10 +38,11 @@ from ..io.corpus import Corpus
 from ..engine.config import STUDENT_SAMPLE, Cascade, Execution
 from ..engine.executor import score_targets
 from ..engine.shards import assemble
+from ..rundir.layout import STATE_CHECKPOINT as CHECKPOINT  # a training's last finished epoch
+from ..rundir.layout import STATE_FINAL, STATE_MODEL, STATE_STUDENT, STATE_STUDENT_MODEL
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT = "fit-checkpoint"  # under a run's state: a training's last finished epoch
 FIT, LANGUAGE, CALIBRATION = "fit", "language", "calibration"  # the counting pass's samples (and STUDENT_SAMPLE:
 SHARE_SAMPLE = "share"  # the cascade's student's; the last: what the in-domain share is estimated on), each its own random stream
 SURFACE = "surface"  # the pool's lines the in-domain set is compared with on the surface (domainsift.surface)
@@ -99,13 +100,13 @@ def kept(state: Path) -> str:
     from ..select.train import checkpoint_epoch
     from ..engine.shards import finished_shards
     parts = []
-    if (state / "model").is_dir():
+    if (state / STATE_MODEL).is_dir():
         parts.append("the fit")
     elif (e := checkpoint_epoch(state / CHECKPOINT)) is not None:
         parts.append(f"the fit's first {e[0]} of {e[1]} epochs")
-    if (state / "student-model").is_dir():
+    if (state / STATE_STUDENT_MODEL).is_dir():
         parts.append("the student")
-    n = len(finished_shards(state, check=False)) + len(finished_shards(state / "student", check=False))
+    n = len(finished_shards(state, check=False)) + len(finished_shards(state / STATE_STUDENT, check=False))
     if n:
         parts.append(f"{n} finished shard{'s' if n != 1 else ''}")
     if not parts:
@@ -174,7 +175,7 @@ def execute_targets(targets: list, source, execution: Execution, cascade: Cascad
         if FIT in tg.samples and len(tg.samples[FIT]) < len(source):
             note = {"fit_sample": execution.fit_sample}
         if tg.column is None:  # a column of a fit of several targets came fitted
-            fit(tg.selector, tg.in_domain, lambda tg=tg: tg.samples.get(FIT), tg.state / "model")
+            fit(tg.selector, tg.in_domain, lambda tg=tg: tg.samples.get(FIT), tg.state / STATE_MODEL)
         tg.samples.pop(FIT, None)  # fitted: its sample (200,000 lines by default) is not held through the scoring
         notes.append(note)
         fit_seconds.append(round(time.time() - t, 1))  # this process's share, when a run resumed
@@ -189,7 +190,7 @@ def execute_targets(targets: list, source, execution: Execution, cascade: Cascad
     done = run_cascades(targets, source, execution, cascade)
     out = []
     for tg, res, f, note in zip(targets, done, fit_seconds, notes):
-        scores, ids = assemble(tg.state / "final", res["n_shards"])
+        scores, ids = assemble(tg.state / STATE_FINAL, res["n_shards"])
         out.append(Scored(scores, ids, res["n_shards"], {"fit_seconds": f, **res["seconds"]}, note, res["plan"],
                           res["student"], res["kept"], res["records"]))
     return out

@@ -36,6 +36,47 @@ ADAPT_SELECT, ADAPT_REVERSE, ADAPT_BASE, ADAPT_MODEL = "select", "reverse", "bas
 PSEUDO_SRC, PSEUDO_TGT, PSEUDO_HOW, ADAPT = "pseudo.src", "pseudo.tgt", "pseudo.json", "adapt.json"
 QUERY_TGT, QUERY_HOW = "query.tgt", "query.json"
 JUDGE_MODELS, JUDGE_ROW, JUDGE_HYP, JUDGE_INIT = "models", "judge.json", "test.hyp", "init"
+# a score run's resume state (``DIR/.resume/<identity>/``, gone when the run ends): the fit, its last
+# finished epoch, the cascade's student, its shards, its plan, the candidates and the merged scores; a
+# shard's scores, ids and marker; a mixture's shared fit and its epochs (``DIR/.resume/``)
+STATE_MODEL, STATE_CHECKPOINT, STATE_STUDENT_MODEL = "model", "fit-checkpoint", "student-model"
+STATE_STUDENT, STATE_FINAL, STATE_PLAN = "student", "final", "plan.json"
+SHARD_GLOB = "shard-*.done"
+
+
+def shard_files(state, shard: int) -> tuple[Path, Path, Path]:
+    """A shard's scores, ids and completion marker in a resume state folder."""
+    stem = Path(state) / f"shard-{shard:06d}"
+    return Path(f"{stem}.scores.npy"), Path(f"{stem}.ids.npy"), Path(f"{stem}.done")
+
+
+def shard_number(marker: Path) -> int:
+    """The shard a completion marker is of (a ValueError for a file that is not one)."""
+    return int(Path(marker).name[6:12])
+
+
+def state_candidates(m: int) -> str:
+    return f"candidates-{m}.npy"  # the student's top m pool positions, kept for a resumed run
+
+
+def state_teacher(m: int) -> str:
+    return f"teacher-{m}"  # the teacher's shards over m candidates
+
+
+def shared_fit(identity: str) -> str:
+    return f"fit-{identity}"  # a mixture's fit of every target
+
+
+def shared_checkpoint(identity: str) -> str:
+    return f"checkpoint-{identity}"  # its last finished epoch
+
+
+def resumable(folder: Path) -> bool:
+    """Whether a resume state folder holds something a rerun resumes from (a saved fit, a checkpoint, a
+    scored shard)."""
+    return Path(folder).is_dir() and any(p.name in (STATE_MODEL, STATE_STUDENT_MODEL, STATE_CHECKPOINT)
+                                         or p.name.endswith(".done") or p.name.startswith("checkpoint-")
+                                         or p.name.startswith("fit-") for p in Path(folder).rglob("*"))
 
 SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
 # outputs computed from a directory's scores: stale once the scores are rewritten
