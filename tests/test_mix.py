@@ -411,8 +411,9 @@ def test_a_mixture_counts_and_samples_the_pool_once(tmp_path, tiny_models, monke
 @pytest.mark.parametrize("case", ["cosine-minilm", "finetune-cascade"])
 def test_three_targets_are_one_run(tmp_path, capsys, monkeypatch, tiny_models, case):
     """A mixture of three targets is one run, not three in lockstep: the method's selector is built
-    once (every target a column of its one fit), one claim, one fingerprint, one fit; choosing reads no
-    ``scores.npy`` this run wrote; each target's scores are its column of the fit's block."""
+    once (every target a column of its one fit), one claim, one fingerprint, one fit, and under
+    ``--cascade`` the students' static vectors distilled once from the shared encoder (a head a target);
+    choosing reads no ``scores.npy`` this run wrote."""
     import domainsift.pipeline.score as score_mod
     import domainsift.select as select_mod
     from domainsift import rundir
@@ -438,6 +439,9 @@ def test_three_targets_are_one_run(tmp_path, capsys, monkeypatch, tiny_models, c
     monkeypatch.setattr(select_mod.selector_class(method), "fit",
                         lambda self, *a, **kw: pytest.fail("a target fitted alone"))
     monkeypatch.setattr(np, "load", lambda f, *a, **kw: (reads.append(str(f)), real_load(f, *a, **kw))[1])
+    import domainsift.embed.static as static_mod
+    distils, real_distil = [], static_mod.distill_encoder
+    monkeypatch.setattr(static_mod, "distill_encoder", lambda *a, **kw: (distils.append(1), real_distil(*a, **kw))[1])
     rc, err, _ = run_cli(["select", "--method", method, *opts, *(f"--target={n}={d['in_' + n]}" for n in
                                                                    ("med", "law", "it")),
                           "--pool", *map(str, d["pool"]), "--top", "45", "--out", "mix"], capsys)
@@ -446,6 +450,7 @@ def test_three_targets_are_one_run(tmp_path, capsys, monkeypatch, tiny_models, c
     assert fits == [1]
     assert claims == ["mix"]                               # one claim: the mixture's folder holds every target's
     assert prints == [1]                                   # one fingerprint for the run
+    assert len(distils) == (1 if method == "finetune" else 0)  # the students' vectors distilled once for all
     assert any("shard-" in r for r in reads)                # (the arrays come from the shards scored)
     assert not [r for r in reads if r.endswith("/scores.npy")]  # no scores.npy read back
     meta = json.loads((tmp_path / "mix" / "mix.json").read_text())

@@ -168,6 +168,7 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
     from ..io.source import MemorySource
     from ..engine.config import STUDENT_SAMPLE
     seconds, t = [{} for _ in targets], time.time()
+    statics: dict = {}  # the static vectors of a fit several targets share: distilled once for all their students
     for tg, sec in zip(targets, seconds):
         t = time.time()
         student_dir = tg.state / layout.STATE_STUDENT_MODEL
@@ -179,7 +180,13 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
             except DomainsiftError as exc:
                 log.warning("the saved student in %s cannot be loaded (%s); fitting it again", student_dir, exc)
         if not loaded:
-            tg.student.fit(tg.in_domain, tg.samples.get(STUDENT_SAMPLE), teacher=tg.selector)
+            static = None
+            if tg.column is not None:
+                key = id(tg.column.fit)
+                if key not in statics:
+                    statics[key] = tg.student.static_vectors(tg.selector)
+                static = statics[key]
+            tg.student.fit(tg.in_domain, tg.samples.get(STUDENT_SAMPLE), teacher=tg.selector, static=static)
             tg.student.save_state(student_dir)
         release_memory()
         sec["student_fit_seconds"] = round(time.time() - t, 1)

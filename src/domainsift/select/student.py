@@ -383,19 +383,18 @@ class StudentSelector(BaseSelector):
         return [str(p) for p in sorted(Path(self.student_from).rglob("*")) if p.is_file()]
 
     # ------------------------------------------------------------------ fit
-    def _static(self, teacher=None):
-        """The static vectors: distilled from the fitted ``teacher``'s own encoder (``vectors='teacher'``,
-        when it has one: no cache, each fit's encoder is its own) or from ``model`` (cached)."""
+    def static_vectors(self, teacher=None) -> tuple:
+        """The static vectors and where they come from (``"teacher"`` or ``"base"``): distilled from the
+        fitted ``teacher``'s own encoder (``vectors='teacher'``, when it has one: no cache, each fit's
+        encoder is its own) or from ``model`` (cached). The students of a mixture's targets that share one
+        fitted encoder distil it once (:func:`domainsift.pipeline.cascade.run_cascades`)."""
         from ..embed import model_path
         from ..embed.static import distill_encoder, distilled
         source = teacher.distil_source() if self.vectors == "teacher" else None  # declared by every selector
-        self.vectors_from_ = "base"
         if source is None:
-            return distilled(model_path(self.model), self.cache_dir, progress=self.progress)
+            return distilled(model_path(self.model), self.cache_dir, progress=self.progress), "base"
         tok, net, name = source
-        static = distill_encoder(tok, net, name, None, progress=self.progress)  # named by its table's digest
-        self.vectors_from_ = "teacher"
-        return static
+        return distill_encoder(tok, net, name, None, progress=self.progress), "teacher"  # named by its digest
 
     def build_teacher(self):
         from . import get_selector, selector_class
@@ -405,9 +404,10 @@ class StudentSelector(BaseSelector):
             params.setdefault("cache_dir", self.cache_dir)
         return get_selector(self.teacher, **{k: v for k, v in params.items() if k in names})
 
-    def fit(self, in_domain, pool=None, teacher=None) -> "StudentSelector":
+    def fit(self, in_domain, pool=None, teacher=None, static: tuple | None = None) -> "StudentSelector":
         """Fit the student: ``teacher`` (a fitted selector) scores a seeded sample of ``pool``; without
-        one, the teacher method is built and fitted here. With ``student_from``, load it instead."""
+        one, the teacher method is built and fitted here. With ``student_from``, load it instead.
+        ``static``: the static vectors (:meth:`static_vectors`), distilled already from ``teacher``'s encoder."""
         if self.student_from is not None:
             self.reset()
             self.load_state(self.student_from)
@@ -426,7 +426,8 @@ class StudentSelector(BaseSelector):
         pick = np.sort(rng.choice(n, size=min(self.sample, n), replace=False))
         sample = pool[[int(i) for i in pick]]
         t = np.asarray(teacher.score(sample), dtype=np.float64)
-        st = Student(self._static(teacher))
+        static, self.vectors_from_ = static if static is not None else self.static_vectors(teacher)
+        st = Student(static)
         x_in, x_s = st.featurize(in_domain.texts), st.featurize(sample.texts)
         self.student_ = st.fit_head(x_in, x_s, t, self.share, self.seed)
         extra = self._enrich(pool, pick, rng, teacher)
