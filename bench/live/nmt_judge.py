@@ -1,25 +1,27 @@
 """Benchmark "nmt_judge": paper 000's question in BLEU. Does the translation model trained on each
 method's selection order the methods as precision does?
 
-For a target D, <D>.test is cut in two by a seeded hash of each English line (as bench/live/downstream.py
-cuts it; the same line always falls on one side): the *query* half's English lines are the in-domain set
-every method selects with; the *judge* half's pairs (minus any whose English or German line the pool
-holds) measure the result. Each method selects N pairs of the 35,000-pair de-en pool of the seven domains,
-scoring the English side (`--pool <D>.train.en ... --pool-target <D>.train.de`; the selection writes both
-sides); the product's judge (``domainsift.jobs.downstream.judge_nmt``, as ``downstream --judge nmt``) trains a
-`proxy`-preset model (domainsift nmt, from scratch, de->en) on the selected pairs, its epoch chosen on the
-query half's pairs (those the selection does not hold), and judges it by BLEU, chrF and chrF++ (sacrebleu) on
-the judge half, beam 5, keeping its translations; every row is tested against the random row by paired
-bootstrap. Since 0.37.0 the cut has its own seed (``CUT_SEED``): every training seed is judged on the same
-sentences. Rows: random, moore-lewis, cosine, finetune, the oracle
-(<D>.train: N pairs of the target's own training file) and, with --whole-pool, all 35,000 pairs. The
-selection's precision against the file of origin is reported beside it.
+Since 0.38.0 every judged target (KDE4, EMEA, JRC-Acquis) has a judge set held out of the pool: the last
+``HELD_OUT`` = 1,100 pairs of its train file, minus any whose English or German line the pool still holds
+(the files' own repeats): 1,080 KDE4, 1,064 EMEA and 1,096 JRC-Acquis pairs. The pool is the seven domains' train pairs without those three blocks
+(31,700 pairs, the same pool for every target; its files are written under bench/work/nmt_judge/pool, never
+into the repository). A target's in-domain set is its test file's English side (500 lines, minus lines the
+pool holds); its pairs are the dev set every model stops on (each row leaves out the pairs its training data
+holds). Each method selects N = 3,900 pairs (the target's share of the pool, so the oracle is exactly its
+in-domain pairs) scoring the English side (``--pool ... --pool-target ...``; the selection writes both
+sides); the product's judge (``domainsift.jobs.downstream.judge_nmt``, as ``downstream --judge nmt``) trains
+a `proxy`-preset model (domainsift nmt, from scratch, de->en) on the selected pairs and judges it by BLEU,
+chrF and chrF++ (sacrebleu) on the judge set, beam 5, keeping its translations; every row is tested against
+the random row by paired bootstrap (1,000 resamples). Rows: random, moore-lewis, cosine, finetune, the oracle
+(the target's own 3,900 pairs in the pool) and, with --whole-pool, all 31,700 pairs. The selection's
+precision against the target's pool file is reported beside it. Before 0.38.0 the judge set was half of the
+test file (215-256 pairs): those rows stay in the table with their version and settings.
 
-Every row is a real run directory under bench/work/nmt_judge/<D>/<method>-s<seed> made through the public
-API; a finished row is written to bench/results/nmt_judge.json as it lands, so a killed benchmark resumes
-(and one benchmark at a time: a row's seconds are timings).
+Every row is a real run directory under bench/work/nmt_judge/<D>/s<seed> made through the public API; a
+finished row is written to bench/results/nmt_judge.json as it lands, so a killed benchmark resumes (and one
+benchmark at a time: a row's seconds are timings).
 
-    python bench/live/nmt_judge.py [--targets KDE4 ...] [--methods random moore-lewis ...] [--seeds 0 1]
+    python bench/live/nmt_judge.py [--targets KDE4 ...] [--methods random moore-lewis ...] [--seeds 0 1 2]
 """
 
 from __future__ import annotations
@@ -34,22 +36,39 @@ from _common import ROOT, SEVEN, apply_threads, command_line, data_file, earlier
     threads_option, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_judge"
-N = 5000
+JUDGED = ["KDE4", "EMEA", "JRC-Acquis"]  # the targets judged: each holds out HELD_OUT train pairs of the pool
+HELD_OUT = 1100  # at least 1,000 judge pairs after the drops (the files repeat lines)
+N = 3900  # a judged target's pairs left in the pool: the oracle selection is exactly them
 METHODS = ["random", "moore-lewis", "cosine", "finetune", "oracle"]
-# 5,000 pairs are few: small batches (about 80 steps an epoch) and a short warm-up; 10 epochs of the preset's
-# 3,000-token batches were 200 steps, still inside its 400-step warm-up (oracle BLEU 1.1 at 0.32.0)
-# (0.37.0: the proxy preset's own); at most 60 epochs, a cap the rows do not reach (15 of 32 rows of 0.32.0-0.36.0
-# stopped at 30, 9 still improving)
+# the proxy preset's own batches and warm-up (0.37.0); at most 60 epochs, a cap the rows do not reach (15 of 32
+# rows of 0.32.0-0.36.0 stopped at 30, 9 still improving)
 EPOCHS, PATIENCE, BEAM, MAX_TOKENS, WARMUP = 60, 3, 5, 800, 200
-# the query/judge cut has its own seed: every training seed is judged on the same sentences (paired rows)
-CUT_SEED = 0
 SETTINGS = (f"epochs {EPOCHS}, patience {PATIENCE}, max_tokens {MAX_TOKENS}, warmup {WARMUP}, beam {BEAM}, "
-            f"cut seed {CUT_SEED}, the product's judge")
+            f"judge: the last {HELD_OUT} train pairs held out of the pool, N {N}, the product's judge")
+
+
+def pool_files() -> tuple[list[str], list[str]]:
+    """The pool's English and German files: each domain's train pairs, a judged target's last HELD_OUT
+    pairs left out (written once under WORK/pool)."""
+    en, de = [], []
+    for d in SEVEN:
+        for lang, out in (("en", en), ("de", de)):
+            path = WORK / "pool" / f"{d}.train.{lang}"
+            if not path.exists():
+                lines = read_lines(data_file(d, "train", lang))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                keep = lines[:-HELD_OUT] if d in JUDGED else lines
+                tmp = path.with_suffix(path.suffix + ".tmp")
+                tmp.write_text("".join(x + "\n" for x in keep), encoding="utf-8")
+                tmp.rename(path)
+            out.append(str(path))
+    return en, de
 
 
 def halves(target: str, pool_en: set, pool_de: set, seed: int = 0) -> tuple[list, list]:
     """The query and judge halves of <target>.test as (de, en) pairs, cut by a seeded hash of the English
-    line; judge pairs that the pool holds (either side) are dropped."""
+    line; judge pairs that the pool holds (either side) are dropped (the judge of rows before 0.38.0, and
+    bench/live/guda.py's)."""
     query, judge = [], []
     for de, en in zip(read_lines(data_file(target, "test", "de")), read_lines(data_file(target, "test", "en"))):
         if not de.strip() or not en.strip():
@@ -62,18 +81,31 @@ def halves(target: str, pool_en: set, pool_de: set, seed: int = 0) -> tuple[list
     return query, judge
 
 
+def judge_sets(target: str, pool_en: set, pool_de: set) -> tuple[list, list]:
+    """The target's query pairs (its test file, the in-domain set and the dev set) and judge pairs (its
+    train file's last HELD_OUT pairs), as (de, en); pairs whose English or German line the pool holds are
+    dropped from both, and judge pairs from the query."""
+    def pairs(split, tail=None):
+        de, en = read_lines(data_file(target, split, "de")), read_lines(data_file(target, split, "en"))
+        got = list(zip(de, en))[-tail:] if tail else list(zip(de, en))
+        return [(d, e) for d, e in got if d.strip() and e.strip() and e not in pool_en and d not in pool_de]
+    judge = pairs("train", HELD_OUT)
+    held = {e for _, e in judge} | {d for d, _ in judge}
+    query = [(d, e) for d, e in pairs("test") if e not in held and d not in held]
+    return query, judge
+
+
 def select(method: str, target: str, query_file: Path, seed: int, out: Path) -> float:
     """The method's selection of N pairs in ``out`` (through ``domainsift.run``; a finished one is kept) and
     its precision."""
     from domainsift import PoolSource, read_corpus, run
     from domainsift.jobs.evaluate import evaluate_run
     from domainsift.spec import Rule, RunSpec
+    en, de = pool_files()
     if not (out / "selection.json").exists():
-        pool = PoolSource.open([data_file(d, "train", "en") for d in SEVEN],
-                               [data_file(d, "train", "de") for d in SEVEN])
-        run(RunSpec.single(method, read_corpus([str(query_file)]), pool, str(out), rule=Rule(top=N), seed=seed,
-                           overwrite=True))
-    return evaluate_run(out, [data_file(target, "train", "en")])["precision"]
+        run(RunSpec.single(method, read_corpus([str(query_file)]), PoolSource.open(en, de), str(out),
+                           rule=Rule(top=N), seed=seed, overwrite=True))
+    return evaluate_run(out, [en[SEVEN.index(target)]])["precision"]
 
 
 def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge, seed: int) -> tuple[dict, float]:
@@ -87,12 +119,14 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
                              warmup=WARMUP)
     test = Bitext(tuple(d for d, _ in judge), tuple(e for _, e in judge), ("judge.de", "judge.en"))
     dev = Bitext(tuple(d for d, _ in query), tuple(e for _, e in query), ("query.de", "query.en"))
+    en, de = pool_files()
     random_dir = tdir / "random" / "selection"
     if method in ("random", "pool") or random_dir.joinpath("selection.json").exists():
         select("random", target, query_file, seed, random_dir)
     runs, refs, precision = [str(random_dir)], [], None
     if method == "oracle":
-        refs = [("oracle", read_bitext(data_file(target, "train", "de"), data_file(target, "train", "en"), limit=N))]
+        k = SEVEN.index(target)
+        refs = [("oracle", read_bitext(de[k], en[k], limit=N))]
     elif method not in ("random", "pool"):
         precision = select(method, target, query_file, seed, tdir / method / "selection")
         runs.append(str(tdir / method / "selection"))
@@ -106,7 +140,7 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--targets", nargs="+", default=["KDE4"])
+    ap.add_argument("--targets", nargs="+", default=["KDE4"], choices=JUDGED)
     ap.add_argument("--methods", nargs="+", default=METHODS, choices=METHODS + ["pool"])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--table-only", action="store_true", help="rewrite the table from the finished rows; train nothing")
@@ -118,10 +152,11 @@ def main() -> None:
         return
     from domainsift import __version__
     rows = earlier_rows("nmt_judge")
-    pool_en = {x for d in SEVEN for x in read_lines(data_file(d, "train", "en"))}
-    pool_de = {x for d in SEVEN for x in read_lines(data_file(d, "train", "de"))}
+    en, de = pool_files()
+    pool_en = {x for f in en for x in read_lines(f)}
+    pool_de = {x for f in de for x in read_lines(f)}
     for target in args.targets:
-        query, judge = halves(target, pool_en, pool_de, CUT_SEED)
+        query, judge = judge_sets(target, pool_en, pool_de)
         for seed in args.seeds:
             tdir = WORK / target / f"s{seed}"
             tdir.mkdir(parents=True, exist_ok=True)
@@ -134,7 +169,7 @@ def main() -> None:
                 t0 = time.time()
                 res, precision = judged(method, target, tdir, query_file, query, judge, seed)
                 row = {"target": target, "method": method, "seed": seed, "version": __version__, "settings": SETTINGS,
-                       "cut_seed": CUT_SEED, "n_train": res["n_pairs"], "n_dev": res["n_dev"], "n_judge": len(judge),
+                       "n_train": res["n_pairs"], "n_dev": res["n_dev"], "n_judge": len(judge),
                        "precision": None if precision is None else round(precision, 4),
                        "bleu": res["bleu"], "chrf": res["chrf"], "chrfpp": res["chrfpp"],
                        "xent_per_char": res["xent_per_char"], "best_epoch": res["best_epoch"],
@@ -187,12 +222,14 @@ def _versus(vs: dict | None) -> str:
 
 def _write(rows: list[dict]) -> None:
     lines = ["# The translation model trained on each selection (paper 000's question in BLEU)", "",
-             f"de->en, N = {N} pairs selected from the 35,000-pair pool of seven domains by their English side with "
-             "the query half of the target's test set; a `proxy` model (domainsift nmt: d_model 128, 2+2 layers, a "
-             f"4k sentencepiece vocabulary; batches of {MAX_TOKENS} target tokens, warm-up {WARMUP} steps) trained from "
-             f"scratch, at most {EPOCHS} epochs, early stopping on the "
-             f"query half's pairs (patience {PATIENCE}); BLEU and chrF (sacrebleu) on the judge half, beam {BEAM}. "
-             "A proxy model this small ranks data; its absolute BLEU says little about a full-size model.", "",
+             f"de->en, N = {N} pairs selected from the 31,700-pair pool of seven domains (each judged target's last "
+             f"{HELD_OUT} train pairs held out of it: the judge set) by their English side with the target's test "
+             "set; a `proxy` model (domainsift nmt: d_model 128, 2+2 layers, a 4k sentencepiece vocabulary; batches "
+             f"of {MAX_TOKENS} target tokens, warm-up {WARMUP} steps) trained from scratch, at most {EPOCHS} epochs, "
+             f"early stopping on the test set's pairs (patience {PATIENCE}); BLEU and chrF (sacrebleu) on the judge "
+             f"set, beam {BEAM}. Rows before 0.38.0: N = 5,000 of the 35,000 pairs, judged on half of the test file "
+             "(their settings say so). A proxy model this small ranks data; its absolute BLEU says little about a "
+             "full-size model.", "",
              "| target | method | seed | version | precision | BLEU | chrF | pairs | best epoch | train s | tokens/s "
              "| BLEU vs random (95% interval, p) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
