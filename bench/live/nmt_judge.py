@@ -3,7 +3,8 @@ method's selection order the methods as precision does?
 
 Since 0.38.0 every judged target (KDE4, EMEA, JRC-Acquis) has a judge set held out of the pool: the last
 ``HELD_OUT`` = 1,100 pairs of its train file, minus any whose English or German line the pool still holds
-(the files' own repeats): 1,080 KDE4, 1,064 EMEA and 1,096 JRC-Acquis pairs. The pool is the seven domains' train pairs without those three blocks
+(the files' own repeats, compared as the judge compares them): 1,070 KDE4, 1,055 EMEA and 1,093
+JRC-Acquis pairs. The pool is the seven domains' train pairs without those three blocks
 (31,700 pairs, the same pool for every target; its files are written under bench/work/nmt_judge/pool, never
 into the repository). A target's in-domain set is its test file's English side (500 lines, minus lines the
 pool holds); its pairs are the dev set every model stops on (each row leaves out the pairs its training data
@@ -81,18 +82,28 @@ def halves(target: str, pool_en: set, pool_de: set, seed: int = 0) -> tuple[list
     return query, judge
 
 
-def judge_sets(target: str, pool_en: set, pool_de: set) -> tuple[list, list]:
-    """The target's query pairs (its test file, the in-domain set and the dev set) and judge pairs (its
-    train file's last HELD_OUT pairs), as (de, en); pairs whose English or German line the pool holds are
-    dropped from both, and judge pairs from the query."""
+def judge_sets(target: str, pool_en: list, pool_de: list) -> tuple[list, list]:
+    """The target's query pairs (its test file: the in-domain set and the dev set) and judge pairs (its train
+    file's last HELD_OUT pairs), as (de, en): judge pairs that repeat a sentence of the pool, and query pairs
+    that repeat one of the pool or of the judge set, are dropped, compared as the product compares them
+    (``domainsift.nmt.data.held``: the judge refuses what it would find)."""
+    from domainsift.nmt.data import Bitext, held
+
     def pairs(split, tail=None):
         de, en = read_lines(data_file(target, split, "de")), read_lines(data_file(target, split, "en"))
         got = list(zip(de, en))[-tail:] if tail else list(zip(de, en))
-        return [(d, e) for d, e in got if d.strip() and e.strip() and e not in pool_en and d not in pool_de]
-    judge = pairs("train", HELD_OUT)
-    held = {e for _, e in judge} | {d for d, _ in judge}
-    query = [(d, e) for d, e in pairs("test") if e not in held and d not in held]
-    return query, judge
+        return [(d, e) for d, e in got if d.strip() and e.strip()]
+
+    def without(got, *others):
+        b = Bitext(tuple(d for d, _ in got), tuple(e for _, e in got), ("", ""))
+        for o in others:
+            b = Bitext(tuple(x for x, h in zip(b.src, held(o, b)) if h is None),
+                       tuple(x for x, h in zip(b.tgt, held(o, b)) if h is None), ("", ""))
+        return b
+    pool = Bitext(tuple(pool_de), tuple(pool_en), ("", ""))
+    judge = without(pairs("train", HELD_OUT), pool)
+    query = without(pairs("test"), pool, judge)
+    return list(zip(query.src, query.tgt)), list(zip(judge.src, judge.tgt))
 
 
 def select(method: str, target: str, query_file: Path, seed: int, out: Path) -> float:
@@ -153,8 +164,8 @@ def main() -> None:
     from domainsift import __version__
     rows = earlier_rows("nmt_judge")
     en, de = pool_files()
-    pool_en = {x for f in en for x in read_lines(f)}
-    pool_de = {x for f in de for x in read_lines(f)}
+    pool_en = [x for f in en for x in read_lines(f)]
+    pool_de = [x for f in de for x in read_lines(f)]
     for target in args.targets:
         query, judge = judge_sets(target, pool_en, pool_de)
         for seed in args.seeds:
