@@ -4,7 +4,8 @@ the working tree, and compare every output file except timings.
     python bench/live/same_bytes.py --ref <rev>        # e.g. the commit before a re-layout
 
 The commands cover cosine, finetune (one epoch), moore-lewis (also ``score --estimate-share``), the
-student, ``--cascade``, crosslingual,
+student, ``--cascade``, crosslingual, mixtures, ``nmt train``, ``downstream --judge nmt`` on a bitext
+selection and ``adapt`` (0.38.0),
 ``select --from-scores``, ``combine``, ``evaluate``, ``embed`` and ``cluster`` on a small slice of the
 shared pool (three domains, 240 lines each; 120 in-domain lines). Each side runs in its own folder
 with its own embedding cache, the reference from a ``git worktree`` of ``--ref`` put first on
@@ -41,8 +42,9 @@ def make_data(d: Path) -> dict:
     d.mkdir(parents=True, exist_ok=True)
     pool = []
     for dom in DOMAINS:
-        lines = (DATA / f"{dom}.train.en").read_text(encoding="utf-8").splitlines()[:PER_DOMAIN]
-        (d / f"{dom}.pool.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        for lang in ("en", "de"):  # the German side: a bitext pool for the judge's selection
+            lines = (DATA / f"{dom}.train.{lang}").read_text(encoding="utf-8").splitlines()[:PER_DOMAIN]
+            (d / f"{dom}.pool.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
         pool.append(str(d / f"{dom}.pool.en"))
     for lang in ("en", "de"):
         lines = (DATA / f"EMEA.test.{lang}").read_text(encoding="utf-8").splitlines()[:N_IN]
@@ -55,8 +57,12 @@ def make_data(d: Path) -> dict:
         (d / f"tr.{lang}").write_text("\n".join(train[:NMT_TRAIN]) + "\n", encoding="utf-8")
         (d / f"dv.{lang}").write_text("\n".join(dev[:40]) + "\n", encoding="utf-8")
         (d / f"te.{lang}").write_text("\n".join(dev[40:80]) + "\n", encoding="utf-8")
+    # adapt's new domain: target-language lines already chosen (EMEA train past the nmt bitext)
+    lines = (DATA / "EMEA.train.en").read_text(encoding="utf-8").splitlines()[NMT_TRAIN:NMT_TRAIN + 120]
+    (d / "chosen.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return {"pool": pool, "in": str(d / "in.en"), "in_de": str(d / "in.de"), "in_kde": str(d / "in_kde.en"),
-            "gold": pool[0], "nmt": {k: str(d / k) for k in ("tr.de", "tr.en", "dv.de", "dv.en", "te.de", "te.en")}}
+            "gold": pool[0], "nmt": {k: str(d / k) for k in ("tr.de", "tr.en", "dv.de", "dv.en", "te.de", "te.en")},
+            "pool_de": [p[:-3] + ".de" for p in pool], "chosen": str(d / "chosen.en")}
 
 
 def commands(data: dict) -> list[list[str]]:
@@ -84,7 +90,20 @@ def commands(data: dict) -> list[list[str]]:
         ["cluster", *data["pool"], "--k", "3", "--seeds", "2", "--no-plots", "--out", "cluster"],
     ] + ([["nmt", "train", "--train", data["nmt"]["tr.de"], data["nmt"]["tr.en"], "--dev", data["nmt"]["dv.de"],
            data["nmt"]["dv.en"], "--test", data["nmt"]["te.de"], data["nmt"]["te.en"], "--epochs", "2", "--vocab", "300",
-           "--max-tokens", "500", "--warmup", "30", "--beam", "2", "--out", "nmt"]] if "nmt" in data else [])
+           "--max-tokens", "500", "--warmup", "30", "--beam", "2", "--out", "nmt"]] if "nmt" in data else []) \
+        + (_translation_floor(data) if "chosen" in data else [])
+
+
+def _translation_floor(data: dict) -> list[list[str]]:
+    """A bitext selection judged by the translation model trained on it, and adapt on chosen lines (0.38.0)."""
+    n, small = data["nmt"], ["--nmt-epochs", "2", "--nmt-vocab", "300", "--nmt-max-tokens", "500",
+                             "--nmt-warmup", "30", "--beam", "2"]
+    return [["select", "--method", "moore-lewis", "--in-domain", data["in"], "--pool", *data["pool"],
+             "--pool-target", *data["pool_de"], "--seed", "0", "--top", "200", "--out", "bisel"],
+            ["downstream", "--judge", "nmt", "bisel", "--test", n["te.de"], n["te.en"], "--dev", n["dv.de"],
+             n["dv.en"], *small, "--out", "judge"],
+            ["adapt", "--old", n["tr.de"], n["tr.en"], "--dev", n["dv.de"], n["dv.en"], "--selected", data["chosen"],
+             "--new-source", data["in_de"], "--test", n["te.de"], n["te.en"], *small, "--out", "adapt"]]
 
 
 def run_side(name: str, src: Path, work: Path, data: dict) -> None:
@@ -187,7 +206,8 @@ def main() -> int:
         dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "src"], capture_output=True,
                                     text=True).stdout.strip())
         rows = [" ".join(c) for c in commands({"pool": ["<pool>"], "in": "<in.en>", "in_de": "<in.de>", "in_kde": "<in_kde.en>",
-                                               "gold": "<EMEA.pool.en>",
+                                               "gold": "<EMEA.pool.en>", "pool_de": ["<pool.de>"],
+                                               "chosen": "<chosen.en>",
                                                "nmt": {k: f"<{k}>" for k in ("tr.de", "tr.en", "dv.de", "dv.en",
                                                                               "te.de", "te.en")}})]
         md = ("# Same bytes before and after\n\n"
