@@ -385,27 +385,18 @@ def _train(train, dev, out: Path, s, identity, init_from, progress, mixing, samp
 def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: bool) -> dict:
     """Train ``model`` epoch by epoch (resumed from ``stem``'s sealed checkpoint), keeping the best epoch's
     weights in ``stem.best``; returns what ran (history, best epoch, time, tokens, GUDA's terms, the sampler)."""
-    src, tgt, kinds = data["src"], data["tgt"], data["kinds"]
+    src, tgt = data["src"], data["tgt"]
     model.train(True)
-    params = list(model.parameters())
-    discs = None
-    if mixing is not None:
-        from .guda import discriminators
-        discs = discriminators(torch, model.config.d_model)
-        params += list(discs.parameters())
+    recipe = _recipe(torch, model, data, s, mixing, sampling)  # GUDA's discriminators are made here
+    params = list(model.parameters()) + recipe.parameters()
     opt = torch.optim.Adam(params, lr=s.lr, betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(s.warmup))
     rng = np.random.default_rng(s.seed)
-    sampler = learner = None
-    if sampling is not None:
-        from . import sampled
-        hooks = sampled.Hooks(data["encode"], _loss, collate,
-                              lambda a, b: token_batches(a, b, s.max_tokens, np.random.default_rng(0)))
-        sampler, learner = sampled.start(torch, sampling, model, opt, src, tgt, hooks, s.seed, CLIP)
+    recipe.start(opt)
     run = dict(history=[], best=math.inf, best_epoch=0, start=0, seconds=0.0, tokens=0, losses=[])
     ckpt, best_dir = stem.with_name(f"{stem.name}.{CHECKPOINT}"), stem.with_name(f"{stem.name}.best")
     if ckpt.exists():
-        resumed = _resume(torch, ckpt, model, opt, sched, rng, discs, sampler, best_dir)
+        resumed = _resume(torch, ckpt, model, opt, sched, rng, recipe, best_dir)
         if resumed is not None:
             run.update(zip(("start", "history", "best", "best_epoch", "seconds", "tokens", "losses"), resumed))
     from tqdm.auto import tqdm
@@ -415,11 +406,11 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
         if stopped:
             break
         t0, n_tok, terms = time.time(), 0, {}
-        epoch_batches = _batches(src, tgt, kinds, s.max_tokens, rng, mixing, sampler)
-        last = None if sampler is not None else len(epoch_batches) - 1
+        epoch_batches = recipe.batches(rng)
+        last = recipe.last(epoch_batches)
         for k, idx in enumerate(epoch_batches):
             batch = collate(torch, src, tgt, idx)
-            loss = _batch_loss(torch, model, batch, s, mixing, discs, kinds, idx, terms)
+            loss = recipe.loss(batch, idx, terms)
             if not torch.isfinite(loss):
                 raise DomainsiftError(f"the training diverged: the loss is {loss.detach().item()} at epoch {epoch + 1}, "
                                       f"batch {k + 1}; lower --lr (or GUDA's lambdas) and run it again")
@@ -431,8 +422,7 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
                 opt.step()
                 sched.step()
             n_tok += int((batch["labels"] != -100).sum())
-            if sampler is not None and sampler.position % sampling.update_every == 0:
-                sampler.update(learner)  # the weights of the batches from the next on
+            recipe.after_batch()
             if progress:
                 bar.set_postfix(loss=f"{loss.item():.3f}",
                                 tok_s=f"{(run['tokens'] + n_tok) / (run['seconds'] + time.time() - t0):,.0f}")
@@ -452,35 +442,133 @@ def _loop(torch, model, data: dict, s, stem: Path, mixing, sampling, progress: b
         if not progress:  # a line an epoch where no bar is drawn (a redirected log)
             log.info("epoch %d/%d: dev loss %.4f (best %.4f, epoch %d)", epoch + 1, s.epochs, d, run["best"],
                      run["best_epoch"])
-        _checkpoint(torch, ckpt, model, opt, sched, rng, epoch + 1, run, discs, sampler)
+        _checkpoint(torch, ckpt, model, opt, sched, rng, epoch + 1, run, recipe)
         if epoch + 1 - run["best_epoch"] >= s.patience:
             stopped = True
     bar.close()
-    run.update(sampler=sampler, best_dir=best_dir)
+    run.update(sampler=recipe.sampler, best_dir=best_dir)
     return run
 
 
-def _batch_loss(torch, model, batch: dict, s, mixing, discs, kinds, idx, terms: dict):
-    """A batch's training loss: the cross-entropy, or GUDA's mixed loss (its terms summed into ``terms``)."""
-    if mixing is None:
-        return _loss(torch, model, batch, s.label_smoothing)
-    from .guda import mixed_loss, row_weights
-    loss, parts = mixed_loss(torch, model, discs, batch, row_weights(kinds[idx], mixing), s.label_smoothing)
-    for name, v in parts.items():
-        terms[name] = terms.get(name, 0.0) + v
-    terms["batches"] = terms.get("batches", 0) + 1
-    return loss
+class _Plain:
+    """The trainer's hooks, the plain recipe: an epoch's batches are length-bucketed token batches, a
+    batch's loss is the cross-entropy. :class:`_Guda` and :class:`_Sampled` change a hook each."""
+
+    sampler = None
+
+    def __init__(self, torch, model, data: dict, s):
+        self.torch, self.model, self.data, self.s = torch, model, data, s
+
+    def parameters(self) -> list:
+        """Parameters the optimizer trains besides the model's."""
+        return []
+
+    def start(self, opt) -> None:
+        """Once the optimizer exists."""
+
+    def batches(self, rng) -> list:
+        return token_batches(self.data["src"], self.data["tgt"], self.s.max_tokens, rng)
+
+    def last(self, batches) -> int | None:
+        """The last batch of the epoch (the one that updates whatever ``accumulate`` says), or None."""
+        return len(batches) - 1
+
+    def loss(self, batch: dict, idx, terms: dict):
+        return _loss(self.torch, self.model, batch, self.s.label_smoothing)
+
+    def after_batch(self) -> None:
+        """After each batch's update."""
+
+    def torch_state(self) -> dict:
+        """What the epoch's checkpoint keeps of this recipe's tensors."""
+        return {}
+
+    def meta_state(self) -> dict:
+        """What the epoch's checkpoint keeps of this recipe's other state."""
+        return {}
+
+    def restore_torch(self, saved: dict) -> None:
+        pass
+
+    def restore_meta(self, doc: dict) -> None:
+        pass
 
 
-def _batches(src, tgt, kinds, max_tokens: int, rng, mixing, sampler):
-    """An epoch's batches: drawn by the domain sampler (paper 004), or with each of GUDA's discriminators
-    seeing both domains (:func:`domainsift.nmt.guda.batches`), or length-bucketed token batches."""
-    if sampler is not None:
-        return sampler
-    if mixing is not None:
+class _Guda(_Plain):
+    """GUDA's hooks (paper 003): each batch gives both discriminators rows of both domains
+    (:func:`domainsift.nmt.guda.batches`); the loss is the mixed loss, its terms summed into the epoch's."""
+
+    def __init__(self, torch, model, data: dict, s, mixing):
+        super().__init__(torch, model, data, s)
+        from .guda import discriminators
+        self.mixing = mixing
+        self.discs = discriminators(torch, model.config.d_model)
+
+    def parameters(self) -> list:
+        return list(self.discs.parameters())
+
+    def batches(self, rng) -> list:
         from .guda import batches
-        return batches(src, tgt, kinds, max_tokens, rng, mixing)
-    return token_batches(src, tgt, max_tokens, rng)
+        d = self.data
+        return batches(d["src"], d["tgt"], d["kinds"], self.s.max_tokens, rng, self.mixing)
+
+    def loss(self, batch: dict, idx, terms: dict):
+        from .guda import mixed_loss, row_weights
+        loss, parts = mixed_loss(self.torch, self.model, self.discs, batch,
+                                 row_weights(self.data["kinds"][idx], self.mixing), self.s.label_smoothing)
+        for name, v in parts.items():
+            terms[name] = terms.get(name, 0.0) + v
+        terms["batches"] = terms.get("batches", 0) + 1
+        return loss
+
+    def torch_state(self) -> dict:
+        return {"discs": self.discs.state_dict()}
+
+    def restore_torch(self, saved: dict) -> None:
+        self.discs.load_state_dict(saved["discs"])
+
+
+class _Sampled(_Plain):
+    """Paper 004's hooks: the domain sampler draws the batches, and its policy updates the domains'
+    weights every ``update_every`` batches (:mod:`domainsift.nmt.sampled`)."""
+
+    def __init__(self, torch, model, data: dict, s, sampling):
+        super().__init__(torch, model, data, s)
+        self.sampling = sampling
+        self.learner = None
+
+    def start(self, opt) -> None:
+        from . import sampled
+        d, s = self.data, self.s
+        hooks = sampled.Hooks(d["encode"], _loss, collate,
+                              lambda a, b: token_batches(a, b, s.max_tokens, np.random.default_rng(0)))
+        self.sampler, self.learner = sampled.start(self.torch, self.sampling, self.model, opt, d["src"], d["tgt"],
+                                                   hooks, s.seed, CLIP)
+
+    def batches(self, rng):
+        return self.sampler
+
+    def last(self, batches) -> int | None:
+        return None
+
+    def after_batch(self) -> None:
+        if self.sampler.position % self.sampling.update_every == 0:
+            self.sampler.update(self.learner)  # the weights of the batches from the next on
+
+    def meta_state(self) -> dict:
+        return {"sampler": self.sampler.state_dict()}
+
+    def restore_meta(self, doc: dict) -> None:
+        self.sampler.load_state_dict(doc["sampler"])
+
+
+def _recipe(torch, model, data: dict, s, mixing, sampling) -> _Plain:
+    """The training's hooks: GUDA's (``mixing``), the domain sampler's (``sampling``), or the plain ones."""
+    if mixing is not None:
+        return _Guda(torch, model, data, s, mixing)
+    if sampling is not None:
+        return _Sampled(torch, model, data, s, sampling)
+    return _Plain(torch, model, data, s)
 
 
 def _finish(out: Path, identity: str, train, dev, s, init_from, mixing, sampling, run: dict) -> dict:
@@ -563,20 +651,19 @@ def _save_best(path: Path, model) -> None:
         model.save_pretrained(tmp)
 
 
-def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch: int, run: dict, discs=None, sampler=None):
-    """The epoch's sealed checkpoint (:mod:`domainsift._internal.checkpoint`): the training's objects, and of
-    ``run`` the dev history, the best epoch, the time, the tokens and GUDA's terms."""
+def _checkpoint(torch, path: Path, model, opt, sched, rng, epoch: int, run: dict, recipe: _Plain):
+    """The epoch's sealed checkpoint (:mod:`domainsift._internal.checkpoint`): the training's objects (and the
+    recipe's: GUDA's discriminators, the sampler), and of ``run`` the dev history, the best epoch, the time,
+    the tokens and GUDA's terms."""
     from .._internal import checkpoint
     checkpoint.save(path, torch, {"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                                  "torch_rng": torch.get_rng_state(),
-                                  **({"discs": discs.state_dict()} if discs is not None else {})},
+                                  "torch_rng": torch.get_rng_state(), **recipe.torch_state()},
                     {"epoch": epoch, "history": run["history"], "best": run["best"], "best_epoch": run["best_epoch"],
                      "seconds": run["seconds"], "tokens": run["tokens"], "rng": rng.bit_generator.state,
-                     "losses": list(run["losses"]), **({"sampler": sampler.state_dict()} if sampler is not None
-                                                       else {})})
+                     "losses": list(run["losses"]), **recipe.meta_state()})
 
 
-def _resume(torch, path: Path, model, opt, sched, rng, discs=None, sampler=None, best_dir: Path | None = None):
+def _resume(torch, path: Path, model, opt, sched, rng, recipe: _Plain, best_dir: Path | None = None):
     """The checkpoint loaded into the training's objects: ``(epoch, history, best, best_epoch, seconds,
     tokens, losses)``, or None (a warning) when it, or the best epoch's weights it ends with, is damaged."""
     from .._internal import checkpoint
@@ -586,14 +673,12 @@ def _resume(torch, path: Path, model, opt, sched, rng, discs=None, sampler=None,
         if best_dir is not None:
             verify(best_dir)  # the best epoch's weights are what the training ends with: checked too
         model.load_state_dict(saved["model"])
-        if discs is not None:
-            discs.load_state_dict(saved["discs"])
+        recipe.restore_torch(saved)
         opt.load_state_dict(saved["opt"])
         sched.load_state_dict(saved["sched"])
         torch.set_rng_state(saved["torch_rng"])
         rng.bit_generator.state = doc["rng"]
-        if sampler is not None:
-            sampler.load_state_dict(doc["sampler"])
+        recipe.restore_meta(doc)
         return (int(doc["epoch"]), list(doc["history"]), float(doc["best"]), int(doc["best_epoch"]),
                 float(doc["seconds"]), int(doc["tokens"]), list(doc.get("losses", [])))
     return checkpoint.resume(path, torch, restore)

@@ -248,9 +248,9 @@ def _finish(job: Prepared, done) -> ScoreJob:
                         timings={"score_seconds": round(time.time() - job.t0, 1), "engine": job.execution.engine,
                                  "shards": done.n_shards, **done.seconds}, run=run, artifacts=artifacts,
                         share=job.estimate)
-    import numpy as np  # the arrays just written, from the shards they were streamed from
-    scored = rundir.ScoreRun(out, np.concatenate([np.load(p) for p in done.scores]), job.manifest, sig,
-                             np.concatenate([np.load(p) for p in done.ids]))
+    import numpy as np  # the scores just written, from the shards they were streamed from (choosing holds them
+    scored = rundir.ScoreRun(out, np.concatenate([np.load(p) for p in done.scores]), job.manifest, sig,  # anyway);
+                             rundir.read_ids(out, job.manifest))  # the ids memory-mapped: read at the chosen lines
     shutil.rmtree(out / rundir.RESUME, ignore_errors=True)
     stats = {rundir.resolve(f): st for f, st in job.scan.stats.items()}
     kept = done.kept
