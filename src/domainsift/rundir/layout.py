@@ -72,11 +72,13 @@ def shared_checkpoint(identity: str) -> str:
 
 
 def resumable(folder: Path) -> bool:
-    """Whether a resume state folder holds something a rerun resumes from (a saved fit, a checkpoint, a
-    scored shard)."""
-    return Path(folder).is_dir() and any(p.name in (STATE_MODEL, STATE_STUDENT_MODEL, STATE_CHECKPOINT)
+    """Whether a resume state folder holds something a rerun resumes from (a saved fit that took training:
+    a model, a classifier; a checkpoint, a scored shard). A cosine mixture's centroids are no such thing:
+    they are made again in a moment."""
+    return Path(folder).is_dir() and any(p.name in (STATE_MODEL, STATE_STUDENT_MODEL, STATE_CHECKPOINT,
+                                                    "classifier.json")
                                          or p.name.endswith(".done") or p.name.startswith("checkpoint-")
-                                         or p.name.startswith("fit-") for p in Path(folder).rglob("*"))
+                                         for p in Path(folder).rglob("*"))
 
 SCORE_FILES = (SCORES, IDS, POOL, SIGNATURE)
 # outputs computed from a directory's scores: stale once the scores are rewritten
