@@ -11,7 +11,8 @@ shared pool (three domains, 240 lines each; 120 in-domain lines). Each side runs
 with its own embedding cache, the reference from a ``git worktree`` of ``--ref`` put first on
 ``PYTHONPATH``. Compared: every file under each output folder, byte for byte; JSON files after
 dropping timings (``run.json``'s ``timings``, ``*_seconds``), the version, ``run.json``'s
-``identity`` and ``mix.json``'s ``shared_fit`` (hashes that hold the version); text after replacing
+``identity``, ``mix.json``'s ``shared_fit`` and any other identity a step records (hashes that hold the
+version); text after replacing
 each side's own folder with one placeholder. Exit 1 and the differing files when any differ. Also
 compares the defaults fingerprint of both sides.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -133,6 +135,8 @@ def _strip(obj):
         return [_strip(v) for v in obj]
     if isinstance(obj, str) and "|v:" in obj:
         return "|".join(p for p in obj.split("|") if not p.startswith("v:"))
+    if isinstance(obj, str) and re.fullmatch(r"[0-9a-f]{20,24}", obj):
+        return "<identity>"  # a step's or a training's identity: a hash that holds the version
     return obj
 
 
