@@ -112,13 +112,15 @@ def model_path(name: str) -> str:
 
 
 def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1,
-                 max_length: int = 128, batch_size: int = 32, device: str | None = None,
-                 progress: bool = True, cache_dir: str | None = None, dim: int | None = None,
-                 normalize: bool | None = None, backend: str = "onnx-int8", export_dir: str | None = None):
+                 max_length: int = 128, batch_size: int = 32, progress: bool = True,
+                 cache_dir: str | None = None, dim: int | None = None, normalize: bool | None = None,
+                 backend: str = "onnx-int8"):
     """Build an embedder by name (see the module docstring).
 
-    ``cache_dir`` wraps a transformers encoder in a :class:`CachedEmbedder`; the fitted
-    baselines are returned unfitted (call ``fit`` first) and unwrapped.
+    ``cache_dir`` wraps a transformers encoder in a :class:`CachedEmbedder` (and keeps its ONNX export
+    there); the fitted baselines are returned unfitted (call ``fit`` first) and unwrapped. A transformers
+    encoder on another device than the default, or with its export kept elsewhere:
+    ``EmbedConfig(device=...).build()`` or :func:`transformers_encoder`.
     """
     if name in MULTILINGUAL_NAMES:
         from .usem import MultilingualEncoder
@@ -128,13 +130,23 @@ def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1
         target, size_kw, size = EMBEDDERS[name]
         module, cls = target.split(":")
         return getattr(importlib.import_module(module), cls)(**{size_kw: dim or size, "seed": seed})
-    from .transformers import TransformersEmbedder
-    emb = TransformersEmbedder(model_path(name), layer=layer, max_length=max_length, batch_size=batch_size,
-                               device=device, progress=progress, normalize=normalize, backend=backend,
-                               export_dir=export_dir or (str(Path(cache_dir) / "onnx") if cache_dir else None))
+    emb = transformers_encoder(name, layer=layer, max_length=max_length, batch_size=batch_size, progress=progress,
+                               normalize=normalize, backend=backend,
+                               export_dir=str(Path(cache_dir) / "onnx") if cache_dir else None)
     if cache_dir:
         return CachedEmbedder(emb, cache_dir, progress=progress)
     return emb
+
+
+def transformers_encoder(name: str, *, layer: int = -1, max_length: int = 128, batch_size: int = 32,
+                         device: str | None = None, progress: bool = True, normalize: bool | None = None,
+                         backend: str = "onnx-int8", export_dir: str | None = None):
+    """A Hugging Face encoder by name or path (:class:`~domainsift.embed.transformers.TransformersEmbedder`),
+    without a vector cache; ``export_dir``: where its ONNX export is kept (None: none kept)."""
+    from .transformers import TransformersEmbedder
+    return TransformersEmbedder(model_path(name), layer=layer, max_length=max_length, batch_size=batch_size,
+                                device=device, progress=progress, normalize=normalize, backend=backend,
+                                export_dir=export_dir)
 
 
 @dataclass(frozen=True)
@@ -157,10 +169,13 @@ class EmbedConfig:
         """The embedder, fitted on ``fit_on`` (or a seeded sample of it) when it needs fitting,
         behind the disk cache when it has a cache key."""
         cache = default_cache_dir() if self.cache_dir is None else self.cache_dir
-        emb = get_embedder(self.embedder, seed=self.seed, layer=self.layer, max_length=self.max_length,
-                           batch_size=self.batch_size, device=self.device, progress=self.progress,
-                           normalize=self.normalize, backend=self.backend,
-                           export_dir=str(Path(cache) / "onnx") if cache else None)
+        if self.embedder in MULTILINGUAL_NAMES or self.embedder in EMBEDDERS:
+            emb = get_embedder(self.embedder, seed=self.seed, progress=self.progress)
+        else:
+            emb = transformers_encoder(self.embedder, layer=self.layer, max_length=self.max_length,
+                                       batch_size=self.batch_size, device=self.device, progress=self.progress,
+                                       normalize=self.normalize, backend=self.backend,
+                                       export_dir=str(Path(cache) / "onnx") if cache else None)
         if getattr(emb, "needs_fit", False):
             if fit_on is None:
                 from .._internal.errors import DomainsiftError
@@ -193,5 +208,5 @@ class EmbedConfig:
         return params
 
 
-__all__ = ["Abilities", "abilities", "Embedder", "CachedEmbedder", "MULTILINGUAL_NAMES", "EmbedConfig", "get_embedder", "model_path", "EMBEDDERS",
+__all__ = ["Abilities", "abilities", "Embedder", "CachedEmbedder", "MULTILINGUAL_NAMES", "EmbedConfig", "get_embedder", "transformers_encoder", "model_path", "EMBEDDERS",
            "BASELINES", "DEFAULT_EMBEDDER"]

@@ -65,14 +65,14 @@ def calibrate(method: str, model: str, backend: str, sample: list[str], batch_si
         logging.getLogger("domainsift").warning("%s: the saved costs for this machine are damaged (not positive, "
                                                 "finite seconds); measuring them again", cache)
         del saved[key]
-    from ..embed import get_embedder
+    from ..embed import transformers_encoder
     from ..embed.cache import default_cache_dir
     texts = [t for t in sample if t.strip()][:CALIBRATION_LINES] or ["a line"]
     export_dir = str(Path(default_cache_dir()) / "onnx")  # where a run keeps the encoder's export
 
     def encoder():  # as a run builds it: its batch size, backend and export folder; no vector cache
-        return get_embedder(model, max_length=max_length, batch_size=32, progress=False, backend=backend,
-                            export_dir=export_dir)
+        return transformers_encoder(model, max_length=max_length, batch_size=32, progress=False, backend=backend,
+                                    export_dir=export_dir)
 
     # built twice: the first may export the encoder to its backend (once per machine), the second is what
     # every later run pays
