@@ -185,6 +185,44 @@ def test_the_teacher_scores_the_students_top_of_a_draw_beyond_its_sample(tmp_pat
     assert set(asked[1]) <= set(texts[:200])
 
 
+def test_one_student_of_several_targets_is_each_targets_own_bit_for_bit(tiny_models):
+    """A student of several targets (``joined``, ``fit_heads``): one sample and one draw, each scored by
+    the teachers once and tokenized once; each head is the student its target's own run fits (its
+    share, its teacher), bit for bit, and its block's columns are the heads' scores."""
+    from domainsift.select import get_selector
+    from domainsift.select.cosine import CosineSelector
+    from domainsift.select.student import StudentSelector
+    texts = make_sentences("med", 200, 1) + make_sentences("law", 200, 2)
+    ins = {"med": make_sentences("med", 8, 3), "law": make_sentences("law", 8, 4)}
+    teachers = {n: CosineSelector(embedder="tfidf").fit(x, None) for n, x in ins.items()}
+    shares = {"med": 0.3, "law": 0.1}
+
+    def student(n):
+        return get_selector("student", teacher="cosine", sample=100, model=tiny_models["bert"], cache_dir="",
+                            progress=False, seed=3, share=shares[n])
+    alone = {n: student(n).fit(ins[n], texts, teacher=teachers[n]) for n in ins}
+    joint = StudentSelector.joined({n: student(n) for n in ins})
+    asked = []
+    joint.fit_heads(ins, texts, teachers, block=lambda r: (asked.append(len(r)), np.stack(
+        [teachers[n].score(r) for n in ins], axis=1))[1])
+    assert asked == [100]  # the sample scored once for both heads
+    for n in ins:
+        a, b = alone[n], joint.target(n)
+        assert a.signature_params() == b.signature_params() and a.n_enriched_ == b.n_enriched_ == 50
+        for k in ("coef", "mu", "sd", "bigrams"):
+            assert a.student_.state()[k].tobytes() == b.student_.state()[k].tobytes(), (n, k)
+        assert a.held_out_["student"].tobytes() == b.held_out_["student"].tobytes()
+    block = joint.score_targets(texts)
+    assert block.shape == (400, 2)
+    for j, n in enumerate(ins):
+        assert block[:, j].tobytes() == alone[n].score(texts).tobytes()
+    assert not np.array_equal(block[:, 0], block[:, 1])  # two heads, not one
+    shipped = StudentSelector(**joint.param_values()).set_fitted(joint.fitted_state())  # a Ray worker's copy
+    assert shipped.score_targets(texts).tobytes() == block.tobytes()
+    with pytest.raises(Exception, match="no head 'it'"):
+        joint.target("it")
+
+
 def test_student_learns_the_teachers_ranking_and_scores_fast_as_it_was_trained(pool, tiny_models):
     from domainsift.select import get_selector
     texts = pool["pool"].read_text().splitlines()

@@ -412,7 +412,8 @@ def test_a_mixture_counts_and_samples_the_pool_once(tmp_path, tiny_models, monke
 def test_three_targets_are_one_run(tmp_path, capsys, monkeypatch, tiny_models, case):
     """A mixture of three targets is one run, not three in lockstep: the method's selector is built
     once (every target a column of its one fit), one claim, one fingerprint, one fit, and under
-    ``--cascade`` the students' static vectors distilled once from the shared encoder (a head a target);
+    ``--cascade`` one student, a head per target (its sample scored once, the pool tokenized once, its
+    static vectors distilled once from the shared encoder);
     choosing reads no ``scores.npy`` this run wrote."""
     import domainsift.pipeline.score as score_mod
     import domainsift.select as select_mod
@@ -442,6 +443,11 @@ def test_three_targets_are_one_run(tmp_path, capsys, monkeypatch, tiny_models, c
     import domainsift.embed.static as static_mod
     distils, real_distil = [], static_mod.distill_encoder
     monkeypatch.setattr(static_mod, "distill_encoder", lambda *a, **kw: (distils.append(1), real_distil(*a, **kw))[1])
+    from domainsift.select.student import StudentSelector
+    students, real_heads = [], StudentSelector.fit_heads
+    monkeypatch.setattr(StudentSelector, "fit_heads",
+                        lambda self, *a, **kw: (students.append(len(self.heads_)), real_heads(self, *a, **kw))[1])
+    monkeypatch.setattr(StudentSelector, "fit", lambda self, *a, **kw: pytest.fail("a target's student fitted alone"))
     rc, err, _ = run_cli(["select", "--method", method, *opts, *(f"--target={n}={d['in_' + n]}" for n in
                                                                    ("med", "law", "it")),
                           "--pool", *map(str, d["pool"]), "--top", "45", "--out", "mix"], capsys)
@@ -451,6 +457,7 @@ def test_three_targets_are_one_run(tmp_path, capsys, monkeypatch, tiny_models, c
     assert claims == ["mix"]                               # one claim: the mixture's folder holds every target's
     assert prints == [1]                                   # one fingerprint for the run
     assert len(distils) == (1 if method == "finetune" else 0)  # the students' vectors distilled once for all
+    assert students == ([3] if method == "finetune" else [])  # one student, a head per target
     assert any("shard-" in r for r in reads)                # (the arrays come from the shards scored)
     assert not [r for r in reads if r.endswith("/scores.npy")]  # no scores.npy read back
     meta = json.loads((tmp_path / "mix" / "mix.json").read_text())

@@ -189,12 +189,19 @@ def main() -> None:
                        **({"vs_random": {k: res["vs_baseline"][k] for k in ("bleu", "chrfpp", "n_samples", "seed")}}
                           if "vs_baseline" in res else {}),
                        "translations": res["translations"], "seconds": round(time.time() - t0, 1),
+                       "threads": _threads(),
                        "command": command_line()}
                 rows = merge_rows(rows, [row], _key)
                 print(f"{target} {method} s{seed}: BLEU {row['bleu']:.2f} chrF {row['chrf']:.2f} precision "
                       f"{row['precision']} ({row['seconds']:.0f} s)", flush=True)
                 _write(rows)
     _write(rows)
+
+
+def _threads() -> int:
+    """torch's threads for the row (its seconds are timings only beside nothing else)."""
+    import torch
+    return torch.get_num_threads()
 
 
 def _key(r: dict) -> tuple:

@@ -36,6 +36,8 @@ from ..rundir import layout
 from ..engine.config import Cascade, Execution
 from ..engine.executor import score_shards, score_targets
 from ..engine.shards import assemble, finished_shards, shard_paths
+from ..engine.config import STUDENT_SAMPLE
+from ..select.student import StudentSelector
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +160,66 @@ def merge(state: Path, n_shards: int, shard_size: int, cand: np.ndarray, teacher
         shards.write_shard(final, k, out, ids[:, 0], ids[:, 1])
 
 
+def fit_students(targets: list) -> tuple[list, list]:
+    """Every target's student fitted, or loaded when a killed run saved it (``tg.student`` is then the
+    target's fitted student). The targets whose teachers give one set of static vectors (a fit of several
+    targets, or teachers that distil none: the base encoder's) share one student, a head per target
+    (:meth:`~domainsift.select.student.StudentSelector.joined`): its sample scored by a fit of several
+    targets once and featurized once, the pool tokenized once. Returns what scores each target's shards and
+    its column of that scorer's block (None: the target's student alone)."""
+    groups: dict = {}
+    for k, tg in enumerate(targets):
+        groups.setdefault(_vectors_of(tg, k), []).append(k)
+    scorers, columns = [tg.student for tg in targets], [None] * len(targets)
+    for members in groups.values():
+        if len(members) == 1:
+            tg = targets[members[0]]
+            if not _load_student(tg):
+                tg.student.fit(tg.in_domain, tg.samples.get(STUDENT_SAMPLE), teacher=tg.selector)
+                tg.student.save_state(tg.state / layout.STATE_STUDENT_MODEL)
+            continue
+        group = [targets[k] for k in members]
+        names = [str(k) for k in members]
+        joint = StudentSelector.joined(dict(zip(names, (tg.student for tg in group))))
+        if not all([_load_student(tg) for tg in group]):  # every head, or none: one sample for all
+            fits = {id(tg.column.fit) if tg.column is not None else None for tg in group}
+            fit = group[0].column.fit if len(fits) == 1 and None not in fits else None
+            cols = [tg.column.index for tg in group] if fit is not None else None
+            joint.fit_heads(dict(zip(names, (tg.in_domain for tg in group))), group[0].samples.get(STUDENT_SAMPLE),
+                            dict(zip(names, (tg.selector for tg in group))),
+                            block=None if fit is None else (lambda records: fit.score_targets(records)[:, cols]))
+            for tg in group:
+                tg.student.save_state(tg.state / layout.STATE_STUDENT_MODEL)
+        for j, k in enumerate(members):
+            scorers[k], columns[k] = joint, j
+    return scorers, columns
+
+
+def _vectors_of(tg, k: int):
+    """What a target's student distils its static vectors from: the base encoder's (``"base"``), or the
+    fit of several targets whose encoder it is, or the target's own teacher (``k``); a saved student of
+    its own (``--student-from``) is its own."""
+    student = tg.student
+    if student.student_from is not None:
+        return ("own", k)
+    if student.vectors == "base" or tg.selector.distil_source() is None:
+        return ("base", student.model)
+    return ("fit", id(tg.column.fit)) if tg.column is not None else ("own", k)
+
+
+def _load_student(tg) -> bool:
+    """The target's student as a killed run saved it, if it loads."""
+    folder = tg.state / layout.STATE_STUDENT_MODEL
+    if not folder.exists():
+        return False
+    try:
+        tg.student.load_state(folder)
+        return True
+    except DomainsiftError as exc:
+        log.warning("the saved student in %s cannot be loaded (%s); fitting it again", folder, exc)
+        return False
+
+
 def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) -> list:
     """Steps 2 to 6 of the module docstring for one target or several (:class:`~domainsift.engine.config.Target`,
     each teacher fitted, each with its student and the pool sample it learns from): every student fitted (or loaded), then one pass over the pool for
@@ -166,39 +228,18 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
     bytes by ``(file, line)`` and records (every target's candidates: a local pool's, else None)."""
     from .._internal.machine import release_memory
     from ..io.source import MemorySource
-    from ..engine.config import STUDENT_SAMPLE
-    seconds, t = [{} for _ in targets], time.time()
-    statics: dict = {}  # the static vectors of a fit several targets share: distilled once for all their students
-    for tg, sec in zip(targets, seconds):
-        t = time.time()
-        student_dir = tg.state / layout.STATE_STUDENT_MODEL
-        loaded = False
-        if student_dir.exists():
-            try:
-                tg.student.load_state(student_dir)
-                loaded = True
-            except DomainsiftError as exc:
-                log.warning("the saved student in %s cannot be loaded (%s); fitting it again", student_dir, exc)
-        if not loaded:
-            static = None
-            if tg.column is not None:
-                key = id(tg.column.fit)
-                if key not in statics:
-                    statics[key] = tg.student.static_vectors(tg.selector)
-                static = statics[key]
-            tg.student.fit(tg.in_domain, tg.samples.get(STUDENT_SAMPLE), teacher=tg.selector, static=static)
-            tg.student.save_state(student_dir)
-        release_memory()
-        sec["student_fit_seconds"] = round(time.time() - t, 1)
+    t = time.time()
+    scorers, columns = fit_students(targets)
+    fitted = round(time.time() - t, 1)  # every student's, their sample scored and featurized once
+    release_memory()
     t = time.time()
     n = len(source)
-    n_shards = score_targets([tg.student for tg in targets], source,
-                             [tg.state / layout.STATE_STUDENT for tg in targets], execution,
-                             [tg.state / layout.STATE_STUDENT_MODEL for tg in targets])
+    n_shards = score_targets(scorers, source, [tg.state / layout.STATE_STUDENT for tg in targets], execution,
+                             [tg.state / layout.STATE_STUDENT_MODEL for tg in targets], columns=columns)
     passed = round(time.time() - t, 1)  # every student's, in one pass
+    seconds = [{"student_fit_seconds": fitted, "student_score_seconds": passed} for _ in targets]
     hows, cands = [], []
-    for tg, sec in zip(targets, seconds):
-        sec["student_score_seconds"] = passed
+    for tg in targets:
         how = plan(tg.student, n, cascade.share, cascade.candidates)
         hows.append(how)
         cands.append(top_candidates(tg.state, n_shards, how["candidates"]))

@@ -242,8 +242,12 @@ class Student:
         return self._u
 
     def score(self, texts) -> np.ndarray:
+        return self.score_tokens(*self.static.token_ids(list(texts)))
+
+    def score_tokens(self, flat: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """:meth:`score` of lines tokenized already (``static.token_ids``): the heads of a student of several
+        targets share one tokenization."""
         u, b = self.token_weights()
-        flat, counts = self.static.token_ids(list(texts))
         if self.bigram_ is None:
             return self.static.pool(u, flat, counts) + b
         n = len(counts)
@@ -324,6 +328,7 @@ class StudentSelector(BaseSelector):
     needs_pool = True
     cascade_teacher = False  # the cascade's own first stage
     held_out_ = None  # the out-of-fold student and teacher scores of its sample, once fitted
+    heads_ = None  # a student of several targets (joined): each target's student, by name
     params = (
         Param("teacher", str, "cosine", "the method the student learns from (fitted with its defaults and "
               "this run's seed; any method but random)"),
@@ -352,8 +357,9 @@ class StudentSelector(BaseSelector):
     def prepare_fork(self) -> None:
         """The per-token weights, computed before the local engine forks (a matrix product in the parent,
         none in the children)."""
-        if self.is_fitted:
-            self.student_.token_weights()
+        for head in (self.heads_ or {"": self}).values():
+            if head.is_fitted:
+                head.student_.token_weights()
 
     def check_params(self):
         super().check_params()
@@ -420,38 +426,84 @@ class StudentSelector(BaseSelector):
         if teacher is None:
             teacher = self.build_teacher()
             teacher.fit(in_domain, pool if teacher.fit_uses_pool else None)
-        self.teacher_signature_ = {"method": teacher.name, **teacher.signature_params()}
+        self._fit_heads({"": self}, {"": in_domain}, pool, {"": teacher}, static, None)
+        return self
+
+    # ------------------------------------------------------------------ several targets, one student
+    @classmethod
+    def joined(cls, heads: dict) -> "StudentSelector":
+        """One student of several targets from each target's (``{name: StudentSelector}``, built with the
+        same parameters but its own ``share``): :meth:`fit_heads` fits them all (or they come fitted, saved
+        by a killed run), and :meth:`score_targets` scores every head from one tokenization of the lines."""
+        first = next(iter(heads.values()))
+        joint = cls(**first.param_values())
+        joint.heads_ = dict(heads)
+        return joint
+
+    def fit_heads(self, in_domains: dict, pool, teachers: dict, static: tuple | None = None,
+                  block=None) -> "StudentSelector":
+        """Fit every head of :meth:`joined` (``{name: Corpus}`` in-domain sets, ``{name: fitted selector}``
+        teachers that distil one encoder, or none): one seeded sample of ``pool``, scored by the teachers
+        once (``block(records)``: every target's scores as ``(n, T)``, a fit of several targets'; without
+        it each teacher scores the sample), featurized once; one enrichment draw, tokenized once. Each head
+        is then the student a run of its own target would fit, bit for bit: the same sample, draw and
+        folds (one random stream, seeded alike), its own teacher's scores and share."""
+        from ..io.corpus import as_corpus
+        if self.heads_ is None or set(self.heads_) != set(in_domains) or set(teachers) != set(in_domains):
+            raise DomainsiftError("student: fit_heads needs an in-domain set and a teacher for each head of joined()")
+        self._fit_heads(self.heads_, {n: as_corpus(c) for n, c in in_domains.items()}, as_corpus(pool), teachers,
+                        static, block)
+        return self
+
+    def _fit_heads(self, heads: dict, in_domains: dict, pool, teachers: dict, static, block) -> None:
+        names = list(heads)
         rng = np.random.default_rng(self.seed)
         n = len(pool)
         pick = np.sort(rng.choice(n, size=min(self.sample, n), replace=False))
         sample = pool[[int(i) for i in pick]]
-        t = np.asarray(teacher.score(sample), dtype=np.float64)
-        static, self.vectors_from_ = static if static is not None else self.static_vectors(teacher)
-        st = Student(static)
-        x_in, x_s = st.featurize(in_domain.texts), st.featurize(sample.texts)
-        self.student_ = st.fit_head(x_in, x_s, t, self.share, self.seed)
-        extra = self._enrich(pool, pick, rng, teacher)
+        scores = (np.asarray(block(sample), dtype=np.float64) if block is not None else
+                  np.stack([np.asarray(teachers[k].score(sample), dtype=np.float64) for k in names], axis=1))
+        static, vectors_from = static if static is not None else self.static_vectors(teachers[names[0]])
+        x_s = Student(static).featurize(sample.texts)
+        drawn = self._draw(pool, pick, rng, static)
         # out-of-fold scores: each quarter of the sample scored by a student fitted on the other three (and
         # the enrichment); they plan the cascade (domainsift.pipeline.cascade.candidates_for)
         folds = np.array_split(rng.permutation(len(pick)), FOLDS)
-        if len(pick) >= 20 * FOLDS:
-            oof = np.empty(len(pick))
+        for j, name in enumerate(names):
+            head = heads[name]
+            head._fit_head(in_domains[name], x_s, np.ascontiguousarray(scores[:, j]), teachers[name], static,
+                           drawn, folds)
+            head.vectors_from_, head.n_sample_, head.head_ = vectors_from, int(len(pick)), HEAD
+
+    def _fit_head(self, in_domain, x_s: Features, t: np.ndarray, teacher, static, drawn, folds: list) -> None:
+        """This student's head (its share) on the sample's features ``x_s`` and its teacher's scores ``t``,
+        enriched from the ``drawn`` lines (:meth:`_draw`)."""
+        self.teacher_signature_ = {"method": teacher.name, **teacher.signature_params()}
+        x_in = Student(static).featurize(in_domain.texts)
+        st = Student(static).fit_head(x_in, x_s, t, self.share, self.seed)
+        extra = None
+        if drawn is not None:
+            lines, tokens, k = drawn
+            top = np.sort(np.argsort(-st.score_tokens(*tokens), kind="stable")[:k])
+            chosen = lines[[int(i) for i in top]]
+            extra = st.featurize(chosen.texts), np.asarray(teacher.score(chosen), dtype=np.float64)
+        if len(t) >= 20 * FOLDS:
+            oof = np.empty(len(t))
             for held in folds:
-                train = np.setdiff1d(np.arange(len(pick)), held)
-                oof[held] = Student(st.static).fit_head(x_in, x_s[train], t[train], self.share, self.seed,
-                                                        extra=extra).score_features(x_s[held])
+                train = np.setdiff1d(np.arange(len(t)), held)
+                oof[held] = Student(static).fit_head(x_in, x_s[train], t[train], self.share, self.seed,
+                                                     extra=extra).score_features(x_s[held])
             self.held_out_ = {"teacher": t, "student": oof}
         else:
             self.held_out_ = None
-        if extra is not None:
-            self.student_ = Student(st.static).fit_head(x_in, x_s, t, self.share, self.seed, extra=extra)
+        self.student_ = st if extra is None else Student(static).fit_head(x_in, x_s, t, self.share, self.seed,
+                                                                          extra=extra)
         self.n_enriched_ = 0 if extra is None else len(extra[1])
-        self.n_sample_, self.head_ = int(len(pick)), HEAD
-        return self
 
-    def _enrich(self, pool, pick: np.ndarray, rng, teacher):
-        """The enrichment (``(features, teacher scores)``, or None): a seeded draw of the pool lines outside
-        the sample, ranked by the student fitted on the sample; the teacher scores its top :data:`ENRICH_TOP`.
+    def _draw(self, pool, pick: np.ndarray, rng, static):
+        """The enrichment's draw (``(lines, their tokens, how many the teacher scores)``, or None): a seeded
+        draw of the pool lines outside the sample; each head's student fitted on the sample ranks it, and
+        its teacher scores the top :data:`ENRICH_TOP`.
 
         At a 1% selection the sample gives the head 250 of the teacher's top lines; a uniform draw adds as
         few per line the teacher scores. The student's top fifth of a draw holds most of the draw's teacher
@@ -469,11 +521,8 @@ class StudentSelector(BaseSelector):
             return None
         drawn = np.sort(rng.choice(rest, size=n_draw, replace=False))
         lines = pool[[int(i) for i in drawn]]
-        top = np.sort(np.argsort(-self.student_.score(lines.texts), kind="stable")[:k])
-        chosen = lines[[int(i) for i in top]]
         log.info("student: the teacher scores %d more lines, the student's top of %d more drawn", k, n_draw)
-        t = np.asarray(teacher.score(chosen), dtype=np.float64)
-        return self.student_.featurize(chosen.texts), t
+        return lines, static.token_ids(list(lines.texts)), k
 
     # ------------------------------------------------------------------ score
     def score(self, records) -> np.ndarray:
@@ -481,12 +530,39 @@ class StudentSelector(BaseSelector):
         self.require_fitted()
         return self.student_.score(as_corpus(records).texts)
 
+    @property
+    def is_fitted(self) -> bool:
+        return super().is_fitted or bool(self.heads_) and all(h.is_fitted for h in self.heads_.values())
+
+    def score_targets(self, records) -> np.ndarray:
+        """Every head's scores, ``(n, T)`` (a student of :meth:`joined`): the lines tokenized once, column
+        ``j`` head ``j``'s :meth:`score`, bit for bit."""
+        from ..io.corpus import as_corpus
+        if not self.heads_:
+            raise DomainsiftError("student: a student of one target has no targets' block; score it")
+        self.require_fitted()
+        heads = [h.student_ for h in self.heads_.values()]
+        tokens = heads[0].static.token_ids(list(as_corpus(records).texts))
+        return np.stack([h.score_tokens(*tokens) for h in heads], axis=1)
+
+    def target(self, name: str) -> "StudentSelector":
+        """Head ``name`` of a student of :meth:`joined`: the one-target student its run saves and reports."""
+        if not self.heads_ or name not in self.heads_:
+            raise DomainsiftError(f"student: no head '{name}' (it has: {', '.join(self.heads_ or [])})")
+        return self.heads_[name]
+
     # ------------------------------------------------------------------ state
     def fitted_state(self) -> dict:
+        if self.heads_:
+            return {"heads": {name: head.fitted_state() for name, head in self.heads_.items()}}
         return {"student": self.student_.state(), "static": self.student_.static,
                 "teacher": getattr(self, "teacher_signature_", None), "vectors": getattr(self, "vectors_from_", None)}
 
     def set_fitted(self, state: dict) -> "StudentSelector":
+        if "heads" in state:
+            self.heads_ = {name: type(self)(**self.param_values()).set_fitted(head)
+                           for name, head in state["heads"].items()}
+            return self
         self.student_ = Student.from_state(state["student"], state["static"])
         self.teacher_signature_ = state.get("teacher")
         self.vectors_from_ = state.get("vectors")
