@@ -3,13 +3,21 @@ preset, de->en) trained on a skewed mixture of the seven domains' bitexts with e
 its batches (``train_nmt(..., sampling=Sampling(...))``), judged on the target domain.
 
 Data: bench/live/sampling.py's skew (paper 004's Table 1: one large domain, one medium, five small): the
-first EMEA 5,000, JRC-Acquis 1,100, OpenSubtitles 650, KDE4 600, QED 400, TED2020 350, Tanzil 250 pairs of
-each train file (8,350 pairs). Each domain's test file: pairs 1-100 are the dev set (early stopping, and
-the learned policies' reward: the target's dev loss), pairs 251-500 the evaluation set, never seen by a
-policy. Target: Tanzil (adapting to a small domain, paper 004 §5.1) or uniform (the seven domains' mean).
+first EMEA 3,900, JRC-Acquis 1,100, OpenSubtitles 650, KDE4 600, QED 400, TED2020 350, Tanzil 250 pairs of
+each train file (7,250 pairs). Each domain's test file: pairs 1-100 are the dev set (early stopping, and
+the learned policies' reward: the target's dev loss). The evaluation set, never seen by a policy: since
+0.39.0 the last 1,100 pairs of each train file, minus pairs that repeat a training or dev line (as the
+product's judge compares them, ``domainsift.nmt.data.held``): over 1,000 sentences a domain, as issue 88
+asks (before 0.39.0: test pairs 251-500, and EMEA's first 5,000 pairs). Target: Tanzil (adapting to a small
+domain, paper 004 §5.1) or uniform (the seven domains' mean). Each row keeps its translations
+(``eval.<domain>.hyp`` in its run folder); the table tests every row against mixed-0 (uniform), and MDAC
+against DDS, by sacrebleu's paired bootstrap (1,000 resamples) on the target's evaluation pairs (uniform:
+the seven sets as one).
 
-Policies: mixed-0 (uniform over domains), mixed-0.5, mixed-1 (the natural shares), mdac (from Mixed-0.5,
-lr_data 0.0003: the LM benchmark's best, bench/results/sampling.md), dds (its defaults). Batches of 32
+Policies: mixed-0 (uniform over domains), mixed-0.5, mixed-1 (the natural shares), mdac (lr_data 0.0003: the
+LM benchmark's best, bench/results/sampling.md) and dds (its defaults), both from the same start since 0.39.0:
+the uniform mixture (paper 004's best start; rows before 0.39.0 started MDAC from Mixed-0.5, DDS from uniform,
+and their settings say so). Batches of 32
 pairs; the adaptive policies update every UPDATE batches; at most EPOCHS epochs (an epoch: the batches
 that cover the 8,350 pairs once), early stopping on the target's dev loss (patience PATIENCE). BLEU and
 chrF (sacrebleu, beam 5) on the target's evaluation pairs (uniform: each domain's, and their mean).
@@ -26,16 +34,21 @@ from __future__ import annotations
 import argparse
 import time
 
+from pathlib import Path
+
 from _common import ROOT, SEVEN, apply_threads, command_line, data_file, earlier_rows, merge_rows, read_lines, \
     threads_option, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_sampling"
-SIZES = {"EMEA": 5000, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "QED": 400, "TED2020": 350,
+SIZES = {"EMEA": 3900, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "QED": 400, "TED2020": 350,
          "Tanzil": 250}
-DEV, EVAL = (0, 100), (250, 500)
+DEV = (0, 100)
+HELD = 1100  # each domain's evaluation pairs: the last HELD of its train file (never trained on), since 0.39.0
 POLICIES = ["mixed-0", "mixed-0.5", "mixed-1", "mdac", "dds"]
 BATCH, UPDATE, EPOCHS, PATIENCE, BEAM, WARMUP = 32, 50, 20, 3, 5, 400
-SETTINGS = f"batch {BATCH} pairs, update every {UPDATE}, epochs {EPOCHS}, patience {PATIENCE}, warmup {WARMUP}, beam {BEAM}"
+START = 0.0  # MDAC's and DDS's starting mixture: uniform (DDS's default); 0.5 for MDAC before 0.39.0
+SETTINGS = (f"batch {BATCH} pairs, update every {UPDATE}, epochs {EPOCHS}, patience {PATIENCE}, warmup {WARMUP}, "
+            f"beam {BEAM}, mdac and dds from Mixed-{START:g}")
 
 
 def _pairs(domain: str, split: str, lo: int, hi: int) -> list[tuple[str, str]]:
@@ -48,8 +61,8 @@ def policy_of(name: str):
     if name.startswith("mixed-"):
         return MixedAlpha(float(name.split("-", 1)[1]))
     if name == "mdac":
-        return MDAC(lr_data=0.0003, init_alpha=0.5)
-    return DDS()
+        return MDAC(lr_data=0.0003, init_alpha=START)
+    return DDS(init_alpha=START)
 
 
 def main() -> None:
@@ -75,7 +88,7 @@ def main() -> None:
         labels += [d] * len(got)
     tb = Bitext(tuple(a for a, _ in train), tuple(b for _, b in train), ("mix.de", "mix.en"))
     devs = {d: Bitext.of(*zip(*_pairs(d, "test", *DEV)), (f"{d}.dev.de", f"{d}.dev.en")) for d in SEVEN}
-    evals = {d: _pairs(d, "test", *EVAL) for d in SEVEN}
+    evals = {d: _held_out(d, train, devs[d]) for d in SEVEN}
     rows = earlier_rows("nmt_sampling")
     for target in args.targets:
         weights = {target: 1.0} if target != "uniform" else {d: 1.0 for d in SEVEN}
@@ -97,6 +110,7 @@ def main() -> None:
                 for d in dev_names:
                     hyp = translate(out, [a for a, _ in evals[d]], beam=BEAM)
                     scores[d] = score_translation(hyp, [b for _, b in evals[d]])
+                    _keep(out / f"eval.{d}.hyp", hyp)
                 bleu = sum(s["bleu"] for s in scores.values()) / len(scores)
                 chrf = sum(s["chrf"] for s in scores.values()) / len(scores)
                 history = rec["sampling"]["history"]
@@ -110,11 +124,69 @@ def main() -> None:
                        "last_weights": dict(zip(rec["sampling"]["names"], history[-1]["weights"])),
                        "train_seconds": rec["train_seconds"], "seconds": round(time.time() - t0, 1),
                        "bleu_signature": next(iter(scores.values()))["signature"]["bleu"],
-                       "nmt_signature": rec["signature"], "command": command_line()}
+                       "nmt_signature": rec["signature"], "n_eval": {d: len(evals[d]) for d in dev_names},
+                       "translations": str(out.relative_to(ROOT)), "threads": _threads(), "command": command_line()}
                 rows = merge_rows(rows, [row], _key)
                 print(f"{target} {name} s{seed}: BLEU {bleu:.2f} chrF {chrf:.2f} ({row['seconds']:.0f} s)", flush=True)
                 _write(rows)
     _write(rows)
+
+
+def _held_out(domain: str, train: list, dev) -> list[tuple[str, str]]:
+    """The domain's evaluation pairs: the last HELD pairs of its train file, minus those that repeat a line of
+    the training pairs or of the domain's dev pairs (either side; the judge's ``held``)."""
+    from domainsift.nmt.data import Bitext, held
+    got = _pairs(domain, "train", -HELD, None)
+    b = Bitext(tuple(a for a, _ in got), tuple(e for _, e in got), ("", ""))
+    for other in (Bitext(tuple(a for a, _ in train), tuple(e for _, e in train), ("", "")), dev):
+        keep = [h is None for h in held(other, b)]
+        b = Bitext(tuple(x for x, k in zip(b.src, keep) if k), tuple(x for x, k in zip(b.tgt, keep) if k), ("", ""))
+    return list(zip(b.src, b.tgt))
+
+
+def _keep(path: Path, lines: list[str]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    tmp.rename(path)
+
+
+def _threads() -> int:
+    import torch
+    return torch.get_num_threads()
+
+
+def _tests(rows: list[dict]) -> list[str]:
+    """Each row of the newest settings against mixed-0 of its target and seed, and MDAC against DDS, by
+    paired bootstrap on the target's evaluation pairs (the rows' kept translations)."""
+    from domainsift.nmt.significance import in_words, paired_bootstrap
+    mine = {(r["target"], r["policy"], r["seed"]): r for r in rows if r.get("settings") == SETTINGS
+            and r.get("translations")}
+    out = []
+    for (target, policy, seed), r in sorted(mine.items()):
+        for base in ("mixed-0", "dds"):
+            b = mine.get((target, base, seed))
+            if b is None or base == policy or (base == "dds" and policy != "mdac"):
+                continue
+            hyp_s, hyp_b, refs = [], [], []
+            for d in r["n_eval"]:
+                pairs = _held_out(d, *_data(d))
+                fs, fb = ROOT / r["translations"] / f"eval.{d}.hyp", ROOT / b["translations"] / f"eval.{d}.hyp"
+                if not (fs.exists() and fb.exists()):
+                    break
+                hyp_s += read_lines(str(fs))
+                hyp_b += read_lines(str(fb))
+                refs += [e for _, e in pairs]
+            else:
+                test = paired_bootstrap(hyp_b, hyp_s, refs)
+                out.append(f"{target}, seed {seed}: {policy} against {base}: {in_words(test)}  ")
+    return ([""] + out) if out else []
+
+
+def _data(domain: str) -> tuple:
+    """The training pairs and the domain's dev pairs (what :func:`_held_out` leaves out)."""
+    from domainsift.nmt import Bitext
+    train = [p for d in SEVEN for p in _pairs(d, "train", 0, SIZES[d])]
+    return train, Bitext.of(*zip(*_pairs(domain, "test", *DEV)), ("dev.de", "dev.en"))
 
 
 def _key(r: dict) -> tuple:
@@ -123,9 +195,11 @@ def _key(r: dict) -> tuple:
 
 def _write(rows: list[dict]) -> None:
     lines = ["# Paper 004's samplers in BLEU (domainsift nmt, the proxy preset)", "",
-             "de->en on a skewed mixture of the seven domains (8,350 pairs: EMEA 5,000 ... Tanzil 250); each policy "
+             "de->en on a skewed mixture of the seven domains (7,250 pairs: EMEA 3,900 ... Tanzil 250; rows before 0.39.0: 8,350, "
+             "EMEA 5,000); each policy "
              f"draws the batches ({SETTINGS}); early stopping on the target's dev pairs (test pairs 1-100, also "
-             "the learned policies' reward); BLEU and chrF (sacrebleu) on the target's test pairs 251-500 (uniform: "
+             "the learned policies' reward); BLEU and chrF (sacrebleu) on the target's held-out train pairs (over 1,000; "
+             "rows before 0.39.0: its test pairs 251-500) (uniform: "
              "each domain's, averaged); dev loss: the best epoch's token cross-entropy on the target's dev pairs (what "
              "early stopping and the learned policies see); last weights: the sampler's at the end.", "",
              "| target | policy | seed | version | BLEU | chrF | dev loss | best epoch | updates | last weights "
@@ -137,6 +211,7 @@ def _write(rows: list[dict]) -> None:
                      f"{r['chrf']:.2f} | {r['dev_loss']:.3f} | {r['best_epoch']}/{r['epochs_run']} | "
                      f"{r['updates']} | {w} | "
                      f"{r['train_seconds']:.0f} |")
+    lines += _tests(rows)
     write_results("nmt_sampling", {"rows": rows, "sizes": SIZES, "settings": SETTINGS}, "\n".join(lines) + "\n")
 
 
