@@ -86,6 +86,22 @@ def merge_rows(rows: list[dict], new: list[dict], key) -> list[dict]:
     return [r for r in rows if key(r) not in done] + new
 
 
+def add_rows(name: str, new: list[dict], key, write) -> list[dict]:
+    """``new`` merged into the rows ``bench/results/<name>.json`` holds now, and ``write(rows)`` called, under
+    an exclusive lock: two runs of one benchmark side by side (``--threads 1`` each) keep each other's rows."""
+    import fcntl
+    lock = ROOT / "bench" / "work" / ".locks" / f"{name}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            rows = merge_rows(earlier_rows(name), new, key)
+            write(rows)
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+    return rows
+
+
 def write_results(name: str, payload: dict, markdown: str) -> None:
     from domainsift.io import atomic_open, save_json
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import ROOT, SEVEN, apply_threads, command_line, data_file, earlier_rows, merge_rows, read_lines, \
+from _common import ROOT, SEVEN, add_rows, apply_threads, command_line, data_file, earlier_rows, read_lines, \
     threads_option, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_judge"
@@ -191,11 +191,10 @@ def main() -> None:
                        "translations": res["translations"], "seconds": round(time.time() - t0, 1),
                        "threads": _threads(),
                        "command": command_line()}
-                rows = merge_rows(rows, [row], _key)
+                rows = add_rows("nmt_judge", [row], _key, _write)
                 print(f"{target} {method} s{seed}: BLEU {row['bleu']:.2f} chrF {row['chrf']:.2f} precision "
                       f"{row['precision']} ({row['seconds']:.0f} s)", flush=True)
-                _write(rows)
-    _write(rows)
+    add_rows("nmt_judge", [], _key, _write)
 
 
 def _threads() -> int:
