@@ -9,6 +9,7 @@ import json
 import pytest
 
 from conftest import run_cli, write_lines
+from domainsift._internal.errors import DomainsiftError
 
 EN = ["The patient should take one tablet every morning with water.",
       "Store the medicine in a cool and dry place away from children.",
@@ -146,8 +147,7 @@ def test_a_misaligned_pair_fails_adequacy():
     from domainsift.pairs import PairChecks
     checks = PairChecks(("adequacy",), min_margin=0.0)  # eight true pairs and two misaligned, far apart
     pairs = list(zip(EN, DE)) + [(EN[0], DE[5]), (EN[6], DE[1])]
-    margins = checks.margins(pairs) if checks._can_encode() else None
-    assert margins is not None
+    margins = checks.margins(pairs)
     failing = checks.failing(pairs)
     assert failing[-2:] == ["adequacy", "adequacy"] and failing[:len(EN)] == [None] * len(EN), margins
     assert min(margins[:len(EN)]) > 0 > max(margins[len(EN):])
@@ -160,6 +160,8 @@ def test_adequacy_says_when_its_encoder_does_not_know_a_language():
     checks.languages = ("en", "fi")
     assert checks.failing(list(zip(EN, DE))) == [None] * len(EN)
     assert "does not know fi" in checks.describe()["adequacy_unchecked"]
+    with pytest.raises(DomainsiftError, match="cannot run: multilingual does not know fi"):
+        checks.margins(list(zip(EN, DE)))  # asked for margins directly: one line, not a crash
 
 
 def test_default_checks_stand_down_when_the_other_side_is_no_translation(tmp_path, capsys, monkeypatch):

@@ -228,8 +228,11 @@ class PairChecks:
 
     def margins(self, pairs: Sequence[tuple[str, str]]):
         """Each pair's margin: its cosine less the mean of its sides' ``MARGIN_K`` nearest neighbours' cosines
-        (the source's among the targets, the target's among the sources, of these pairs)."""
+        (the source's among the targets, the target's among the sources, of these pairs). A one-line error
+        when the adequacy encoder cannot run (:attr:`adequacy_unchecked` says why)."""
         import numpy as np
+        if not self._can_encode():
+            raise DomainsiftError(f"the adequacy check cannot run: {self.adequacy_unchecked}")
         x = np.asarray(self._encoder.encode([a for a, _ in pairs]), dtype=np.float32)
         y = np.asarray(self._encoder.encode([b for _, b in pairs]), dtype=np.float32)
         x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
