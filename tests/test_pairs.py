@@ -65,7 +65,7 @@ def test_the_checks_by_name():
     from domainsift._internal.errors import DomainsiftError
     from domainsift.pairs import CHECKS, DEFAULT_CHECKS, parse
     assert parse(None) == DEFAULT_CHECKS and parse("all") == CHECKS and parse("none") == ()
-    assert "adequacy" in CHECKS and "adequacy" not in DEFAULT_CHECKS
+    assert "adequacy" in CHECKS and "adequacy" in DEFAULT_CHECKS  # on by default since 0.39.0
     assert parse("ratio,copy") == ("copy", "ratio")
     with pytest.raises(DomainsiftError, match="--pair-checks takes all, none or a list"):
         parse("copy,fluency")
@@ -96,10 +96,10 @@ def test_a_selection_of_a_bitext_pool_passes_over_what_fails(crawl, capsys):
     assert all(len(a) < 3 * len(b) for a, b in chosen)  # no fragment
     assert (EN[3], FR[1]) not in chosen  # no French target
     pc = sel["pair_checks"]
-    assert pc["removed"] == {"copy": 1, "language": 1, "ratio": 1} and pc["languages"] == ["en", "de"]
+    assert pc["removed"] == {"copy": 1, "language": 1, "ratio": 1, "adequacy": 0} and pc["languages"] == ["en", "de"]
     assert pc["examples"]["copy"] == [[EN[2], EN[2]]]
     sig = json.loads((crawl / "r" / "signature.json").read_text())
-    assert "select_pair_checks:copy+language+ratio@3" in sig["signature"]
+    assert "select_pair_checks:copy+language+ratio+adequacy@3/margin-0.45" in sig["signature"]
     # off: every pair, translation or not; --help lists the checks
     rc, err, _ = run_cli(["select", "--from-scores", "r", "--top", "12", "--no-pair-checks", "--out", "all"], capsys)
     assert rc == 0, err
@@ -181,6 +181,25 @@ def test_default_checks_stand_down_when_the_other_side_is_no_translation(tmp_pat
     assert rc == 0, err
     named = json.loads((tmp_path / "named" / "selection.json").read_text())
     assert named["n_selected"] == 0 and named["pair_checks"]["removed"]["ratio"] == len(EN)
+
+
+def test_the_default_adequacy_check_stands_down_over_its_window_and_a_named_one_does_not(monkeypatch):
+    """By default the adequacy check takes at most ADEQUACY_WINDOW candidates at once (its neighbour search
+    grows with their square): over it, it stands down for the run, says so and records why; named, it runs."""
+    import domainsift.pairs as pairs
+    from domainsift.spec import Rule
+    monkeypatch.setattr(pairs, "ADEQUACY_WINDOW", 5)
+    default = Rule(top=3).pair_filter()
+    assert default.checks == pairs.CHECKS and not default.asked
+    monkeypatch.setattr(pairs.PairChecks, "margins", lambda self, p: pytest.fail("the default check ran over its window"))
+    assert default.failing(list(zip(EN, DE))) == [None] * len(EN)
+    assert "over the 5 the default check takes" in default.describe()["adequacy_unchecked"]
+    seen = []
+    monkeypatch.setattr(pairs.PairChecks, "margins", lambda self, p: (seen.append(len(p)), [1.0] * len(p))[1])
+    monkeypatch.setattr(pairs.PairChecks, "_can_encode", lambda self: not self.adequacy_unchecked)
+    named = Rule(top=3, pair_checks="all").pair_filter()
+    assert named.failing(list(zip(EN, DE))) == [None] * len(EN) and seen == [len(EN)]
+    assert "adequacy_unchecked" not in named.describe()
 
 
 def test_adequacy_takes_another_encoder_by_name(tmp_path):

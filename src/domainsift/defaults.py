@@ -7,7 +7,7 @@ registered selector, the embedding configuration's defaults, the constants that
 move numbers without being parameters (the exported graph's attention, the int8
 recipe, the engine's shard size and fit sample, training's weight decay and
 clipping, the cross-lingual head's batch and ridge penalties, the n-gram LM's
-unknown-word floor) and every command-line default; the test suite holds the
+unknown-word floor, the pair checks' defaults and thresholds) and every command-line default; the test suite holds the
 fingerprint of each version, so changing a default without a new version fails
 a test. The command line's own defaults join the table in :func:`domainsift.cli.defaults_fingerprint`
 (the library never imports the command line).
@@ -40,7 +40,19 @@ def constants() -> dict:
             "static": static.RECIPE, "student": {"head": student.HEAD, "folds": student.FOLDS, "enrich": student.ENRICH, "enrich_top": student.ENRICH_TOP,
                                                  "slack": cascade.SLACK},
             "cascade": {"plan_share": cascade.PLAN_SHARE, "min_factor": cascade.MIN_FACTOR}, "lm_unk_floor": UNK_FLOOR,
-            "nmt": nmt_constants()}
+            "nmt": nmt_constants(), "pairs": pair_constants()}
+
+
+def pair_constants() -> dict:
+    """The pair checks' (a bitext pool's selection): which run by default and every threshold (0.39.0; the
+    checks were on by default from 0.37.0 without their constants here)."""
+    from . import pairs
+    return {"default_checks": list(pairs.DEFAULT_CHECKS), "copy": [pairs.COPY_SIMILARITY, pairs.COPY_MIN_CHARS],
+            "language": [pairs.LANGUAGE_PROBABILITY, pairs.LANGUAGE_MIN_WORDS],
+            "ratio": [pairs.MAX_RATIO, pairs.RATIO_MIN_CHARS],
+            "fragment": [pairs.FRAGMENT_WORDS, pairs.FRAGMENT_FACTOR, pairs.FRAGMENT_CHARS],
+            "adequacy": [pairs.ADEQUACY_ENCODER, pairs.MARGIN_K, pairs.MIN_MARGIN, pairs.ADEQUACY_WINDOW],
+            "stand_down": [pairs.STAND_DOWN, pairs.STAND_DOWN_MIN]}
 
 
 def nmt_constants() -> dict:
