@@ -29,7 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _common import ROOT, SEVEN, data_file, earlier_rows, merge_rows, read_lines, write_results
+from _common import ROOT, SEVEN, apply_threads, data_file, earlier_rows, merge_rows, read_lines, threads_option, \
+    write_results
 
 WORK = ROOT / "bench" / "work" / "pair_checks"
 KINDS = ["misaligned", "misordered", "wrong-language", "untranslated", "fragment"]
@@ -150,10 +151,12 @@ def _markdown(clean: dict | None, rows: list[dict]) -> str:
         md.append("")
     if rows:
         md += ["## A noisy crawl: noise pairs in a selection of 5,000", "",
-               "| method | target | checks | " + " | ".join(KINDS) + " | all noise | target's own |",
-               "|---|---|---|" + "---|" * (len(KINDS) + 2)]
+               "The default checks: copy, language and ratio before 0.39.0; since 0.39.0 adequacy too (0.37.0's "
+               "`all`).", "",
+               "| method | target | checks | version | " + " | ".join(KINDS) + " | all noise | target's own |",
+               "|---|---|---|---|" + "---|" * (len(KINDS) + 2)]
         for r in rows:
-            md.append(f"| {r['method']} | {r['target']} | {r['checks']} | "
+            md.append(f"| {r['method']} | {r['target']} | {r['checks']} | {r.get('version', '?')} | "
                       + " | ".join(str(r[k]) for k in KINDS) + f" | {r['noise']} ({r['noise'] / r['n']:.1%}) | "
                       f"{r['in_domain']} |")
         md.append("")
@@ -166,7 +169,11 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=["EMEA", "KDE4"])
     ap.add_argument("--per-type", type=int, default=300)
     ap.add_argument("--skip-clean", action="store_true")
+    ap.add_argument("--checks", nargs="+", default=["default", "none"],
+                    help="the --pair-checks of each row: default, none, all or a list (0.37.0 ran default, all, none)")
+    threads_option(ap)
     args = ap.parse_args()
+    apply_threads(args)
     from domainsift import __version__
     import json
     from _common import RESULTS
@@ -176,8 +183,9 @@ def main() -> None:
     for method in args.methods:
         for target in args.targets:
             new = [dict(noisy_row(method, target, args.per_type, checks), version=__version__, seed=0)
-                   for checks in ("default", "all", "none")]
-            rows = merge_rows(rows, new, lambda r: (r["method"], r["target"], r["checks"], r["per_type"]))
+                   for checks in args.checks]
+            rows = merge_rows(rows, new, lambda r: (r["method"], r["target"], r["checks"], r["per_type"],
+                                                    r.get("version")))
             write_results("pair_checks", {"clean": clean, "rows": rows}, _markdown(clean, rows))
 
 
