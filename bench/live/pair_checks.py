@@ -69,10 +69,12 @@ def clean_rates(sample_per_domain: int | None) -> dict:
             "thresholds": {"max_ratio": checks.max_ratio, "min_margin": adequacy.min_margin}}
 
 
-def make_noise(target: str, per_type: int, folder: Path, seed: int = 0) -> dict:
-    """The noise pairs of each kind as files of their own: ``{kind: (en file, de file)}``."""
+def make_noise(target: str, per_type: int, folder: Path, seed: int = 0, source: tuple | None = None) -> dict:
+    """The noise pairs of each kind as files of their own: ``{kind: (en file, de file)}``, made from the
+    target's train pairs (``source``: these English and German files instead)."""
     rng = random.Random(seed)
-    en, de = read_lines(data_file(target, "train", "en")), read_lines(data_file(target, "train", "de"))
+    en_file, de_file = source or (data_file(target, "train", "en"), data_file(target, "train", "de"))
+    en, de = read_lines(en_file), read_lines(de_file)
     idx = [k for k in range(len(en)) if en[k].strip() and de[k].strip() and len(de[k].split()) >= 6]
     files = {}
     folder.mkdir(parents=True, exist_ok=True)
