@@ -234,6 +234,28 @@ def _over_seeds(rows: list[dict]) -> list[str]:
     return ([""] + out) if out else []
 
 
+def _finetune_vs_runner_up(rows: list[dict]) -> list[str]:
+    """For each target and seed of the newest settings: finetune against the best other selection (moore-lewis
+    or cosine, by BLEU) by paired bootstrap on the judge set, from the rows' kept translations."""
+    from domainsift.nmt.significance import in_words, paired_bootstrap
+    mine = {(r["target"], r["seed"], r["method"]): r for r in rows if r.get("settings") == SETTINGS
+            and r.get("translations") and Path(r["translations"]).exists()}
+    out, judges = [], {}
+    for target, seed in sorted({(t, s) for t, s, _ in mine}):
+        ft = mine.get((target, seed, "finetune"))
+        others = [mine[(target, seed, m)] for m in ("moore-lewis", "cosine") if (target, seed, m) in mine]
+        if ft is None or not others:
+            continue
+        runner = max(others, key=lambda r: r["bleu"])
+        if target not in judges:
+            en, de = pool_files()
+            judges[target] = [e for _, e in judge_sets(target, [x for f in en for x in read_lines(f)],
+                                                         [x for f in de for x in read_lines(f)])[1]]
+        test = paired_bootstrap(read_lines(runner["translations"]), read_lines(ft["translations"]), judges[target])
+        out.append(f"{target}, seed {seed}: finetune against its runner-up {runner['method']}: {in_words(test)}.  ")
+    return ([""] + out) if out else []
+
+
 def _versus(vs: dict | None) -> str:
     """A row's paired bootstrap against random in words; rows made before 0.37.0 kept no translations."""
     from domainsift.nmt.significance import in_words
@@ -267,6 +289,7 @@ def _write(rows: list[dict]) -> None:
             lines.append(f"Pearson correlation of precision and BLEU over {target}'s {len(both)} selection rows "
                          f"(seed {seed}): {np.corrcoef(p, b)[0, 1]:.3f}.  ")
     lines += _over_seeds(rows)
+    lines += _finetune_vs_runner_up(rows)
     write_results("nmt_judge", {"rows": rows, "n": N, "epochs": EPOCHS, "patience": PATIENCE, "beam": BEAM,
                                 "max_tokens": MAX_TOKENS, "warmup": WARMUP},
                   "\n".join(lines) + "\n")
