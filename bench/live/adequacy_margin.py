@@ -8,14 +8,14 @@ often among the candidates (a crawl repeats its sentences in other pairs), so it
 higher: the margin is low. How low depends on what the candidates hold, so the margins are measured where the
 check runs:
 
-1. **clean pairs**: each of the seven domains' 5,000 train pairs, the pairs that pass the default checks, as
+1. **clean pairs**: each of the seven domains' 5,000 train pairs, the pairs that pass the other checks (copy, language, ratio), as
    one candidate set (their own neighbours): the share each threshold removes, per domain and in all;
 2. **noisy candidates**: the first candidates a selection of N = 5,000 checks (its first window, 6,250 pairs,
    through ``run_select --top 6250 --pair-checks none`` on the score runs of ``bench/live/pair_checks.py``'s
-   noisy pool, each target's own noise of five kinds at 300 pairs each), the pairs that pass the default checks:
+   noisy pool, each target's own noise of five kinds at 300 pairs each), the pairs that pass the other checks:
    per kind of noise, the share each threshold catches, and the share of the target's clean pairs it removes.
 
-The threshold chosen (``chosen`` in the JSON): the highest of the sweep at which the default checks and the
+The threshold chosen (``chosen`` in the JSON): the highest of the sweep at which the other checks and the
 adequacy check together remove at most ``MAX_CLEAN`` = 1.5% of the 35,000 clean pairs (issue 89 bounds them at
 2%; the rest is kept as room for pools unlike the shared one), and at most ``MAX_DOMAIN`` = 3% of any one
 domain's.
@@ -37,6 +37,7 @@ WORK = ROOT / "bench" / "work" / "adequacy_margin"
 SWEEP = [-0.45, -0.40, -0.35, -0.30, -0.25, -0.20, -0.15, -0.10]
 MAX_CLEAN, MAX_DOMAIN = 0.015, 0.03
 WINDOW = 6250  # a selection of 5,000's first candidates (pipeline.choose: N + max(100, N // 4))
+OTHERS = ("copy", "language", "ratio")  # the checks a pair passes before adequacy looks at it
 KINDS = ["misaligned", "misordered", "wrong-language", "untranslated", "fragment"]
 
 
@@ -54,9 +55,10 @@ def _margins(name: str, pairs: list) -> np.ndarray:
 
 
 def _defaults(pairs: list, learn_from: list):
-    """Which pairs the default checks let through (the languages learnt as a selection learns them)."""
+    """Which pairs the checks before adequacy let through (copy, language, ratio: the defaults before 0.39.0;
+    the languages learnt as a selection learns them)."""
     from domainsift.pairs import PairChecks
-    checks = PairChecks()
+    checks = PairChecks(OTHERS)
     checks.learn_languages(learn_from)
     return [f is None for f in checks.failing(pairs)]
 
@@ -80,7 +82,7 @@ def clean() -> dict:
 
 def candidates(method: str, target: str) -> dict:
     """The noisy pool's first candidates for ``target`` by ``method`` (pair_checks.py's score run, made there
-    if missing), the pairs the default checks let through, their kinds and margins."""
+    if missing), the pairs the other checks let through, their kinds and margins."""
     from domainsift import run_select
     from domainsift.spec import Rule
     import pair_checks
@@ -161,7 +163,7 @@ def _markdown(c: dict, rows: list, chosen) -> str:
     total = sum(v["pairs"] for v in c.values())
     md = ["# The adequacy check's threshold", "",
           "Margins of the multilingual encoder (USE-m), each side's 4 nearest neighbours among the candidates; "
-          "a pair under the threshold fails. Shares of the pairs that pass the default checks (copy, language, "
+          "a pair under the threshold fails. Shares of the pairs that pass the other checks (copy, language, "
           "ratio) and are then removed by adequacy.", "",
           "## Clean pairs (each domain's 5,000 train pairs as one candidate set)", "",
           "| threshold | " + " | ".join(SEVEN) + " | all (adequacy) | all (defaults + adequacy) |",
@@ -172,9 +174,9 @@ def _markdown(c: dict, rows: list, chosen) -> str:
         both = a + sum(c[d]["defaults"] for d in SEVEN)
         md.append(f"| {t:g} | " + " | ".join(cells) + f" | {a / total:.2%} | {both / total:.2%} |")
     md += ["", f"Chosen: **{chosen}** (the highest threshold with at most {MAX_CLEAN:.1%} of all clean pairs and "
-           f"{MAX_DOMAIN:.0%} of any domain's removed by the default checks and adequacy together).", "",
+           f"{MAX_DOMAIN:.0%} of any domain's removed by the other checks and adequacy together).", "",
            "## Noise caught among a selection's first 6,250 candidates (noisy pool, pair_checks.py)", "",
-           "Share of each kind's candidates that pass the default checks and that adequacy then catches; "
+           "Share of each kind's candidates that pass the other checks and that adequacy then catches; "
            "target: the target's clean pairs it removes.", "",
            "| method | target | threshold | " + " | ".join(KINDS) + " | target (clean) |",
            "|---|---|---|" + "---|" * (len(KINDS) + 1)]
@@ -188,7 +190,7 @@ def _markdown(c: dict, rows: list, chosen) -> str:
     md += ["", "The checks' own time on the 6,250 candidates (seconds, "
            f"{rows[0]['threads'] if rows else '?'} thread(s); adequacy: encoding both sides of the pairs that pass "
            "the defaults and their neighbours' search, the encoder loaded):", "",
-           "| method | target | default checks | adequacy |", "|---|---|---|---|"]
+           "| method | target | copy, language, ratio | adequacy |", "|---|---|---|---|"]
     for r in rows:
         md.append(f"| {r['method']} | {r['target']} | {r['seconds']['default_checks']} | {r['seconds']['adequacy']} |")
     md += ["", "Lowest-margin clean pairs (what the check removes first):", ""]
