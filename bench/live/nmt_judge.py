@@ -165,7 +165,7 @@ def main() -> None:
         _write(earlier_rows("nmt_judge"))
         return
     from domainsift import __version__
-    rows = earlier_rows("nmt_judge")
+    rows, mine = earlier_rows("nmt_judge"), []
     en, de = pool_files()
     pool_en = [x for f in en for x in read_lines(f)]
     pool_de = [x for f in de for x in read_lines(f)]
@@ -194,10 +194,11 @@ def main() -> None:
                        "translations": res["translations"], "seconds": round(time.time() - t0, 1),
                        "threads": _threads(),
                        "command": command_line()}
-                rows = add_rows("nmt_judge", [row], _key, _write)
+                mine.append(row)  # every row of this run, merged again at each write: a run beside an older one,
+                rows = add_rows("nmt_judge", mine, _key, _write)  # which rewrites the file whole, loses none
                 print(f"{target} {method} s{seed}: BLEU {row['bleu']:.2f} chrF {row['chrf']:.2f} precision "
                       f"{row['precision']} ({row['seconds']:.0f} s)", flush=True)
-    add_rows("nmt_judge", [], _key, _write)
+    add_rows("nmt_judge", mine, _key, _write)
 
 
 def _threads() -> int:
