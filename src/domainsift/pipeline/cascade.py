@@ -225,8 +225,9 @@ def run_cascades(targets: list, source, execution: Execution, cascade: Cascade) 
     each teacher fitted, each with its student's parameters and the pool sample it learns from): the students
     fitted or loaded (:func:`fit_students`: one student, a head per target, where the teachers share their
     static vectors), then one pass over the pool for every student, then every target's candidates read in
-    one pass (their union), each teacher scoring its own. Returns per target what ``run.json`` and the signature record, and the candidates'
-    bytes by ``(file, line)`` and records (every target's candidates: a local pool's, else None)."""
+    one pass (their union), each teacher scoring its own. Returns per target what ``run.json`` and the
+    signature record, and the candidates' bytes by ``(file, line)`` and records (every target's candidates: a
+    local pool's, else None)."""
     from .._internal.machine import release_memory
     from ..io.source import MemorySource
     t = time.time()
