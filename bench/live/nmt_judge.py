@@ -212,10 +212,11 @@ def _key(r: dict) -> tuple:
 
 
 def _over_seeds(rows: list[dict]) -> list[str]:
-    """The mean BLEU of each method over a target's seeds (the newest row of each seed), for targets with
-    two seeds or more; the order of the methods by the mean, and whether each seed gives that order."""
+    """The mean BLEU of each method over a target's seeds (the newest row of each seed at the newest settings),
+    for targets with two seeds or more; the order of the methods by the mean, and whether each seed gives that order."""
     from _common import version_key
     newest: dict = {}
+    rows = [r for r in rows if r.get("settings") == SETTINGS]  # the means compare rows of one judge only
     for r in sorted(rows, key=lambda r: version_key(r["version"])):
         newest[(r["target"], r["method"], r["seed"])] = r
     out = []
