@@ -392,8 +392,8 @@ class StudentSelector(BaseSelector):
     def static_vectors(self, teacher=None) -> tuple:
         """The static vectors and where they come from (``"teacher"`` or ``"base"``): distilled from the
         fitted ``teacher``'s own encoder (``vectors='teacher'``, when it has one: no cache, each fit's
-        encoder is its own) or from ``model`` (cached). The students of a mixture's targets that share one
-        fitted encoder distil it once (:func:`domainsift.pipeline.cascade.run_cascades`)."""
+        encoder is its own) or from ``model`` (cached). A student of several targets (:meth:`joined`) distils
+        them once for all its heads."""
         from ..embed import model_path
         from ..embed.static import distill_encoder, distilled
         source = teacher.distil_source() if self.vectors == "teacher" else None  # declared by every selector
@@ -410,10 +410,9 @@ class StudentSelector(BaseSelector):
             params.setdefault("cache_dir", self.cache_dir)
         return get_selector(self.teacher, **{k: v for k, v in params.items() if k in names})
 
-    def fit(self, in_domain, pool=None, teacher=None, static: tuple | None = None) -> "StudentSelector":
+    def fit(self, in_domain, pool=None, teacher=None) -> "StudentSelector":
         """Fit the student: ``teacher`` (a fitted selector) scores a seeded sample of ``pool``; without
-        one, the teacher method is built and fitted here. With ``student_from``, load it instead.
-        ``static``: the static vectors (:meth:`static_vectors`), distilled already from ``teacher``'s encoder."""
+        one, the teacher method is built and fitted here. With ``student_from``, load it instead."""
         if self.student_from is not None:
             self.reset()
             self.load_state(self.student_from)
@@ -426,7 +425,7 @@ class StudentSelector(BaseSelector):
         if teacher is None:
             teacher = self.build_teacher()
             teacher.fit(in_domain, pool if teacher.fit_uses_pool else None)
-        self._fit_heads({"": self}, {"": in_domain}, pool, {"": teacher}, static, None)
+        self._fit_heads({"": self}, {"": in_domain}, pool, {"": teacher}, None)
         return self
 
     # ------------------------------------------------------------------ several targets, one student
@@ -440,8 +439,7 @@ class StudentSelector(BaseSelector):
         joint.heads_ = dict(heads)
         return joint
 
-    def fit_heads(self, in_domains: dict, pool, teachers: dict, static: tuple | None = None,
-                  block=None) -> "StudentSelector":
+    def fit_heads(self, in_domains: dict, pool, teachers: dict, block=None) -> "StudentSelector":
         """Fit every head of :meth:`joined` (``{name: Corpus}`` in-domain sets, ``{name: fitted selector}``
         teachers that distil one encoder, or none): one seeded sample of ``pool``, scored by the teachers
         once (``block(records)``: every target's scores as ``(n, T)``, a fit of several targets'; without
@@ -452,10 +450,10 @@ class StudentSelector(BaseSelector):
         if self.heads_ is None or set(self.heads_) != set(in_domains) or set(teachers) != set(in_domains):
             raise DomainsiftError("student: fit_heads needs an in-domain set and a teacher for each head of joined()")
         self._fit_heads(self.heads_, {n: as_corpus(c) for n, c in in_domains.items()}, as_corpus(pool), teachers,
-                        static, block)
+                        block)
         return self
 
-    def _fit_heads(self, heads: dict, in_domains: dict, pool, teachers: dict, static, block) -> None:
+    def _fit_heads(self, heads: dict, in_domains: dict, pool, teachers: dict, block) -> None:
         names = list(heads)
         rng = np.random.default_rng(self.seed)
         n = len(pool)
@@ -463,7 +461,7 @@ class StudentSelector(BaseSelector):
         sample = pool[[int(i) for i in pick]]
         scores = (np.asarray(block(sample), dtype=np.float64) if block is not None else
                   np.stack([np.asarray(teachers[k].score(sample), dtype=np.float64) for k in names], axis=1))
-        static, vectors_from = static if static is not None else self.static_vectors(teachers[names[0]])
+        static, vectors_from = self.static_vectors(teachers[names[0]])  # once for every head
         x_s = Student(static).featurize(sample.texts)
         drawn = self._draw(pool, pick, rng, static)
         # out-of-fold scores: each quarter of the sample scored by a student fitted on the other three (and
