@@ -161,7 +161,7 @@ def _tests(rows: list[dict]) -> list[str]:
     from domainsift.nmt.significance import in_words, paired_bootstrap
     mine = {(r["target"], r["policy"], r["seed"]): r for r in rows if r.get("settings") == SETTINGS
             and r.get("translations")}
-    out = []
+    out, refs_of = [], {}
     for (target, policy, seed), r in sorted(mine.items()):
         for base in ("mixed-0", "dds"):
             b = mine.get((target, base, seed))
@@ -169,13 +169,14 @@ def _tests(rows: list[dict]) -> list[str]:
                 continue
             hyp_s, hyp_b, refs = [], [], []
             for d in r["n_eval"]:
-                pairs = _held_out(d, *_data(d))
+                if d not in refs_of:  # each domain's evaluation set built once (it reads every training file)
+                    refs_of[d] = [e for _, e in _held_out(d, *_data(d))]
                 fs, fb = ROOT / r["translations"] / f"eval.{d}.hyp", ROOT / b["translations"] / f"eval.{d}.hyp"
                 if not (fs.exists() and fb.exists()):
                     break
                 hyp_s += read_lines(str(fs))
                 hyp_b += read_lines(str(fb))
-                refs += [e for _, e in pairs]
+                refs += refs_of[d]
             else:
                 test = paired_bootstrap(hyp_b, hyp_s, refs)
                 out.append(f"{target}, seed {seed}: {policy} against {base}: {in_words(test)}  ")
