@@ -50,6 +50,38 @@ def test_a_fragment_or_a_side_saying_far_more_is_caught():
         PairChecks(max_ratio=0.5)
 
 
+ZH = ["患者应每天早上用水服用一片药。", "请将药品存放在阴凉干燥处，远离儿童。", "如果您曾经有过肝脏问题，请告诉您的医生。",
+      "这种药在最初几天可能会让您感到困倦。", "未经咨询医生，请勿停止服用药片。", "最常见的副作用是头痛和恶心。",
+      "每瓶含有一百毫克活性物质。", "请保留此说明书，您以后可能需要再次阅读。"]
+
+
+def test_a_side_cut_before_its_end_is_a_fragment():
+    from domainsift.pairs import PairChecks, is_fragment
+    cut = "Hören Sie nicht ohne Rücksprache"  # 5 of 12 German words: the word rule lets it pass
+    assert is_fragment(EN[4], cut) and not is_fragment(EN[4], DE[4])
+    assert not is_fragment("Tell your doctor", "Sagen Sie Ihrem Arzt")  # both unended: a heading, no fragment
+    checks = PairChecks(("ratio",))
+    assert checks.failing(list(zip(EN, DE)) + [(EN[4], cut), (cut + ".", cut)]) == [None] * len(EN) + ["ratio", None]
+
+
+def test_the_length_a_translation_has_is_learnt_from_the_pairs():
+    """A Chinese side has a quarter of its English side's characters: the ratio check takes that from the
+    candidates (a fixed ratio of 3 failed every pair), and still catches a side that says far less."""
+    import math
+    from domainsift.pairs import PairChecks
+    checks = PairChecks(("ratio",))
+    pairs = list(zip(EN, ZH))
+    assert checks.failing(pairs + [(EN[2], ZH[2][:5])]) == [None] * len(EN) + ["ratio"]
+    assert 3 < 1 / math.exp(checks.length_bias) < 5
+    assert 3 < 1 / checks.describe()["length_ratio"] < 5
+    labels = PairChecks(("ratio",))  # a column of labels teaches no ratio beyond LANGUAGE_RATIO
+    labels.failing([(e, "x") for e in EN])
+    assert labels.describe()["length_ratio"] == 0.25
+    german = PairChecks(("ratio",))
+    german.failing(list(zip(EN, DE)))
+    assert 1 < german.describe()["length_ratio"] < 1.4
+
+
 def test_a_side_in_the_wrong_language_is_caught():
     pytest.importorskip("py3langid")
     from domainsift.pairs import PairChecks
@@ -99,7 +131,7 @@ def test_a_selection_of_a_bitext_pool_passes_over_what_fails(crawl, capsys):
     assert pc["removed"] == {"copy": 1, "language": 1, "ratio": 1, "adequacy": 0} and pc["languages"] == ["en", "de"]
     assert pc["examples"]["copy"] == [[EN[2], EN[2]]]
     sig = json.loads((crawl / "r" / "signature.json").read_text())
-    assert "select_pair_checks:copy+language+ratio+adequacy@3/margin-0.45" in sig["signature"]
+    assert "select_pair_checks:copy+language+ratio+adequacy@3/margin-0.4|" in sig["signature"]
     # off: every pair, translation or not; --help lists the checks
     rc, err, _ = run_cli(["select", "--from-scores", "r", "--top", "12", "--no-pair-checks", "--out", "all"], capsys)
     assert rc == 0, err
@@ -165,22 +197,23 @@ def test_adequacy_says_when_its_encoder_does_not_know_a_language():
 
 
 def test_default_checks_stand_down_when_the_other_side_is_no_translation(tmp_path, capsys, monkeypatch):
-    """A pool whose other side holds labels, not translations: the default checks would pass over every pair;
-    they stand down with a warning and the record says why. Named checks never stand down."""
+    """A pool whose other side is no translation (here the source again, as a normalised copy): the default
+    checks would pass over every pair; they stand down with a warning and the record says why. Named checks
+    never stand down."""
     monkeypatch.chdir(tmp_path)
     write_lines(tmp_path / "pool.en", EN)
-    write_lines(tmp_path / "pool.lab", [f"label {k}" for k in range(len(EN))])
+    write_lines(tmp_path / "pool.lab", [e.lower().rstrip(".") for e in EN])
     write_lines(tmp_path / "in.en", EN[:3])
     rc, err, _ = run_cli(["select", "--method", "random", "--in-domain", "in.en", "--pool", "pool.en", "--pool-target",
                           "pool.lab", "--top", "5", "--out", "r"], capsys)
     assert rc == 0, err
     sel = json.loads((tmp_path / "r" / "selection.json").read_text())
     assert sel["n_selected"] == 5 and "stood down" in sel["pair_checks"]["stood_down"]
-    rc, err, _ = run_cli(["select", "--from-scores", "r", "--top", "5", "--pair-checks", "ratio", "--out", "named"],
+    rc, err, _ = run_cli(["select", "--from-scores", "r", "--top", "5", "--pair-checks", "copy", "--out", "named"],
                          capsys)
     assert rc == 0, err
     named = json.loads((tmp_path / "named" / "selection.json").read_text())
-    assert named["n_selected"] == 0 and named["pair_checks"]["removed"]["ratio"] == len(EN)
+    assert named["n_selected"] == 0 and named["pair_checks"]["removed"]["copy"] == len(EN)
 
 
 def test_the_default_adequacy_check_stands_down_over_its_window_and_a_named_one_does_not(monkeypatch):

@@ -46,7 +46,7 @@ def clean_rates(sample_per_domain: int | None) -> dict:
         en, de = read_lines(data_file(d, "train", "en")), read_lines(data_file(d, "train", "de"))
         pairs = [(e, g) for e, g in zip(en, de) if e.strip() and g.strip()]
         pairs_all[d] = pairs[:sample_per_domain] if sample_per_domain else pairs
-    checks.learn_languages([p for d in SEVEN for p in pairs_all[d][:100]])
+    checks.learn([p for d in SEVEN for p in pairs_all[d][:100]])
     for d in SEVEN:
         before = Counter(checks.removed)
         failing = checks.failing(pairs_all[d])

@@ -762,7 +762,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"a bitext pool (--pool-target): pass over the pairs that are not translations, by these "
                         f"checks ({', '.join(CHECKS)}, or all; default {','.join(DEFAULT_CHECKS)}): copy, the "
                         "target repeating the source; language, a side surely in another language than its side's; "
-                        "ratio, one side more than --max-length-ratio times as long as the other, or a fragment; "
+                        "ratio, one side more than --max-length-ratio times as long as the other (as long as the pair's "
+                        "languages make it, learnt from the first candidates), or a fragment (a side cut before its "
+                        "end); "
                         "adequacy, the sides' margin in the multilingual encoder under --min-margin (a misaligned "
                         "pair; encodes every candidate). --top/--fraction still give N pairs; the selection's "
                         "record says how many each check removed, with examples. Default checks that would fail "
@@ -770,8 +772,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "and the default adequacy check over 50,000 candidates at once")
     s.add_argument("--no-pair-checks", action="store_true", help="keep every pair, translation or not")
     s.add_argument("--max-length-ratio", type=finite, metavar="R",
-                   help=f"the ratio check's limit on the longer side's characters over the shorter's (default "
-                        f"{MAX_RATIO:g})")
+                   help=f"the ratio check's limit on the longer side's characters over the shorter's, each side's "
+                        f"as long as the pair's languages make it (default {MAX_RATIO:g})")
     s.add_argument("--min-margin", type=finite, metavar="M",
                    help=f"the adequacy check's least margin: a pair's cosine less the mean of its sides' 4 nearest "
                         f"neighbours' (default {MIN_MARGIN:g})")

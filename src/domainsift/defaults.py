@@ -49,8 +49,9 @@ def pair_constants() -> dict:
     from . import pairs
     return {"default_checks": list(pairs.DEFAULT_CHECKS), "copy": [pairs.COPY_SIMILARITY, pairs.COPY_MIN_CHARS],
             "language": [pairs.LANGUAGE_PROBABILITY, pairs.LANGUAGE_MIN_WORDS],
-            "ratio": [pairs.MAX_RATIO, pairs.RATIO_MIN_CHARS],
-            "fragment": [pairs.FRAGMENT_WORDS, pairs.FRAGMENT_FACTOR, pairs.FRAGMENT_CHARS],
+            "ratio": [pairs.MAX_RATIO, pairs.RATIO_MIN_CHARS, pairs.LANGUAGE_RATIO],
+            "fragment": [pairs.FRAGMENT_WORDS, pairs.FRAGMENT_FACTOR, pairs.FRAGMENT_CHARS, pairs.FRAGMENT_CUT,
+                         list(pairs.SENTENCE_ENDS), sorted(pairs.UNSPACED)],
             "adequacy": [pairs.ADEQUACY_ENCODER, pairs.MARGIN_K, pairs.MIN_MARGIN, pairs.ADEQUACY_WINDOW],
             "stand_down": [pairs.STAND_DOWN, pairs.STAND_DOWN_MIN]}
 

@@ -12,9 +12,11 @@ looks at one pair, on its own:
   candidates', identified by py3langid, extra ``langid``), told surely (a probability of at least
   :data:`LANGUAGE_PROBABILITY`) on a line of at least :data:`LANGUAGE_MIN_WORDS` words: the other side's
   language (py3langid choosing between the pair's two languages: the crawl's usual mistake), or any third;
-- ``ratio``: one side more than ``max_ratio`` times as long as the other in characters (a pair whose sides
-  say different amounts), for pairs whose longer side has at least :data:`RATIO_MIN_CHARS`; or a
-  fragment (:func:`is_fragment`);
+- ``ratio``: one side more than ``max_ratio`` times as long as the pair's languages make it (a pair whose
+  sides say different amounts), for pairs whose longer side has at least :data:`RATIO_MIN_CHARS`; or a
+  fragment (:func:`is_fragment`). How long one language's side is for the other's is learnt from the first
+  candidates (the median ratio of their characters, :attr:`PairChecks.length_bias`): a Chinese side is a
+  third of its English side's characters, a German one a tenth longer;
 - ``adequacy``: the sides do not say the same thing. Both are encoded by the multilingual encoder (USE-m,
   extra ``multilingual``: 16 languages in one space) and the pair's cosine is scored as a margin: minus the
   mean cosine of each side's :data:`MARGIN_K` nearest neighbours among the other side's candidates
@@ -39,23 +41,33 @@ from ._internal.errors import DomainsiftError
 
 CHECKS = ("copy", "language", "ratio", "adequacy")
 # every check is on by default since 0.39.0 (adequacy was asked for by name before): measured where it runs (a
-# selection's first candidates of the noisy pool, bench/results/adequacy_margin.md), at MIN_MARGIN it catches
-# 47-69% of the in-domain misaligned pairs the other checks let through and removes 0.46% of the shared pool's
-# curated pairs (whose lowest margins are OPUS's own misalignments), in 22-39 s a 6,250-pair window on one
-# thread; a default window over ADEQUACY_WINDOW pairs stands the check down (its neighbour search grows with the
-# square of the window), with a warning; named, it always runs
+# selection's first candidates of the noisy pool, bench/results/adequacy_margin.md), at MIN_MARGIN (-0.40 since
+# 0.40.0, the highest of the sweep at which every check together removes at most 2% of the shared pool's curated
+# pairs and 4% of any domain's) it catches 60-78% of the in-domain misaligned pairs the other checks let through
+# and removes 0.83% of the curated pairs (whose lowest margins are OPUS's own misalignments), in 15-24 s a
+# 6,250-pair window on one thread; a default window over ADEQUACY_WINDOW pairs stands the check down (its
+# neighbour search grows with the square of the window), with a warning; named, it always runs
 DEFAULT_CHECKS = CHECKS
 ADEQUACY_WINDOW = 50000
 COPY_SIMILARITY, COPY_MIN_CHARS = 0.9, 20
 LANGUAGE_PROBABILITY, LANGUAGE_MIN_WORDS = 0.99, 3
 MAX_RATIO, RATIO_MIN_CHARS = 3.0, 15
-# a fragment: a side of at most 5 words beside one of at least 3 times its words and twice its characters
-FRAGMENT_WORDS, FRAGMENT_FACTOR, FRAGMENT_CHARS = 5, 3, 2.0
+# the most one language's translation differs from another's in characters, learnt or not (Chinese has about a
+# third of English's): a learnt ratio beyond it is held at it
+LANGUAGE_RATIO = 4.0
+# a fragment: a side of at most 5 words beside one of at least 3 times its words and twice its characters (the
+# characters' ratio, as the ratio check's, over the one the pair's languages make: 0.40.0); or (0.40.0) a side cut
+# before its end: the other side ends its sentence, it does not, and it has at most 1 / FRAGMENT_CUT of the
+# characters the other side's make (a crawl's fragment is the start of a sentence: bench/results/pair_checks.md)
+FRAGMENT_WORDS, FRAGMENT_FACTOR, FRAGMENT_CHARS, FRAGMENT_CUT = 5, 3, 2.0, 2.0
+SENTENCE_ENDS = (".", "!", "?", "\u3002", "\uff01", "\uff1f", "\u061f", "\u0964")  # and 。！？ ؟ ।
+# languages whose lines are not split into words by spaces: the fragment's word rule does not apply
+UNSPACED = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo"})
 # adequacy: the margin (Artetxe & Schwenk, 2019, their "distance" form) of the two sides' cosine in the
 # multilingual encoder's space over the mean of their K nearest neighbours' among the same candidates; a pair
-# below MIN_MARGIN is not a translation. The difference beat the ratio form on the shared pool: at 1% of the
+# below MIN_MARGIN is not a translation (-0.45 until 0.39.0). The difference beat the ratio form on the shared pool: at 1% of the
 # clean pairs removed it catches 89-90% of misaligned in-domain pairs on EMEA and KDE4 (the ratio: 62-82%)
-ADEQUACY_ENCODER, MARGIN_K, MIN_MARGIN = "multilingual", 4, -0.45
+ADEQUACY_ENCODER, MARGIN_K, MIN_MARGIN = "multilingual", 4, -0.40
 EXAMPLES = 3  # pairs a check's record shows
 # when the default checks would pass over more than this share of the first candidates, the other side is not
 # a translation at all (ids, labels, another field): the checks stand down for the run, with a warning; checks
@@ -82,18 +94,55 @@ def is_copy(src: str, tgt: str) -> bool:
     return SequenceMatcher(None, a, b, autojunk=False).ratio() >= COPY_SIMILARITY
 
 
-def is_fragment(src: str, tgt: str) -> bool:
-    """One side a fragment of the other: at most :data:`FRAGMENT_WORDS` words beside at least
-    :data:`FRAGMENT_FACTOR` times as many, and at least :data:`FRAGMENT_CHARS` times as many characters (a
-    German compound is one word for an English three: "Starting dose" / "Anfangsdosis" is no fragment)."""
-    a, b = len(src.split()), len(tgt.split())
-    lo, hi = min(a, b), max(a, b)
-    return 0 < lo <= FRAGMENT_WORDS and hi >= FRAGMENT_FACTOR * lo and length_ratio(src, tgt) >= FRAGMENT_CHARS
+def is_fragment(src: str, tgt: str, bias: float = 0.0, words: bool = True) -> bool:
+    """One side a fragment of the other (``bias``: the log of the target's characters over the source's that
+    the pair's languages make, :attr:`PairChecks.length_bias`; ``words``: whether both languages split words
+    by spaces). Either side cut before its end: the other side ends a sentence (:data:`SENTENCE_ENDS`), it does
+    not, the longer side has at least :data:`RATIO_MIN_CHARS` characters and the cut one at most
+    1 / :data:`FRAGMENT_CUT` of what the other's make. Or (``words``) at most :data:`FRAGMENT_WORDS` words beside
+    at least :data:`FRAGMENT_FACTOR` times as many, and at least :data:`FRAGMENT_CHARS` times as many characters
+    as the languages make (a German compound is one word for an English three: "Starting dose" /
+    "Anfangsdosis" is no fragment)."""
+    a, b = src.strip(), tgt.strip()
+    if not a or not b:
+        return False
+    ends_a, ends_b = a.endswith(SENTENCE_ENDS), b.endswith(SENTENCE_ENDS)
+    if ends_a != ends_b and max(len(a), len(b)) >= RATIO_MIN_CHARS:
+        short = _shortfall(a, b, bias) if ends_a else 1 / _shortfall(a, b, bias)
+        if short >= FRAGMENT_CUT:  # how many times fewer characters the unended side has than it should
+            return True
+    if not words:
+        return False
+    wa, wb = len(a.split()), len(b.split())
+    lo, hi = min(wa, wb), max(wa, wb)
+    return 0 < lo <= FRAGMENT_WORDS and hi >= FRAGMENT_FACTOR * lo and length_ratio(a, b, bias) >= FRAGMENT_CHARS
 
 
-def length_ratio(src: str, tgt: str) -> float:
-    a, b = len(src.strip()), len(tgt.strip())
-    return max(a, b) / max(1, min(a, b))
+def _shortfall(src: str, tgt: str, bias: float) -> float:
+    """The characters the target should have for its source's (``bias``) over those it has."""
+    import math
+    return len(src) * math.exp(bias) / max(1, len(tgt))
+
+
+def length_ratio(src: str, tgt: str, bias: float = 0.0) -> float:
+    """The longer side's characters over the shorter's, each as the pair's languages make them (``bias``: the
+    log of the target's characters over the source's in a translation; 0: the same)."""
+    r = _shortfall(src.strip(), tgt.strip(), bias)
+    return max(r, 1 / r) if r > 0 else float("inf")
+
+
+def length_bias(pairs: Sequence[tuple[str, str]]) -> float:
+    """The log of the target's characters over the source's that ``pairs``' languages make: their median, over
+    the pairs of two non-empty sides (0.0 with none), held within :data:`LANGUAGE_RATIO` either way."""
+    import math
+    logs = sorted(math.log(len(b.strip()) / len(a.strip())) for a, b in pairs
+                  if b is not None and a.strip() and b.strip())
+    if not logs:
+        return 0.0
+    mid = len(logs) // 2
+    median = logs[mid] if len(logs) % 2 else (logs[mid - 1] + logs[mid]) / 2
+    bound = math.log(LANGUAGE_RATIO)
+    return min(bound, max(-bound, median))
 
 
 def from_options(pair_checks: str | None = None, max_length_ratio: float | None = None,
@@ -146,10 +195,18 @@ class PairChecks:
         self.stood_down: str | None = None
         self._first = True
         self.languages: tuple[str, str] | None = None  # each side's language, once told from the candidates
+        self.length_bias: float | None = None  # log(target's characters / source's) a translation has, ditto
         self.removed = Counter()
         self.examples: dict[str, list] = {}
         self.unchecked: str | None = None  # why the language check could not run
         self.adequacy_unchecked: str | None = None  # why the adequacy check could not run
+
+    def learn(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """What the checks learn once from the first candidates: each side's language
+        (:meth:`learn_languages`) and how long a target is for its source (:func:`length_bias`)."""
+        self.learn_languages(pairs)
+        if self.length_bias is None and "ratio" in self.checks:
+            self.length_bias = length_bias(pairs)
 
     def learn_languages(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Each side's language: the majority of ``pairs``' sides (the first candidates); the check is left
@@ -186,15 +243,18 @@ class PairChecks:
         return out
 
     def _failing(self, pairs: list) -> list[str | None]:
-        self.learn_languages(pairs)
+        self.learn(pairs)
         out: list[str | None] = [None] * len(pairs)
+        bias = self.length_bias or 0.0
+        words = not (self.languages and UNSPACED & set(self.languages))
         for k, (a, b) in enumerate(pairs):
             if b is None:
                 continue
             if "copy" in self.checks and is_copy(a, b):
                 out[k] = "copy"
-            elif "ratio" in self.checks and (is_fragment(a, b) or (
-                    max(len(a.strip()), len(b.strip())) >= RATIO_MIN_CHARS and length_ratio(a, b) > self.max_ratio)):
+            elif "ratio" in self.checks and (is_fragment(a, b, bias, words) or (
+                    max(len(a.strip()), len(b.strip())) >= RATIO_MIN_CHARS
+                    and length_ratio(a, b, bias) > self.max_ratio)):
                 out[k] = "ratio"
         if "language" in self.checks and self.languages is not None:
             todo = [k for k in range(len(pairs)) if out[k] is None and pairs[k][1] is not None]
@@ -290,11 +350,14 @@ class PairChecks:
 
     def describe(self) -> dict:
         """``selection.json``'s ``pair_checks``: the checks, the thresholds, each side's language, how many
-        pairs each check removed and examples of each."""
+        pairs each check removed and examples of each (``length_ratio``: a target's characters over its source's
+        in a translation, as learnt)."""
+        import math
         return {"checks": list(self.checks), "max_ratio": self.max_ratio,
                 **({"min_margin": self.min_margin, "adequacy_encoder": self.adequacy_encoder}
                    if "adequacy" in self.checks else {}),
                 **({"languages": list(self.languages)} if self.languages else {}),
+                **({"length_ratio": round(math.exp(self.length_bias), 3)} if self.length_bias is not None else {}),
                 **({"language_unchecked": self.unchecked} if self.unchecked and "language" in self.checks else {}),
                 **({"adequacy_unchecked": self.adequacy_unchecked}
                    if self.adequacy_unchecked and "adequacy" in self.checks else {}),
