@@ -14,8 +14,9 @@ process (``--processes 1`` when N is 1), so that the arms run beside another one
 
     python bench/live/pair_checks_speed.py [--size 1000000] [--threads 1]
 
-Each finished arm is kept under bench/work/pair_checks_speed/ (keyed by version, size and threads): a killed
-run resumes at the arm it had not finished.
+Each finished arm is kept under bench/work/pair_checks_speed/ (keyed by version, commit, size and threads): a
+killed run resumes at the arm it had not finished. Rows record the commit of the code (``-dirty``: changes under
+src/ not committed); the first row (0.40.0, no commit recorded) is the code before the copy check's bounds.
 """
 
 from __future__ import annotations
@@ -65,10 +66,19 @@ def make(size: int) -> tuple:
     return en_path, de_path
 
 
+def _commit() -> str:
+    """The commit the product's code is at (``-dirty`` with changes under src/): rows of one version measured
+    before and after a change of speed keep apart."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return head + ("-dirty" if dirty else "")
+
+
 def arm(name: str, size: int, threads: int | None) -> dict:
     from domainsift import __version__
     en, de = make(size)
-    tag = f"{__version__}-{size}-{name}-t{threads or 0}"
+    commit = _commit()
+    tag = f"{__version__}-{commit}-{size}-{name}-t{threads or 0}"
     done = WORK / f"{tag}.json"
     if done.exists():
         return json.loads(done.read_text())
@@ -89,7 +99,8 @@ def arm(name: str, size: int, threads: int | None) -> dict:
         sys.exit(f"{name}: domainsift select failed:\n{proc.stderr[-3000:]}")
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     sel = json.loads((out / "selection.json").read_text())
-    row = {"arm": name, "size": size, "version": __version__, "threads": threads, "seconds": got["seconds"],
+    row = {"arm": name, "size": size, "version": __version__, "commit": commit, "threads": threads,
+           "seconds": got["seconds"],
            "peak_rss_mb": got["peak_rss_mb"], "wall_seconds": round(time.time() - t0, 1),
            "selected": sel.get("selected") or sel.get("n_selected"),
            "pair_checks": {k: v for k, v in (sel.get("pair_checks") or {}).items() if k != "examples"}}
@@ -105,17 +116,17 @@ def _markdown(rows: list) -> str:
           "of the shared train pairs and KDE4's noise pairs of pair_checks.py, repeated with a line-number prefix; "
           "in-domain set KDE4.test.en; a fresh process with an empty cache per arm. The checks' cost: the "
           "difference of the two arms' times over the unchecked arm's (issue 89: at most 25%).", "",
-          "| version | pairs | threads | no checks (s) | default checks (s) | added | peak RSS (MB) | removed by the checks |",
-          "|---|---|---|---|---|---|---|---|"]
+          "| version | commit | pairs | threads | no checks (s) | default checks (s) | added | peak RSS (MB) | removed by the checks |",
+          "|---|---|---|---|---|---|---|---|---|"]
     keyed = {}
     for r in rows:
-        keyed.setdefault((r["version"], r["size"], r["threads"]), {})[r["arm"]] = r
-    for (version, size, threads), arms in sorted(keyed.items()):
+        keyed.setdefault((r["version"], r.get("commit") or "", r["size"], r["threads"]), {})[r["arm"]] = r
+    for (version, commit, size, threads), arms in sorted(keyed.items(), key=lambda kv: [str(x) for x in kv[0]]):
         if set(arms) != set(ARMS):
             continue
         a, b = arms["none"], arms["default"]
         removed = ", ".join(f"{k} {v}" for k, v in (b["pair_checks"].get("removed") or {}).items())
-        md.append(f"| {version} | {size:,} | {threads or 'all'} | {a['seconds']} | {b['seconds']} | "
+        md.append(f"| {version} | {commit or '-'} | {size:,} | {threads or 'all'} | {a['seconds']} | {b['seconds']} | "
                   f"{(b['seconds'] - a['seconds']) / a['seconds']:+.1%} | {a['peak_rss_mb']:.0f} / {b['peak_rss_mb']:.0f} | "
                   f"{removed} |")
     md.append("")
@@ -129,7 +140,8 @@ def main() -> None:
     args = ap.parse_args()
     for name in ARMS:
         row = arm(name, args.size, args.threads)
-        add_rows("pair_checks_speed", [row], lambda r: (r["version"], r["size"], r["threads"], r["arm"]),
+        add_rows("pair_checks_speed", [row],
+                 lambda r: (r["version"], r.get("commit") or "", r["size"], r["threads"], r["arm"]),
                  lambda rows: write_results("pair_checks_speed", {"rows": rows}, _markdown(rows)))
 
 
