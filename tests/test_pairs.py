@@ -40,6 +40,17 @@ def test_a_copy_is_caught_and_a_translation_passes():
     assert checks.failing([(EN[0], DE[0]), (EN[1], EN[1])]) == [None, "copy"]
 
 
+def test_the_copy_checks_bounds_give_difflibs_answer():
+    """is_copy tries difflib's cheap upper bounds of its ratio first: the answer is the ratio's own."""
+    from difflib import SequenceMatcher
+    from domainsift.pairs import COPY_SIMILARITY, _bare, is_copy
+    pairs = list(zip(EN, DE)) + [(e, e[:-4] + "abc.") for e in EN] + [(e, e.replace("e", "a")) for e in EN]
+    for a, b in pairs:
+        ratio = SequenceMatcher(None, _bare(a), _bare(b), autojunk=False).ratio()
+        assert is_copy(a, b) == (ratio >= COPY_SIMILARITY), (a, b, ratio)
+    assert any(is_copy(a, b) for a, b in pairs[len(EN):]) and not any(is_copy(a, b) for a, b in pairs[:len(EN)])
+
+
 def test_a_fragment_or_a_side_saying_far_more_is_caught():
     from domainsift.pairs import PairChecks
     checks = PairChecks(("ratio",), max_ratio=3.0)
