@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from _common import ROOT, SEVEN, add_rows, data_file, read_lines, write_results
+from _common import ROOT, SEVEN, add_rows, command_line, data_file, read_lines, write_results
 
 WORK = ROOT / "bench" / "work" / "pair_checks_speed"
 FRACTION = 0.01
@@ -67,11 +67,24 @@ def make(size: int) -> tuple:
 
 
 def _commit() -> str:
-    """The commit the product's code is at (``-dirty`` with changes under src/): rows of one version measured
-    before and after a change of speed keep apart."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    """The last commit that changed the product's code (src/; ``-dirty`` with changes there not committed): rows
+    of one version measured before and after a change of speed keep apart, and commits elsewhere (a row of
+    another benchmark landing between two arms) do not."""
+    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", "src"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     return head + ("-dirty" if dirty else "")
+
+
+def _code_of(commit: str) -> str:
+    """The last commit that changed src/ at or before ``commit`` (rows of 0.40.0's first measurements recorded
+    HEAD, which a commit elsewhere moves between two arms)."""
+    if not commit:
+        return ""
+    dirty = commit.endswith("-dirty")
+    found = subprocess.run(["git", "log", "-1", "--format=%h", commit.removesuffix("-dirty"), "--", "src"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    return (found or commit.removesuffix("-dirty")) + ("-dirty" if dirty else "")
 
 
 def arm(name: str, size: int, threads: int | None) -> dict:
@@ -100,6 +113,7 @@ def arm(name: str, size: int, threads: int | None) -> dict:
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     sel = json.loads((out / "selection.json").read_text())
     row = {"arm": name, "size": size, "version": __version__, "commit": commit, "threads": threads,
+           "command": command_line(),
            "seconds": got["seconds"],
            "peak_rss_mb": got["peak_rss_mb"], "wall_seconds": round(time.time() - t0, 1),
            "selected": sel.get("selected") or sel.get("n_selected"),
@@ -116,11 +130,11 @@ def _markdown(rows: list) -> str:
           "of the shared train pairs and KDE4's noise pairs of pair_checks.py, repeated with a line-number prefix; "
           "in-domain set KDE4.test.en; a fresh process with an empty cache per arm. The checks' cost: the "
           "difference of the two arms' times over the unchecked arm's (issue 89: at most 25%).", "",
-          "| version | commit | pairs | threads | no checks (s) | default checks (s) | added | peak RSS (MB) | removed by the checks |",
+          "| version | code (last commit to src/) | pairs | threads | no checks (s) | default checks (s) | added | peak RSS (MB) | removed by the checks |",
           "|---|---|---|---|---|---|---|---|---|"]
     keyed = {}
     for r in rows:
-        keyed.setdefault((r["version"], r.get("commit") or "", r["size"], r["threads"]), {})[r["arm"]] = r
+        keyed.setdefault((r["version"], _code_of(r.get("commit") or ""), r["size"], r["threads"]), {})[r["arm"]] = r
     for (version, commit, size, threads), arms in sorted(keyed.items(), key=lambda kv: [str(x) for x in kv[0]]):
         if set(arms) != set(ARMS):
             continue
@@ -129,7 +143,9 @@ def _markdown(rows: list) -> str:
         md.append(f"| {version} | {commit or '-'} | {size:,} | {threads or 'all'} | {a['seconds']} | {b['seconds']} | "
                   f"{(b['seconds'] - a['seconds']) / a['seconds']:+.1%} | {a['peak_rss_mb']:.0f} / {b['peak_rss_mb']:.0f} | "
                   f"{removed} |")
-    md.append("")
+    # rows of 0.40.0's first runs did not record their command: both were this one
+    made = sorted({r.get("command") or "python bench/live/pair_checks_speed.py --threads 1" for r in rows})
+    md += ["", "Rows made by: " + "; ".join(f"`{c}`" for c in made), ""]
     return "\n".join(md)
 
 
@@ -137,7 +153,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=1_000_000)
     ap.add_argument("--threads", type=int, default=None, help="threads of each run (default: the machine's)")
+    ap.add_argument("--table-only", action="store_true", help="rewrite the table from the finished rows; run nothing")
     args = ap.parse_args()
+    if args.table_only:
+        add_rows("pair_checks_speed", [], lambda r: None,
+                 lambda rows: write_results("pair_checks_speed", {"rows": rows}, _markdown(rows)))
+        return
     for name in ARMS:
         row = arm(name, args.size, args.threads)
         add_rows("pair_checks_speed", [row],
