@@ -86,8 +86,11 @@ def test_the_length_a_translation_has_is_learnt_from_the_pairs():
     assert 3 < 1 / math.exp(checks.length_bias) < 5
     assert 3 < 1 / checks.describe()["length_ratio"] < 5
     labels = PairChecks(("ratio",))  # a column of labels teaches no ratio beyond LANGUAGE_RATIO
-    labels.failing([(e, "x") for e in EN])
+    assert labels.failing([(e, "x") for e in EN]) == ["ratio"] * len(EN)  # named: it insists
     assert labels.describe()["length_ratio"] == 0.25
+    default = PairChecks(("ratio",), asked=False)  # the defaults: such a column is no translation, they stand down
+    assert default.failing([(e, f"label {k}") for k, e in enumerate(EN)]) == [None] * len(EN)
+    assert "beyond any two languages' translations" in default.describe()["stood_down"]
     german = PairChecks(("ratio",))
     german.failing(list(zip(EN, DE)))
     assert 1 < german.describe()["length_ratio"] < 1.4

@@ -137,16 +137,14 @@ def length_ratio(src: str, tgt: str, bias: float = 0.0) -> float:
 
 def length_bias(pairs: Sequence[tuple[str, str]]) -> float:
     """The log of the target's characters over the source's that ``pairs``' languages make: their median, over
-    the pairs of two non-empty sides (0.0 with none), held within :data:`LANGUAGE_RATIO` either way."""
+    the pairs of two non-empty sides (0.0 with none)."""
     import math
     logs = sorted(math.log(len(b.strip()) / len(a.strip())) for a, b in pairs
                   if b is not None and a.strip() and b.strip())
     if not logs:
         return 0.0
     mid = len(logs) // 2
-    median = logs[mid] if len(logs) % 2 else (logs[mid - 1] + logs[mid]) / 2
-    bound = math.log(LANGUAGE_RATIO)
-    return min(bound, max(-bound, median))
+    return logs[mid] if len(logs) % 2 else (logs[mid - 1] + logs[mid]) / 2
 
 
 def from_options(pair_checks: str | None = None, max_length_ratio: float | None = None,
@@ -200,6 +198,7 @@ class PairChecks:
         self._first = True
         self.languages: tuple[str, str] | None = None  # each side's language, once told from the candidates
         self.length_bias: float | None = None  # log(target's characters / source's) a translation has, ditto
+        self.learnt_bias: float | None = None  # the same as the first candidates have it (not held)
         self.removed = Counter()
         self.examples: dict[str, list] = {}
         self.unchecked: str | None = None  # why the language check could not run
@@ -208,9 +207,12 @@ class PairChecks:
     def learn(self, pairs: Sequence[tuple[str, str]]) -> None:
         """What the checks learn once from the first candidates: each side's language
         (:meth:`learn_languages`) and how long a target is for its source (:func:`length_bias`)."""
+        import math
         self.learn_languages(pairs)
         if self.length_bias is None and "ratio" in self.checks:
-            self.length_bias = length_bias(pairs)
+            self.learnt_bias = length_bias(pairs)  # as the pairs have it: beyond LANGUAGE_RATIO, no translation
+            bound = math.log(LANGUAGE_RATIO)
+            self.length_bias = min(bound, max(-bound, self.learnt_bias))
 
     def learn_languages(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Each side's language: the majority of ``pairs``' sides (the first candidates); the check is left
@@ -230,15 +232,30 @@ class PairChecks:
 
     def failing(self, pairs: Sequence[tuple[str, str]]) -> list[str | None]:
         """For each ``(scored side, other side)`` pair, the first check it fails, or None. Default checks that
-        would fail more than :data:`STAND_DOWN` of the first candidates stand down (:attr:`stood_down`)."""
+        would fail more than :data:`STAND_DOWN` of the first candidates, or that find the first candidates'
+        sides further apart in length than two languages' translations are (:data:`LANGUAGE_RATIO`, in the
+        median), stand down (:attr:`stood_down`)."""
+        import logging
+        import math
         pairs = list(pairs)
         if self.stood_down:
             return [None] * len(pairs)
+        first = self._first
+        if first and not self.asked and len(pairs) >= STAND_DOWN_MIN:
+            self.learn(pairs)
+            if self.learnt_bias is not None and abs(self.learnt_bias) > math.log(LANGUAGE_RATIO):
+                self._first = False
+                self.stood_down = (f"the other side has {math.exp(self.learnt_bias):.2g} times the characters of the "
+                                   f"scored side in the median of the first {len(pairs)} candidate pairs, beyond "
+                                   f"any two languages' translations ({LANGUAGE_RATIO:g} times): it does not look "
+                                   "like a translation; the checks stood down (name them with --pair-checks to "
+                                   "insist)")
+                logging.getLogger("domainsift").warning("pair checks: %s", self.stood_down)
+                return [None] * len(pairs)
         out = self._failing(pairs)
-        first, self._first = self._first, False
+        self._first = False
         failed = sum(x is not None for x in out)
         if first and not self.asked and len(pairs) >= STAND_DOWN_MIN and failed > STAND_DOWN * len(pairs):
-            import logging
             self.stood_down = (f"{failed} of the first {len(pairs)} candidate pairs failed a check "
                                f"({', '.join(sorted({x for x in out if x}))}): the other side does not look like a "
                                "translation; the checks stood down (name them with --pair-checks to insist)")
