@@ -12,7 +12,8 @@ holds). Each method selects N = 3,900 pairs (the target's share of the pool, so 
 in-domain pairs) scoring the English side (``--pool ... --pool-target ...``; the selection writes both
 sides); the product's judge (``domainsift.jobs.downstream.judge_nmt``, as ``downstream --judge nmt``) trains
 a `proxy`-preset model (domainsift nmt, from scratch, de->en) on the selected pairs and judges it by BLEU,
-chrF and chrF++ (sacrebleu) on the judge set, beam 5, keeping its translations; every row is tested against
+chrF and chrF++ (sacrebleu) on the judge set, beam 5, keeping its translations (and, gzipped, in
+bench/results/nmt_judge_hyp/, so that a later checkout can test them again); every row is tested against
 the random row by paired bootstrap (1,000 resamples). Rows: random, moore-lewis, cosine, finetune, the oracle
 (the target's own 3,900 pairs in the pool) and, with --whole-pool, all 31,700 pairs. The selection's
 precision against the target's pool file is reported beside it. Before 0.38.0 the judge set was half of the
@@ -33,8 +34,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import ROOT, SEVEN, add_rows, apply_threads, command_line, data_file, earlier_rows, read_lines, \
-    threads_option, write_results
+from _common import RESULTS, ROOT, SEVEN, add_rows, apply_threads, command_line, data_file, earlier_rows, \
+    read_lines, threads_option, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_judge"
 JUDGED = ["KDE4", "EMEA", "JRC-Acquis"]  # the targets judged: each holds out HELD_OUT train pairs of the pool
@@ -201,6 +202,37 @@ def main() -> None:
     add_rows("nmt_judge", mine, _key, _write)
 
 
+def _kept(r: dict) -> Path:
+    """Where a row's translations of the judge set are kept in the repository (gzip), so that its tests can be
+    made again in a later checkout (bench/work, where the judge writes them, is not kept)."""
+    return RESULTS / "nmt_judge_hyp" / f"{r['target']}-s{r['seed']}-{r['method']}-{r['version']}.hyp.gz"
+
+
+def _keep(rows: list[dict]) -> None:
+    """Keep the translations of every row whose judge folder still holds them and that are not kept yet."""
+    import gzip
+    import shutil
+    for r in rows:
+        src, dst = Path(r.get("translations") or ""), _kept(r)
+        if r.get("translations") and src.exists() and not dst.exists():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dst.with_suffix(".tmp")
+            with open(src, "rb") as fin, gzip.GzipFile(tmp, "wb", mtime=0) as fout:
+                shutil.copyfileobj(fin, fout)
+            tmp.rename(dst)
+
+
+def _translations(r: dict) -> list[str] | None:
+    """A row's translations: from its judge folder, or as kept (:func:`_kept`); None: neither."""
+    import gzip
+    if r.get("translations") and Path(r["translations"]).exists():
+        return read_lines(r["translations"])
+    if _kept(r).exists():
+        with gzip.open(_kept(r), "rt", encoding="utf-8") as fh:
+            return fh.read().splitlines()
+    return None
+
+
 def _threads() -> int:
     """torch's threads for the row (its seconds are timings only beside nothing else)."""
     import torch
@@ -241,7 +273,7 @@ def _finetune_vs_runner_up(rows: list[dict]) -> list[str]:
     or cosine, by BLEU) by paired bootstrap on the judge set, from the rows' kept translations."""
     from domainsift.nmt.significance import in_words, paired_bootstrap
     mine = {(r["target"], r["seed"], r["method"]): r for r in rows if r.get("settings") == SETTINGS
-            and r.get("translations") and Path(r["translations"]).exists()}
+            and _translations(r) is not None}
     out, judges = [], {}
     for target, seed in sorted({(t, s) for t, s, _ in mine}):
         ft = mine.get((target, seed, "finetune"))
@@ -253,9 +285,31 @@ def _finetune_vs_runner_up(rows: list[dict]) -> list[str]:
             en, de = pool_files()
             judges[target] = [e for _, e in judge_sets(target, [x for f in en for x in read_lines(f)],
                                                          [x for f in de for x in read_lines(f)])[1]]
-        test = paired_bootstrap(read_lines(runner["translations"]), read_lines(ft["translations"]), judges[target])
+        test = paired_bootstrap(_translations(runner), _translations(ft), judges[target])
         out.append(f"{target}, seed {seed}: finetune against its runner-up {runner['method']}: {in_words(test)}.  ")
-    return ([""] + out) if out else []
+    return out
+
+
+def _tests(rows: list[dict]) -> dict:
+    """Each target and seed's test of finetune against its runner-up, in words: made again where the rows'
+    translations are at hand, else as the results file holds it (tests made before the translations were kept
+    in the repository: taken once from the table of the commit that made them, RECOVERED)."""
+    import json
+    import re
+    import subprocess
+    path = RESULTS / "nmt_judge.json"
+    held = json.loads(path.read_text()).get("runner_up_tests", {}) if path.exists() else {}
+    for commit in RECOVERED:
+        old = subprocess.run(["git", "show", f"{commit}:bench/results/nmt_judge.md"], cwd=ROOT, capture_output=True,
+                             text=True).stdout
+        for line in old.splitlines():
+            found = re.match(r"(\S+), seed (\d+): finetune against its runner-up", line)
+            if found:
+                held.setdefault(f"{found[1]}/{found[2]}", line.rstrip() + "  ")
+    for line in _finetune_vs_runner_up(rows):
+        found = re.match(r"(\S+), seed (\d+):", line)
+        held[f"{found[1]}/{found[2]}"] = line
+    return dict(sorted(held.items()))
 
 
 def _versus(vs: dict | None) -> str:
@@ -264,7 +318,13 @@ def _versus(vs: dict | None) -> str:
     return in_words(vs)
 
 
+# the commits whose tables held tests of rows whose translations were not kept in the repository
+RECOVERED = ("7f0311c",)
+
+
 def _write(rows: list[dict]) -> None:
+    _keep(rows)
+    tests = _tests(rows)
     lines = ["# The translation model trained on each selection (paper 000's question in BLEU)", "",
              f"de->en, N = {N} pairs selected from the 31,700-pair pool of seven domains (each judged target's last "
              f"{HELD_OUT} train pairs held out of it: the judge set) by their English side with the target's test "
@@ -291,8 +351,8 @@ def _write(rows: list[dict]) -> None:
             lines.append(f"Pearson correlation of precision and BLEU over {target}'s {len(both)} selection rows "
                          f"(seed {seed}): {np.corrcoef(p, b)[0, 1]:.3f}.  ")
     lines += _over_seeds(rows)
-    lines += _finetune_vs_runner_up(rows)
-    write_results("nmt_judge", {"rows": rows, "n": N, "epochs": EPOCHS, "patience": PATIENCE, "beam": BEAM,
+    lines += ([""] + list(tests.values())) if tests else []
+    write_results("nmt_judge", {"rows": rows, "runner_up_tests": tests, "n": N, "epochs": EPOCHS, "patience": PATIENCE, "beam": BEAM,
                                 "max_tokens": MAX_TOKENS, "warmup": WARMUP},
                   "\n".join(lines) + "\n")
 
