@@ -136,9 +136,12 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
     dev = Bitext(tuple(d for d, _ in query), tuple(e for _, e in query), ("query.de", "query.en"))
     en, de = pool_files()
     random_dir = tdir / "random" / "selection"
-    if method in ("random", "pool") or random_dir.joinpath("selection.json").exists():
+    # the random row's kept translations, when an earlier run made it: the test against it needs no random
+    # model trained again (a fresh checkout has no bench/work)
+    base = None if method in ("random", "pool") else _random_translations(target, seed)
+    if base is None:
         select("random", target, query_file, seed, random_dir)
-    runs, refs, precision = [str(random_dir)], [], None
+    runs, refs, precision = ([] if base is not None else [str(random_dir)]), [], None
     if method == "oracle":
         k = SEVEN.index(target)
         refs = [("oracle", read_bitext(de[k], en[k], limit=N))]
@@ -150,7 +153,23 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
     result = judge_nmt(runs, test, dev, tdir / "judge", references=refs,
                        settings=JudgeSettings(whole_pool=method == "pool", train=settings, beam=BEAM))
     row = next(r for r in result["rows"] if r["name"] == method)
+    if base is not None:  # as the judge tests a row against its baseline (downstream._against)
+        from domainsift.nmt.significance import paired_bootstrap
+        row["vs_baseline"] = {"baseline": "random", **paired_bootstrap(base, read_lines(row["translations"]),
+                                                                       [e for _, e in judge])}
     return row, precision
+
+
+def _random_translations(target: str, seed: int) -> list[str] | None:
+    """The newest random row's translations of ``target``'s judge set at ``seed`` and these settings, kept."""
+    from _common import version_key
+    rows = [r for r in earlier_rows("nmt_judge") if (r["target"], r["method"], r["seed"], r.get("settings"))
+            == (target, "random", seed, SETTINGS)]
+    for r in sorted(rows, key=lambda r: version_key(r["version"]), reverse=True):
+        found = _translations(r)
+        if found is not None:
+            return found
+    return None
 
 
 def main() -> None:
