@@ -287,13 +287,16 @@ def _over_seeds(rows: list[dict]) -> list[str]:
     return ([""] + out) if out else []
 
 
-def _finetune_vs_runner_up(rows: list[dict]) -> list[str]:
-    """For each target and seed of the newest settings: finetune against the best other selection (moore-lewis
-    or cosine, by BLEU) by paired bootstrap on the judge set, from the rows' kept translations."""
+def _finetune_vs_runner_up(rows: list[dict]) -> dict:
+    """For each target and seed of the newest settings (``"target/seed"``): finetune against the best other
+    selection (moore-lewis or cosine, by BLEU) by paired bootstrap on the judge set, from the rows' kept
+    translations, in words."""
     from domainsift.nmt.significance import in_words, paired_bootstrap
     mine = {(r["target"], r["seed"], r["method"]): r for r in rows if r.get("settings") == SETTINGS
-            and _translations(r) is not None}
-    out, judges = [], {}
+            and r["method"] in ("finetune", "moore-lewis", "cosine")}
+    hyps = {k: _translations(r) for k, r in mine.items()}  # each row's translations read once
+    mine = {k: r for k, r in mine.items() if hyps[k] is not None}
+    out, judges = {}, {}
     for target, seed in sorted({(t, s) for t, s, _ in mine}):
         ft = mine.get((target, seed, "finetune"))
         others = [mine[(target, seed, m)] for m in ("moore-lewis", "cosine") if (target, seed, m) in mine]
@@ -304,30 +307,33 @@ def _finetune_vs_runner_up(rows: list[dict]) -> list[str]:
             en, de = pool_files()
             judges[target] = [e for _, e in judge_sets(target, [x for f in en for x in read_lines(f)],
                                                          [x for f in de for x in read_lines(f)])[1]]
-        test = paired_bootstrap(_translations(runner), _translations(ft), judges[target])
-        out.append(f"{target}, seed {seed}: finetune against its runner-up {runner['method']}: {in_words(test)}.  ")
+        test = paired_bootstrap(hyps[(target, seed, runner["method"])], hyps[(target, seed, "finetune")],
+                                judges[target])
+        out[f"{target}/{seed}"] = (f"{target}, seed {seed}: finetune against its runner-up {runner['method']}: "
+                                   f"{in_words(test)}.  ")
     return out
 
 
 def _tests(rows: list[dict]) -> dict:
     """Each target and seed's test of finetune against its runner-up, in words: made again where the rows'
     translations are at hand, else as the results file holds it (tests made before the translations were kept
-    in the repository: taken once from the table of the commit that made them, RECOVERED)."""
+    in the repository: taken once, when the results file holds none yet, from the table of the commit that
+    made them, RECOVERED)."""
     import json
-    import re
-    import subprocess
     path = RESULTS / "nmt_judge.json"
-    held = json.loads(path.read_text()).get("runner_up_tests", {}) if path.exists() else {}
-    for commit in RECOVERED:
-        old = subprocess.run(["git", "show", f"{commit}:bench/results/nmt_judge.md"], cwd=ROOT, capture_output=True,
-                             text=True).stdout
-        for line in old.splitlines():
-            found = re.match(r"(\S+), seed (\d+): finetune against its runner-up", line)
-            if found:
-                held.setdefault(f"{found[1]}/{found[2]}", line.rstrip() + "  ")
-    for line in _finetune_vs_runner_up(rows):
-        found = re.match(r"(\S+), seed (\d+):", line)
-        held[f"{found[1]}/{found[2]}"] = line
+    held = json.loads(path.read_text()).get("runner_up_tests") if path.exists() else None
+    if held is None:
+        import re
+        import subprocess
+        held = {}
+        for commit in RECOVERED:
+            old = subprocess.run(["git", "show", f"{commit}:bench/results/nmt_judge.md"], cwd=ROOT,
+                                 capture_output=True, text=True).stdout
+            for line in old.splitlines():
+                found = re.match(r"(\S+), seed (\d+): finetune against its runner-up", line)
+                if found:
+                    held.setdefault(f"{found[1]}/{found[2]}", line.rstrip() + "  ")
+    held.update(_finetune_vs_runner_up(rows))
     return dict(sorted(held.items()))
 
 

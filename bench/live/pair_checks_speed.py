@@ -66,25 +66,22 @@ def make(size: int) -> tuple:
     return en_path, de_path
 
 
-def _commit() -> str:
-    """The last commit that changed the product's code (src/; ``-dirty`` with changes there not committed): rows
-    of one version measured before and after a change of speed keep apart, and commits elsewhere (a row of
-    another benchmark landing between two arms) do not."""
-    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", "src"], cwd=ROOT, capture_output=True,
-                          text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    return head + ("-dirty" if dirty else "")
-
-
 def _code_of(commit: str) -> str:
-    """The last commit that changed src/ at or before ``commit`` (rows of 0.40.0's first measurements recorded
-    HEAD, which a commit elsewhere moves between two arms)."""
+    """The last commit that changed the product's code (src/) at or before ``commit`` (``-dirty`` kept): rows of
+    one version measured before and after a change of speed keep apart, and commits elsewhere (a row of another
+    benchmark landing between two arms; 0.40.0's first rows recorded HEAD) do not."""
     if not commit:
         return ""
-    dirty = commit.endswith("-dirty")
-    found = subprocess.run(["git", "log", "-1", "--format=%h", commit.removesuffix("-dirty"), "--", "src"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    return (found or commit.removesuffix("-dirty")) + ("-dirty" if dirty else "")
+    bare = commit.removesuffix("-dirty")
+    found = subprocess.run(["git", "log", "-1", "--format=%h", bare, "--", "src"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.strip()
+    return (found or bare) + commit[len(bare):]
+
+
+def _commit() -> str:
+    """The code the product runs now: :func:`_code_of` HEAD, ``-dirty`` with changes under src/ not committed."""
+    dirty = subprocess.run(["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return _code_of("HEAD" + ("-dirty" if dirty else ""))
 
 
 def arm(name: str, size: int, threads: int | None) -> dict:

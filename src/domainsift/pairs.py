@@ -32,6 +32,7 @@ on the shared pool (``bench/results/pair_checks.md``): at them, the checks remov
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -124,7 +125,6 @@ def is_fragment(src: str, tgt: str, bias: float = 0.0, words: bool = True) -> bo
 
 def _shortfall(src: str, tgt: str, bias: float) -> float:
     """The characters the target should have for its source's (``bias``) over those it has."""
-    import math
     return len(src) * math.exp(bias) / max(1, len(tgt))
 
 
@@ -138,7 +138,6 @@ def length_ratio(src: str, tgt: str, bias: float = 0.0) -> float:
 def length_bias(pairs: Sequence[tuple[str, str]]) -> float:
     """The log of the target's characters over the source's that ``pairs``' languages make: their median, over
     the pairs of two non-empty sides (0.0 with none)."""
-    import math
     logs = sorted(math.log(len(b.strip()) / len(a.strip())) for a, b in pairs
                   if b is not None and a.strip() and b.strip())
     if not logs:
@@ -207,7 +206,6 @@ class PairChecks:
     def learn(self, pairs: Sequence[tuple[str, str]]) -> None:
         """What the checks learn once from the first candidates: each side's language
         (:meth:`learn_languages`) and how long a target is for its source (:func:`length_bias`)."""
-        import math
         self.learn_languages(pairs)
         if self.length_bias is None and "ratio" in self.checks:
             self.learnt_bias = length_bias(pairs)  # as the pairs have it: beyond LANGUAGE_RATIO, no translation
@@ -236,7 +234,6 @@ class PairChecks:
         sides further apart in length than two languages' translations are (:data:`LANGUAGE_RATIO`, in the
         median), stand down (:attr:`stood_down`)."""
         import logging
-        import math
         pairs = list(pairs)
         if self.stood_down:
             return [None] * len(pairs)
@@ -373,7 +370,6 @@ class PairChecks:
         """``selection.json``'s ``pair_checks``: the checks, the thresholds, each side's language, how many
         pairs each check removed and examples of each (``length_ratio``: a target's characters over its source's
         in a translation, as learnt)."""
-        import math
         return {"checks": list(self.checks), "max_ratio": self.max_ratio,
                 **({"min_margin": self.min_margin, "adequacy_encoder": self.adequacy_encoder}
                    if "adequacy" in self.checks else {}),
