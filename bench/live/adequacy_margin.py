@@ -15,6 +15,13 @@ check runs:
    noisy pool, each target's own noise of five kinds at 300 pairs each), the pairs that pass the other checks:
    per kind of noise, the share each threshold catches, and the share of the target's clean pairs it removes.
 
+Since 0.41.0 each domain's checks learn from the domain's own pairs, and a candidate window's from the whole
+window, as a selection learns from its first candidates (before: the seven domains' first 100 pairs, and the
+window's first 500); each side is read to its first ``ADEQUACY_PIECES`` pieces (the margins are cached under
+a name that says so); and a second threshold is chosen: ``NUMBERS_MARGIN``, under which a pair whose sides'
+numbers differ fails (``chosen_numbers``: the highest of the sweep, at or above the chosen one, at which the
+rule below still holds with both).
+
 The threshold chosen (``chosen`` in the JSON): the highest of the sweep at which the other checks and the
 adequacy check together remove at most ``MAX_CLEAN`` = 2% of the 35,000 clean pairs (issue 89's bound), and at
 most ``MAX_DOMAIN`` = 4% of any one domain's (no domain pays for the others). Until 0.39.0 the rule was 1.5% and
@@ -45,9 +52,10 @@ KINDS = ["misaligned", "misordered", "wrong-language", "untranslated", "fragment
 
 
 def _margins(name: str, pairs: list) -> np.ndarray:
-    """The adequacy margins of ``pairs`` among themselves (kept under WORK: a killed run resumes)."""
-    from domainsift.pairs import PairChecks
-    path = WORK / f"{name}.npy"
+    """The adequacy margins of ``pairs`` among themselves (kept under WORK: a killed run resumes; the name
+    says how many pieces of a side the encoder read: ``-p64``; none before 0.41.0, which read them all)."""
+    from domainsift.pairs import ADEQUACY_PIECES, PairChecks
+    path = WORK / f"{name}-p{ADEQUACY_PIECES}.npy"
     if path.exists():
         return np.load(path)
     m = PairChecks(("adequacy",)).margins(pairs)
@@ -72,13 +80,15 @@ def clean() -> dict:
     for d in SEVEN:
         en, de = read_lines(data_file(d, "train", "en")), read_lines(data_file(d, "train", "de"))
         pairs_of[d] = [(e, g) for e, g in zip(en, de) if e.strip() and g.strip()]
-    learn = [p for d in SEVEN for p in pairs_of[d][:100]]
+    from domainsift.pairs import numbers_differ
     for d in SEVEN:
-        ok = _defaults(pairs_of[d], learn)
+        ok = _defaults(pairs_of[d], pairs_of[d])
         rest = [p for p, k in zip(pairs_of[d], ok) if k]
         m = _margins(f"clean-{d}", rest)
+        differ = np.array([numbers_differ(a, b) for a, b in rest], dtype=bool)
         out[d] = {"pairs": len(pairs_of[d]), "defaults": len(pairs_of[d]) - len(rest),
                   "adequacy": {str(t): int((m < t).sum()) for t in SWEEP},
+                  "numbers": _numbers_sweep(m, differ),
                   "lowest": [list(rest[k]) for k in np.argsort(m)[:2]]}
     return out
 
@@ -109,7 +119,7 @@ def candidates(method: str, target: str) -> dict:
         kind.append(k or ("target" if str(Path(f).resolve()) == target_file else "other"))
     pairs = list(zip(en, de))
     t0 = time.perf_counter()
-    ok = _defaults(pairs, pairs[:500])
+    ok = _defaults(pairs, pairs)
     t_defaults = time.perf_counter() - t0
     rest = [k for k in range(len(pairs)) if ok[k]]
     m = _margins(f"cands-{target}-{method}", [pairs[k] for k in rest])
@@ -121,13 +131,16 @@ def candidates(method: str, target: str) -> dict:
     check.margins([pairs[k] for k in rest])
     t_adequacy = time.perf_counter() - t0
     kinds = [kind[k] for k in rest]
+    from domainsift.pairs import numbers_differ
+    differ = np.array([numbers_differ(*pairs[k]) for k in rest], dtype=bool)
     row = {"method": method, "target": target, "candidates": len(pairs), "after_defaults": len(rest),
            "seconds": {"default_checks": round(t_defaults, 1), "adequacy": round(t_adequacy, 1)},
            "threads": _threads(), "by_kind": {}}
     for k in KINDS + ["target", "other"]:
         mine = np.array([x == k for x in kinds])
         row["by_kind"][k] = {"candidates": int(sum(x == k for x in kind)), "after_defaults": int(mine.sum()),
-                             "caught": {str(t): int((m[mine] < t).sum()) for t in SWEEP}}
+                             "caught": {str(t): int((m[mine] < t).sum()) for t in SWEEP},
+                             "numbers": _numbers_sweep(m[mine], differ[mine])}
     return row
 
 
@@ -136,14 +149,33 @@ def _threads() -> int:
     return torch.get_num_threads()
 
 
-def choose(clean_rows: dict) -> float | None:
+def _numbers_sweep(m: np.ndarray, differ: np.ndarray) -> dict:
+    """For each margin threshold t and numbers threshold u >= t: the pairs under t, or under u with numbers that
+    differ (``"t/u"``)."""
+    return {f"{t}/{u}": int(((m < t) | ((m < u) & differ)).sum()) for t in SWEEP for u in SWEEP if u >= t}
+
+
+def _meets(clean_rows: dict, removed_of) -> bool:
     total = sum(v["pairs"] for v in clean_rows.values())
+    removed = sum(v["defaults"] + removed_of(v) for v in clean_rows.values())
+    worst = max((v["defaults"] + removed_of(v)) / v["pairs"] for v in clean_rows.values())
+    return removed / total <= MAX_CLEAN and worst <= MAX_DOMAIN
+
+
+def choose(clean_rows: dict) -> float | None:
     best = None
     for t in SWEEP:
-        removed = sum(v["defaults"] + v["adequacy"][str(t)] for v in clean_rows.values())
-        worst = max((v["defaults"] + v["adequacy"][str(t)]) / v["pairs"] for v in clean_rows.values())
-        if removed / total <= MAX_CLEAN and worst <= MAX_DOMAIN:
+        if _meets(clean_rows, lambda v: v["adequacy"][str(t)]):
             best = t
+    return best
+
+
+def choose_numbers(clean_rows: dict, chosen: float | None) -> float | None:
+    """The highest numbers threshold at or above ``chosen`` at which the rule still holds."""
+    best = None
+    for u in SWEEP:
+        if chosen is not None and u >= chosen and _meets(clean_rows, lambda v: v["numbers"][f"{chosen}/{u}"]):
+            best = u
     return best
 
 
@@ -158,15 +190,19 @@ def main() -> None:
     c = clean()
     rows = [candidates(m, t) for m in args.methods for t in args.targets]
     chosen = choose(c)
+    chosen_numbers = choose_numbers(c, chosen)
+    from domainsift.pairs import ADEQUACY_PIECES
     write_results("adequacy_margin", {"clean": c, "rows": rows, "sweep": SWEEP, "chosen": chosen,
+                                      "chosen_numbers": chosen_numbers, "pieces": ADEQUACY_PIECES,
                                       "max_clean": MAX_CLEAN, "max_domain": MAX_DOMAIN,
-                                      "seconds": round(time.time() - t0, 1)}, _markdown(c, rows, chosen))
+                                      "seconds": round(time.time() - t0, 1)}, _markdown(c, rows, chosen, chosen_numbers))
 
 
-def _markdown(c: dict, rows: list, chosen) -> str:
+def _markdown(c: dict, rows: list, chosen, chosen_numbers=None) -> str:
+    from domainsift.pairs import ADEQUACY_PIECES as pieces
     total = sum(v["pairs"] for v in c.values())
     md = ["# The adequacy check's threshold", "",
-          "Margins of the multilingual encoder (USE-m), each side's 4 nearest neighbours among the candidates; "
+          f"Margins of the multilingual encoder (USE-m, each side read to its first {pieces} pieces), each side's 4 nearest neighbours among the candidates; "
           "a pair under the threshold fails. Shares of the pairs that pass the other checks (copy, language, "
           "ratio) and are then removed by adequacy.", "",
           "## Clean pairs (each domain's 5,000 train pairs as one candidate set)", "",
@@ -178,8 +214,18 @@ def _markdown(c: dict, rows: list, chosen) -> str:
         both = a + sum(c[d]["defaults"] for d in SEVEN)
         md.append(f"| {t:g} | " + " | ".join(cells) + f" | {a / total:.2%} | {both / total:.2%} |")
     md += ["", f"Chosen: **{chosen}** (the highest threshold with at most {MAX_CLEAN:.1%} of all clean pairs and "
-           f"{MAX_DOMAIN:.0%} of any domain's removed by the other checks and adequacy together).", "",
-           "## Noise caught among a selection's first 6,250 candidates (noisy pool, pair_checks.py)", "",
+           f"{MAX_DOMAIN:.0%} of any domain's removed by the other checks and adequacy together).", ""]
+    if chosen is not None:
+        md += [f"With numbers (a pair under {chosen} fails, and one under the numbers threshold whose sides' numbers "
+               "differ):", "", "| numbers threshold | " + " | ".join(SEVEN) + " | all (defaults + adequacy) |",
+               "|---|" + "---|" * (len(SEVEN) + 1)]
+        for u in [u for u in SWEEP if u >= chosen]:
+            key = f"{chosen}/{u}"
+            cells = [f"{(c[d]['defaults'] + c[d]['numbers'][key]) / c[d]['pairs']:.2%}" for d in SEVEN]
+            both = sum(c[d]["defaults"] + c[d]["numbers"][key] for d in SEVEN)
+            md.append(f"| {u:g} | " + " | ".join(cells) + f" | {both / total:.2%} |")
+        md += ["", f"Chosen numbers threshold: **{chosen_numbers}** (the same rule, with both).", ""]
+    md += ["## Noise caught among a selection's first 6,250 candidates (noisy pool, pair_checks.py)", "",
            "Share of each kind's candidates that pass the other checks and that adequacy then catches; "
            "target: the target's clean pairs it removes.", "",
            "| method | target | threshold | " + " | ".join(KINDS) + " | target (clean) |",
@@ -191,6 +237,10 @@ def _markdown(c: dict, rows: list, chosen) -> str:
                 v = r["by_kind"][k]
                 cells.append(f"{v['caught'][str(t)]}/{v['after_defaults']}")
             md.append(f"| {r['method']} | {r['target']} | {t:g} | " + " | ".join(cells) + " |")
+        if chosen is not None and chosen_numbers is not None and "numbers" in r["by_kind"]["target"]:
+            key = f"{chosen}/{chosen_numbers}"
+            cells = [f"{r['by_kind'][k]['numbers'][key]}/{r['by_kind'][k]['after_defaults']}" for k in KINDS + ["target"]]
+            md.append(f"| {r['method']} | {r['target']} | {chosen:g}, numbers {chosen_numbers:g} | " + " | ".join(cells) + " |")
     md += ["", "The checks' own time on the 6,250 candidates (seconds, "
            f"{rows[0]['threads'] if rows else '?'} thread(s); adequacy: encoding both sides of the pairs that pass "
            "the defaults and their neighbours' search, the encoder loaded):", "",

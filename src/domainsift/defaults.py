@@ -52,7 +52,9 @@ def pair_constants() -> dict:
             "ratio": [pairs.MAX_RATIO, pairs.RATIO_MIN_CHARS, pairs.LANGUAGE_RATIO],
             "fragment": [pairs.FRAGMENT_WORDS, pairs.FRAGMENT_FACTOR, pairs.FRAGMENT_CHARS, pairs.FRAGMENT_CUT,
                          list(pairs.SENTENCE_ENDS), sorted(pairs.UNSPACED)],
+            "open_end": [pairs.OPEN_END_RATE, pairs.OPEN_END_MIN, pairs.OPEN_END_SHORT],
             "adequacy": [pairs.ADEQUACY_ENCODER, pairs.MARGIN_K, pairs.MIN_MARGIN, pairs.ADEQUACY_WINDOW],
+            "numbers": [pairs.NUMBERS_MARGIN], "adequacy_pieces": [pairs.ADEQUACY_PIECES],
             "stand_down": [pairs.STAND_DOWN, pairs.STAND_DOWN_MIN]}
 
 

@@ -14,15 +14,21 @@ looks at one pair, on its own:
   language (py3langid choosing between the pair's two languages: the crawl's usual mistake), or any third;
 - ``ratio``: one side more than ``max_ratio`` times as long as the pair's languages make it (a pair whose
   sides say different amounts), for pairs whose longer side has at least :data:`RATIO_MIN_CHARS`; or a
-  fragment (:func:`is_fragment`). How long one language's side is for the other's is learnt from the first
-  candidates (the median ratio of their characters, :attr:`PairChecks.length_bias`): a Chinese side is a
-  third of its English side's characters, a German one a tenth longer;
+  fragment (:func:`is_fragment`, and :meth:`PairChecks.cut_open`: one side ends in a word that its language's
+  candidates almost never end on, and is shorter than the other side makes it). How long one language's side
+  is for the other's is learnt from the first candidates (the median ratio of their characters,
+  :attr:`PairChecks.length_bias`): a Chinese side is a third of its English side's characters, a German one
+  a tenth longer;
 - ``adequacy``: the sides do not say the same thing. Both are encoded by the multilingual encoder (USE-m,
   extra ``multilingual``: 16 languages in one space) and the pair's cosine is scored as a margin: minus the
   mean cosine of each side's :data:`MARGIN_K` nearest neighbours among the other side's candidates
   (Artetxe & Schwenk, 2019: a misaligned pair of two in-domain sentences has a high cosine too, but its
-  neighbours' are as high); a margin under ``min_margin`` fails. A side in a language the encoder does not know is
-  not checked (the record says so); ``adequacy_encoder`` names another encoder (any of ``--model``'s).
+  neighbours' are as high); a margin under ``min_margin`` fails, and so does one under :data:`NUMBERS_MARGIN`
+  when the sides' numbers differ (:func:`numbers_differ`: a translation keeps its digits, as OpusFilter's
+  numerals filter and Bicleaner's number features read it). Each side is read to its first
+  :data:`ADEQUACY_PIECES` pieces (the cost of encoding grows with the pieces; a pair's start says whether its
+  sides match). A side in a language the encoder does not know is not checked (the record says so);
+  ``adequacy_encoder`` names another encoder (any of ``--model``'s).
 
 :class:`PairChecks` applies them in that order and says which one a pair fails first; the selection walks
 past a failing pair as it walks past an ``--exclude``d one, so ``--top N`` still gives N pairs, and
@@ -33,6 +39,7 @@ on the shared pool (``bench/results/pair_checks.md``): at them, the checks remov
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -61,6 +68,12 @@ LANGUAGE_RATIO = 4.0
 # before its end: the other side ends its sentence, it does not, and it has at most 1 / FRAGMENT_CUT of the
 # characters the other side's make (a crawl's fragment is the start of a sentence: bench/results/pair_checks.md)
 FRAGMENT_WORDS, FRAGMENT_FACTOR, FRAGMENT_CHARS, FRAGMENT_CUT = 5, 3, 2.0, 2.0
+# a side cut open (0.41.0): it ends on a word (its last word, the line ending in a letter or digit) that the first
+# candidates' sides of its language end on in under OPEN_END_RATE of the word's uses, among words used at least
+# OPEN_END_MIN times (a function word: "der", "und", "the"; learnt, so for any spaced language), the other side
+# does not, and it has at most 1 / OPEN_END_SHORT of the characters the other side's make. Both sides cut alike
+# are an aligned pair, and a short side of a word that ends lines is a heading: neither fails
+OPEN_END_RATE, OPEN_END_MIN, OPEN_END_SHORT = 0.02, 20, 1.5
 SENTENCE_ENDS = (".", "!", "?", "\u3002", "\uff01", "\uff1f", "\u061f", "\u0964")  # and 。！？ ؟ ।
 # languages whose lines are not split into words by spaces: the fragment's word rule does not apply
 UNSPACED = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo"})
@@ -69,6 +82,12 @@ UNSPACED = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo"})
 # below MIN_MARGIN is not a translation (-0.45 until 0.39.0). The difference beat the ratio form on the shared pool: at 1% of the
 # clean pairs removed it catches 89-90% of misaligned in-domain pairs on EMEA and KDE4 (the ratio: 62-82%)
 ADEQUACY_ENCODER, MARGIN_K, MIN_MARGIN = "multilingual", 4, -0.40
+# a pair whose sides' numbers differ (numbers_differ) fails adequacy under this higher margin (0.41.0): two
+# weak signals together; chosen as adequacy_margin.py chooses MIN_MARGIN (every check within the clean bounds)
+NUMBERS_MARGIN = -0.35
+# the pieces of each side the adequacy encoder reads (0.41.0): encoding is linear in pieces, and a selection's
+# candidates of long lines (90 pieces a line on the 1M-pair bench) paid most of the checks' time there
+ADEQUACY_PIECES = 64
 EXAMPLES = 3  # pairs a check's record shows
 # when the default checks would pass over more than this share of the first candidates, the other side is not
 # a translation at all (ids, labels, another field): the checks stand down for the run, with a warning; checks
@@ -121,6 +140,42 @@ def is_fragment(src: str, tgt: str, bias: float = 0.0, words: bool = True) -> bo
     wa, wb = len(a.split()), len(b.split())
     lo, hi = min(wa, wb), max(wa, wb)
     return 0 < lo <= FRAGMENT_WORDS and hi >= FRAGMENT_FACTOR * lo and length_ratio(a, b, bias) >= FRAGMENT_CHARS
+
+
+_NUMBER = re.compile(r"\d+")
+_WORD = re.compile(r"\w+")
+
+
+def numbers(text: str) -> frozenset:
+    """The numbers a line writes in digits, each run of digits as its value (leading zeros, and any script's
+    digits, set aside: "007" and "7" are one number; "1,000" and "1.000" are both 1 and 000's 0)."""
+    return frozenset(int(x) if len(x) <= 100 else x.lstrip("0") for x in _NUMBER.findall(text))
+
+
+def numbers_differ(src: str, tgt: str) -> bool:
+    """Whether one side writes a number in digits that the other does not."""
+    return numbers(src) != numbers(tgt)
+
+
+def open_end_words(lines: Sequence[str]) -> frozenset:
+    """The words ``lines`` seldom end on: used at least :data:`OPEN_END_MIN` times, and the last word of under
+    :data:`OPEN_END_RATE` of them (of the lines that end in a letter or digit). Few lines: none."""
+    uses, ends = Counter(), Counter()
+    for line in lines:
+        uses.update(_WORD.findall(line.lower()))
+        last = _open_end(line)
+        if last is not None:
+            ends[last] += 1
+    return frozenset(w for w, n in uses.items() if n >= OPEN_END_MIN and ends[w] < OPEN_END_RATE * n)
+
+
+def _open_end(text: str) -> str | None:
+    """The last word of a line that ends in a letter or digit (lower-cased), or None."""
+    t = text.rstrip()
+    if not t or not t[-1].isalnum():
+        return None
+    words = _WORD.findall(t[-40:].lower())
+    return words[-1] if words else None
 
 
 def _shortfall(src: str, tgt: str, bias: float) -> float:
@@ -198,6 +253,7 @@ class PairChecks:
         self.languages: tuple[str, str] | None = None  # each side's language, once told from the candidates
         self.length_bias: float | None = None  # log(target's characters / source's) a translation has, ditto
         self.learnt_bias: float | None = None  # the same as the first candidates have it (not held)
+        self.open_ends: tuple[frozenset, frozenset] | None = None  # each side's words that seldom end a line
         self.removed = Counter()
         self.examples: dict[str, list] = {}
         self.unchecked: str | None = None  # why the language check could not run
@@ -211,6 +267,24 @@ class PairChecks:
             self.learnt_bias = length_bias(pairs)  # as the pairs have it: beyond LANGUAGE_RATIO, no translation
             bound = math.log(LANGUAGE_RATIO)
             self.length_bias = min(bound, max(-bound, self.learnt_bias))
+        if self.open_ends is None and "ratio" in self.checks:
+            self.open_ends = (open_end_words([a for a, _ in pairs]),
+                              open_end_words([b for _, b in pairs if b is not None]))
+
+    def cut_open(self, src: str, tgt: str) -> bool:
+        """One side cut open (:data:`OPEN_END_RATE`): it ends on one of the words its side's first candidates
+        seldom end on (:func:`open_end_words`), the other side does not, and it has at most
+        1 / :data:`OPEN_END_SHORT` of the characters the other side's make."""
+        if not self.open_ends:
+            return False
+        a, b = src.strip(), tgt.strip()
+        if not a or not b:
+            return False
+        cut_a, cut_b = _open_end(a) in self.open_ends[0], _open_end(b) in self.open_ends[1]
+        if cut_a == cut_b:
+            return False
+        short = _shortfall(a, b, self.length_bias or 0.0)
+        return (short if cut_b else 1 / short) >= OPEN_END_SHORT
 
     def learn_languages(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Each side's language: the majority of ``pairs``' sides (the first candidates); the check is left
@@ -272,7 +346,7 @@ class PairChecks:
                 out[k] = "copy"
             elif "ratio" in self.checks and (is_fragment(a, b, bias, words) or (
                     max(len(a.strip()), len(b.strip())) >= RATIO_MIN_CHARS
-                    and length_ratio(a, b, bias) > self.max_ratio)):
+                    and length_ratio(a, b, bias) > self.max_ratio) or (words and self.cut_open(a, b))):
                 out[k] = "ratio"
         if "language" in self.checks and self.languages is not None:
             todo = [k for k in range(len(pairs)) if out[k] is None and pairs[k][1] is not None]
@@ -286,8 +360,9 @@ class PairChecks:
                             "insist")
         if "adequacy" in self.checks and self._can_encode():
             if len(todo) > MARGIN_K:  # a margin needs neighbours
+                higher = max(self.min_margin, NUMBERS_MARGIN)
                 for k, m in zip(todo, self.margins([pairs[k] for k in todo])):
-                    if m < self.min_margin:
+                    if m < self.min_margin or (m < higher and numbers_differ(*pairs[k])):
                         out[k] = "adequacy"
         return out
 
@@ -306,7 +381,8 @@ class PairChecks:
         if self._encoder is None:
             from .embed import get_embedder
             try:
-                self._encoder = get_embedder(self.adequacy_encoder, progress=False)
+                self._encoder = get_embedder(self.adequacy_encoder, progress=False, max_length=ADEQUACY_PIECES,
+                                             max_pieces=ADEQUACY_PIECES)
             except DomainsiftError as exc:
                 self._unchecked(str(exc))
                 return False
@@ -371,7 +447,8 @@ class PairChecks:
         pairs each check removed and examples of each (``length_ratio``: a target's characters over its source's
         in a translation, as learnt)."""
         return {"checks": list(self.checks), "max_ratio": self.max_ratio,
-                **({"min_margin": self.min_margin, "adequacy_encoder": self.adequacy_encoder}
+                **({"min_margin": self.min_margin, "numbers_margin": max(self.min_margin, NUMBERS_MARGIN),
+                    "adequacy_encoder": self.adequacy_encoder, "adequacy_pieces": ADEQUACY_PIECES}
                    if "adequacy" in self.checks else {}),
                 **({"languages": list(self.languages)} if self.languages else {}),
                 **({"length_ratio": round(math.exp(self.length_bias), 3)} if self.length_bias is not None else {}),

@@ -117,13 +117,18 @@ class MultilingualEncoder:
     """USE-m as an embedder: ``encode(texts) -> (n, 512)`` float32 unit vectors.
 
     ``threads``: the ``sentencepiece`` tokenizer's threads (0: every core); the BLAS library's
-    own threads do the matrix products.
+    own threads do the matrix products. ``max_pieces``: a line's first pieces read, its end piece
+    included (None: all of them).
     """
 
     normalize = True
     needs_fit = False
 
-    def __init__(self, resources: str | os.PathLike | None = None, progress: bool = True, threads: int = 0):
+    def __init__(self, resources: str | os.PathLike | None = None, progress: bool = True, threads: int = 0,
+                 max_pieces: int | None = None):
+        if max_pieces is not None and max_pieces < 3:
+            raise DomainsiftError(f"the multilingual encoder reads at least 3 pieces of a line, got {max_pieces}")
+        self.max_pieces = max_pieces
         self.resources = Path(resources) if resources is not None else package_dir()
         for f in RESOURCE_FILES:
             if not (self.resources / f).exists():
@@ -144,7 +149,8 @@ class MultilingualEncoder:
 
     @property
     def cache_key(self) -> str:
-        return f"{self.name}|{self.fingerprint}|{RECIPE}"
+        cut = f"|pieces={self.max_pieces}" if self.max_pieces else ""
+        return f"{self.name}|{self.fingerprint}|{RECIPE}{cut}"
 
     def numerics(self) -> dict:
         import sentencepiece
@@ -153,7 +159,7 @@ class MultilingualEncoder:
     def signature_params(self) -> dict:
         """What made the vectors, for a signature (there is no layer, pooling or length to choose)."""
         return {"model": self.name, "model_fingerprint": self.fingerprint, "pooling": "use-m (sum / sqrt(length))",
-                "normalize": True, **self.numerics()}
+                "normalize": True, **({"max_pieces": self.max_pieces} if self.max_pieces else {}), **self.numerics()}
 
     # ---- loading ----------------------------------------------------------------------
     def _weights(self) -> dict:
@@ -189,6 +195,9 @@ class MultilingualEncoder:
         blank) gets the unknown piece, as the package's tokenizer gives it."""
         ids = self._tokenizer().encode(list(texts), out_type=int, add_bos=True, add_eos=True,
                                        num_threads=self.threads or -1)
+        cut = self.max_pieces
+        if cut:
+            ids = [p if len(p) <= cut else p[:cut - 1] + p[-1:] for p in ids]
         return [p if len(p) > 2 else [p[0], 0, p[-1]] for p in ids]
 
     # ---- the network ------------------------------------------------------------------
