@@ -15,7 +15,9 @@ pair_checks.md) by their English side for the target's in-domain set (its test f
 The product's judge (``judge_nmt``, as ``downstream --judge nmt``) trains a proxy model (de->en, from scratch, the
 nmt_judge settings) on each selection and scores it on the judge set, against the ``clean`` row by paired
 bootstrap (1,000 resamples): the loss a noisy crawl costs with and without the checks, with its interval.
-Each row: how many noise pairs of each kind it selected. Rows land in bench/results/noisy_judge.json as they
+Each row: how many noise pairs of each kind it selected. A checked row's selection made by another version is
+made again (the checks may have changed); the unchecked row's is kept, and with it its model (the judge keeps a
+model while its training data and settings are the same). Rows land in bench/results/noisy_judge.json as they
 finish (resumable: a finished selection and judge row are kept).
 
     python bench/live/noisy_judge.py [--target EMEA] [--method moore-lewis] [--seeds 0] [--threads N]
@@ -44,11 +46,19 @@ def noisy_pool(target: str, per_type: int) -> tuple[list, list, dict]:
     return (en + [noise[x][0] for x in pair_checks.KINDS], de + [noise[x][1] for x in pair_checks.KINDS], noise)
 
 
+def _made_by(out: Path) -> str | None:
+    """The version that made the selection in ``out`` (None: none there)."""
+    import json
+    if not (out / "selection.json").exists():
+        return None
+    return json.loads((out / "signature.json").read_text()).get("version")
+
+
 def select(name: str, method: str, target: str, seed: int, per_type: int, query_file: Path) -> tuple[Path, dict]:
     """The row's selection (kept when finished) and the noise pairs of each kind it holds."""
     import nmt_judge
     import pair_checks
-    from domainsift import PoolSource, read_corpus, run
+    from domainsift import PoolSource, __version__, read_corpus, run
     from domainsift.spec import Rule, RunSpec
     noisy, checks = ROWS[name]
     en, de = nmt_judge.pool_files()
@@ -56,6 +66,8 @@ def select(name: str, method: str, target: str, seed: int, per_type: int, query_
     if noisy:
         en, de, noise = noisy_pool(target, per_type)
     out = WORK / target / f"s{seed}" / method / name
+    if checks != "none" and _made_by(out) not in (None, __version__):
+        (out / "selection.json").unlink()  # the checks may have changed: select again (the scores are kept)
     if not (out / "selection.json").exists():
         run(RunSpec.single(method, read_corpus([str(query_file)]), PoolSource.open(en, de), str(out),
                            rule=Rule(top=nmt_judge.N, pair_checks=checks), seed=seed, overwrite=True))

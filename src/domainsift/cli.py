@@ -757,16 +757,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "with --from-scores DIR, the exclusion DIR's selection was made with is kept unless given anew")
     s.add_argument("--no-exclude", action="store_true",
                    help="with --from-scores: drop the --exclude that DIR's selection was made with")
-    from .pairs import CHECKS, DEFAULT_CHECKS, MAX_RATIO, MIN_MARGIN
+    from .pairs import CHECKS, DEFAULT_CHECKS, MAX_RATIO, MIN_MARGIN, NUMBERS_MARGIN
     s.add_argument("--pair-checks", metavar="LIST",
                    help=f"a bitext pool (--pool-target): pass over the pairs that are not translations, by these "
                         f"checks ({', '.join(CHECKS)}, or all; default {','.join(DEFAULT_CHECKS)}): copy, the "
                         "target repeating the source; language, a side surely in another language than its side's; "
                         "ratio, one side more than --max-length-ratio times as long as the other (as long as the pair's "
                         "languages make it, learnt from the first candidates), or a fragment (a side cut before its "
-                        "end); "
-                        "adequacy, the sides' margin in the multilingual encoder under --min-margin (a misaligned "
-                        "pair; encodes every candidate). --top/--fraction still give N pairs; the selection's "
+                        "end, or ending on a word its language seldom ends a line on); "
+                        "adequacy, the sides' margin in the multilingual encoder under --min-margin, or under "
+                        f"{NUMBERS_MARGIN:g} when the sides' numbers differ (a misaligned pair; encodes every "
+                        "candidate). --top/--fraction still give N pairs; the selection's "
                         "record says how many each check removed, with examples. Default checks that would fail "
                         "most of the first candidates stand down (the other side is no translation: ids, labels), "
                         "and the default adequacy check over 50,000 candidates at once")
