@@ -147,8 +147,8 @@ _WORD = re.compile(r"\w+")
 
 
 def numbers(text: str) -> frozenset:
-    """The numbers a line writes in digits, each run of digits as its value (leading zeros, and any script's
-    digits, set aside: "007" and "7" are one number; "1,000" and "1.000" are both 1 and 000's 0)."""
+    """The numbers a line writes in digits, each run of digits as its value, in any script's digits ("007" and
+    "7" are one number; "1,000" and "1.000" both read as 1 and 0, so a thousands point agrees with a comma)."""
     return frozenset(int(x) if len(x) <= 100 else x.lstrip("0") for x in _NUMBER.findall(text))
 
 
