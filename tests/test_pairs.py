@@ -31,6 +31,13 @@ FR = ["Le patient doit prendre un comprimé chaque matin avec de l'eau.",
       "Conservez le médicament dans un endroit frais et sec, hors de portée des enfants."]
 
 
+def _fixed(margins):
+    """What PairChecks._scored returns, with these margins and every side's vector alike."""
+    import numpy as np
+    v = np.ones((len(margins), 4), dtype=np.float32) / 2
+    return np.asarray(margins), v, v
+
+
 def test_a_copy_is_caught_and_a_translation_passes():
     from domainsift.pairs import PairChecks, is_copy
     assert is_copy("Click the OK button.", "click the ok button")
@@ -142,10 +149,10 @@ def test_a_selection_of_a_bitext_pool_passes_over_what_fails(crawl, capsys):
     assert all(len(a) < 3 * len(b) for a, b in chosen)  # no fragment
     assert (EN[3], FR[1]) not in chosen  # no French target
     pc = sel["pair_checks"]
-    assert pc["removed"] == {"copy": 1, "language": 1, "ratio": 1, "adequacy": 0} and pc["languages"] == ["en", "de"]
+    assert pc["removed"] == {"copy": 1, "language": 1, "ratio": 1, "adequacy": 0, "repeat": 0} and pc["languages"] == ["en", "de"]
     assert pc["examples"]["copy"] == [[EN[2], EN[2]]]
     sig = json.loads((crawl / "r" / "signature.json").read_text())
-    assert "select_pair_checks:copy+language+ratio+adequacy@3/margin-0.4|" in sig["signature"]
+    assert "select_pair_checks:copy+language+ratio+adequacy+repeat@3/margin-0.4|" in sig["signature"]
     # off: every pair, translation or not; --help lists the checks
     rc, err, _ = run_cli(["select", "--from-scores", "r", "--top", "12", "--no-pair-checks", "--out", "all"], capsys)
     assert rc == 0, err
@@ -238,11 +245,11 @@ def test_the_default_adequacy_check_stands_down_over_its_window_and_a_named_one_
     monkeypatch.setattr(pairs, "ADEQUACY_WINDOW", 5)
     default = Rule(top=3).pair_filter()
     assert default.checks == pairs.CHECKS and not default.asked
-    monkeypatch.setattr(pairs.PairChecks, "margins", lambda self, p: pytest.fail("the default check ran over its window"))
+    monkeypatch.setattr(pairs.PairChecks, "_scored", lambda self, p: pytest.fail("the default check ran over its window"))
     assert default.failing(list(zip(EN, DE))) == [None] * len(EN)
     assert "over the 5 the default check takes" in default.describe()["adequacy_unchecked"]
     seen = []
-    monkeypatch.setattr(pairs.PairChecks, "margins", lambda self, p: (seen.append(len(p)), [1.0] * len(p))[1])
+    monkeypatch.setattr(pairs.PairChecks, "_scored", lambda self, p: (seen.append(len(p)), _fixed([1.0] * len(p)))[1])
     monkeypatch.setattr(pairs.PairChecks, "_can_encode", lambda self: not self.adequacy_unchecked)
     named = Rule(top=3, pair_checks="all").pair_filter()
     assert named.failing(list(zip(EN, DE))) == [None] * len(EN) and seen == [len(EN)]
@@ -267,14 +274,14 @@ def test_numbers_are_read_as_values_and_a_pair_whose_numbers_differ_fails_adequa
     between = (pairs.MIN_MARGIN + pairs.NUMBERS_MARGIN) / 2
     assert pairs.MIN_MARGIN < between < pairs.NUMBERS_MARGIN
     monkeypatch.setattr(pairs.PairChecks, "_can_encode", lambda self: True)
-    monkeypatch.setattr(pairs.PairChecks, "margins", lambda self, p: [between] * len(p))
+    monkeypatch.setattr(pairs.PairChecks, "_scored", lambda self, p: _fixed([between] * len(p)))
     same = [(f"Take {k} tablets of 20 mg.", f"Nehmen Sie {k} Tabletten zu 20 mg ein.") for k in range(6)]
     other = ("Take 3 tablets of 20 mg.", "Nehmen Sie 2 Tabletten zu 50 mg ein.")
     checks = pairs.PairChecks(("adequacy",))
     assert checks.failing(same + [other]) == [None] * len(same) + ["adequacy"]
     assert checks.describe()["numbers_margin"] == pairs.NUMBERS_MARGIN
     low = pairs.PairChecks(("adequacy",), min_margin=pairs.NUMBERS_MARGIN + 0.1)  # a higher min_margin rules
-    monkeypatch.setattr(pairs.PairChecks, "margins", lambda self, p: [pairs.NUMBERS_MARGIN + 0.05] * len(p))
+    monkeypatch.setattr(pairs.PairChecks, "_scored", lambda self, p: _fixed([pairs.NUMBERS_MARGIN + 0.05] * len(p)))
     assert low.failing(same + [other]) == ["adequacy"] * (len(same) + 1)
 
 
@@ -311,3 +318,24 @@ def test_the_multilingual_encoder_reads_a_lines_first_pieces_when_told():
     assert cut.cache_key != whole.cache_key and cut.signature_params()["max_pieces"] == 12
     with pytest.raises(DomainsiftError, match="at least 3 pieces"):
         get_embedder("multilingual", max_pieces=2)
+
+
+def test_a_line_paired_with_unlike_partners_keeps_only_its_best_pair(monkeypatch):
+    """repeat: a side the candidates pair with several partners that say different things keeps only the pair
+    of the best margin (a page aligned twice, or boilerplate); partners that say the same thing all stay."""
+    import numpy as np
+    import domainsift.pairs as pairs
+    e1, e2 = np.eye(4, dtype=np.float32)[0], np.eye(4, dtype=np.float32)[1]
+    rows = [(EN[0], DE[0], 0.30, e1), (EN[0], DE[3], 0.10, e2),  # EN[0] twice: DE[3] says something else
+            (EN[1], DE[1], 0.20, e1), (EN[1], DE[1].replace(".", "!"), 0.25, e1),  # the same partner, a variant
+            (EN[2], DE[5], 0.05, e2), (EN[5], DE[5], 0.40, e1)]  # DE[5] twice: EN[2] is not its source
+    todo = [(a, b) for a, b, _, _ in rows]
+    margins = np.array([m for _, _, m, _ in rows])
+    y = np.stack([v for *_, v in rows])
+    x = np.stack([e1 if k != 4 else e2 for k in range(len(rows))])
+    assert pairs.repeated(todo, margins, x, y) == [1, 4]
+    monkeypatch.setattr(pairs.PairChecks, "_can_encode", lambda self: True)
+    monkeypatch.setattr(pairs.PairChecks, "_scored", lambda self, p: (margins, x, y))
+    assert pairs.PairChecks(("repeat",)).failing(todo) == [None, "repeat", None, None, "repeat", None]
+    named = pairs.PairChecks(("adequacy", "repeat"), min_margin=0.07)  # adequacy first: its failure is named
+    assert named.failing(todo) == [None, "repeat", None, None, "adequacy", None]

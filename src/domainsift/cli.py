@@ -767,7 +767,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "end, or ending on a word its language seldom ends a line on); "
                         "adequacy, the sides' margin in the multilingual encoder under --min-margin, or under "
                         f"{NUMBERS_MARGIN:g} when the sides' numbers differ (a misaligned pair; encodes every "
-                        "candidate). --top/--fraction still give N pairs; the selection's "
+                        "candidate); repeat, a line the candidates pair with several partners that say different "
+                        "things keeps only its best-margin pair (a page aligned twice, boilerplate). --top/--fraction still give N pairs; the selection's "
                         "record says how many each check removed, with examples. Default checks that would fail "
                         "most of the first candidates stand down (the other side is no translation: ids, labels), "
                         "and the default adequacy check over 50,000 candidates at once")

@@ -55,6 +55,7 @@ def pair_constants() -> dict:
             "open_end": [pairs.OPEN_END_RATE, pairs.OPEN_END_MIN, pairs.OPEN_END_SHORT],
             "adequacy": [pairs.ADEQUACY_ENCODER, pairs.MARGIN_K, pairs.MIN_MARGIN, pairs.ADEQUACY_WINDOW],
             "numbers": [pairs.NUMBERS_MARGIN], "adequacy_pieces": [pairs.ADEQUACY_PIECES],
+            "repeat": [pairs.REPEAT_ALIKE],
             "stand_down": [pairs.STAND_DOWN, pairs.STAND_DOWN_MIN]}
 
 

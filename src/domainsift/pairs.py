@@ -28,7 +28,14 @@ looks at one pair, on its own:
   numerals filter and Bicleaner's number features read it). Each side is read to its first
   :data:`ADEQUACY_PIECES` pieces (the cost of encoding grows with the pieces; a pair's start says whether its
   sides match). A side in a language the encoder does not know is not checked (the record says so);
-  ``adequacy_encoder`` names another encoder (any of ``--model``'s).
+  ``adequacy_encoder`` names another encoder (any of ``--model``'s);
+- ``repeat`` (0.42.0): a line has one translation. When the candidates checked together pair one side (the
+  product's one "same line", :func:`domainsift.dedup.normalise`) with several partners that do not say the same
+  thing (their cosine in the adequacy encoder under :data:`REPEAT_ALIKE`), only the pair of the best adequacy
+  margin keeps it: the others are a page aligned twice, or boilerplate that pairs with whatever stands
+  beside it (the max-score rule of bitext mining, Artetxe & Schwenk, 2019). Partners that say the same thing
+  (two translations of a repeated line) all stay. It reads the adequacy check's vectors, so it runs where
+  adequacy can.
 
 :class:`PairChecks` applies them in that order and says which one a pair fails first; the selection walks
 past a failing pair as it walks past an ``--exclude``d one, so ``--top N`` still gives N pairs, and
@@ -47,7 +54,7 @@ from typing import Sequence
 
 from ._internal.errors import DomainsiftError
 
-CHECKS = ("copy", "language", "ratio", "adequacy")
+CHECKS = ("copy", "language", "ratio", "adequacy", "repeat")
 # every check is on by default since 0.39.0 (adequacy was asked for by name before): measured where it runs (a
 # selection's first candidates of the noisy pool, bench/results/adequacy_margin.md), at MIN_MARGIN (-0.40 since
 # 0.40.0, the highest of the sweep at which every check together removes at most 2% of the shared pool's curated
@@ -88,6 +95,11 @@ NUMBERS_MARGIN = -0.35
 # the pieces of each side the adequacy encoder reads (0.41.0): encoding is linear in pieces, and a selection's
 # candidates of long lines (90 pieces a line on the 1M-pair bench) paid most of the checks' time there
 ADEQUACY_PIECES = 64
+# repeat (0.42.0): a side the candidates pair with several partners keeps only its best-margin pair, among the
+# partners whose cosine with that pair's partner is under REPEAT_ALIKE (they say something else). 0.3: the highest
+# of 0.3-0.7 at which every check together stays within adequacy_margin.py's bounds on the curated pool (2% of it,
+# 4% of a domain's; a one-off sweep, docs/experiments.md); two translations of one line are far above it
+REPEAT_ALIKE = 0.3
 EXAMPLES = 3  # pairs a check's record shows
 # when the default checks would pass over more than this share of the first candidates, the other side is not
 # a translation at all (ids, labels, another field): the checks stand down for the run, with a warning; checks
@@ -167,6 +179,27 @@ def open_end_words(lines: Sequence[str]) -> frozenset:
         if last is not None:
             ends[last] += 1
     return frozenset(w for w, n in uses.items() if n >= OPEN_END_MIN and ends[w] < OPEN_END_RATE * n)
+
+
+def repeated(pairs: Sequence[tuple[str, str]], margins, x, y) -> list[int]:
+    """The pairs the ``repeat`` check fails: where several of ``pairs`` share a side (the same line once
+    normalised) with different partners, every pair but the one of the highest margin whose partner's vector
+    (``y`` for a shared source, ``x`` for a shared target: unit rows) has a cosine under :data:`REPEAT_ALIKE` with
+    that pair's partner."""
+    from .dedup import normalise
+    failed = set()
+    for side, partner_vec in ((0, y), (1, x)):
+        groups: dict[str, list[int]] = {}
+        for k, pair in enumerate(pairs):
+            groups.setdefault(normalise(pair[side]), []).append(k)
+        for members in groups.values():
+            if len(members) < 2 or len({normalise(pairs[k][1 - side]) for k in members}) < 2:
+                continue
+            best = max(members, key=lambda k: (margins[k], -k))
+            for k in members:
+                if k != best and float(partner_vec[k] @ partner_vec[best]) < REPEAT_ALIKE:
+                    failed.add(k)
+    return sorted(failed)
 
 
 def _open_end(text: str) -> str | None:
@@ -354,16 +387,23 @@ class PairChecks:
                 if wrong:
                     out[k] = "language"
         todo = [k for k in range(len(pairs)) if out[k] is None and pairs[k][1] is not None]
-        if "adequacy" in self.checks and not self.adequacy_unchecked and not self.asked and len(todo) > ADEQUACY_WINDOW:
+        if ("adequacy" in self.checks or "repeat" in self.checks) and not self.adequacy_unchecked and not self.asked \
+                and len(todo) > ADEQUACY_WINDOW:
             self._unchecked(f"{len(todo):,} candidate pairs at once, over the {ADEQUACY_WINDOW:,} the default check "
                             "takes (its neighbour search grows with their square); name it (--pair-checks all) to "
                             "insist")
-        if "adequacy" in self.checks and self._can_encode():
-            if len(todo) > MARGIN_K:  # a margin needs neighbours
+        encoded = ("adequacy" in self.checks or "repeat" in self.checks)
+        if encoded and len(todo) > MARGIN_K and self._can_encode():  # a margin needs neighbours
+            margins, x, y = self._scored([pairs[k] for k in todo])
+            if "adequacy" in self.checks:
                 higher = max(self.min_margin, NUMBERS_MARGIN)
-                for k, m in zip(todo, self.margins([pairs[k] for k in todo])):
+                for k, m in zip(todo, margins):
                     if m < self.min_margin or (m < higher and numbers_differ(*pairs[k])):
                         out[k] = "adequacy"
+            if "repeat" in self.checks:
+                for j in repeated([pairs[k] for k in todo], margins, x, y):
+                    if out[todo[j]] is None:
+                        out[todo[j]] = "repeat"
         return out
 
     def _can_encode(self) -> bool:
@@ -398,6 +438,10 @@ class PairChecks:
         """Each pair's margin: its cosine less the mean of its sides' ``MARGIN_K`` nearest neighbours' cosines
         (the source's among the targets, the target's among the sources, of these pairs). A one-line error
         when the adequacy encoder cannot run (:attr:`adequacy_unchecked` says why)."""
+        return self._scored(pairs)[0]
+
+    def _scored(self, pairs: Sequence[tuple[str, str]]):
+        """:meth:`margins`, and the sides' unit vectors (sources, targets)."""
         import numpy as np
         if not self._can_encode():
             raise DomainsiftError(f"the adequacy check cannot run: {self.adequacy_unchecked}")
@@ -414,7 +458,7 @@ class PairChecks:
             fwd[start:start + block] = np.sort(np.partition(sx, -k, axis=1)[:, -k:], axis=1).mean(1)
             bwd[start:start + block] = np.sort(np.partition(sy, -k, axis=1)[:, -k:], axis=1).mean(1)
         own = np.einsum("ij,ij->i", x, y)
-        return own - (fwd + bwd) / 2
+        return own - (fwd + bwd) / 2, x, y
 
     def _wrong_language(self, pairs) -> list[bool]:
         ident = _identifier()
@@ -453,8 +497,9 @@ class PairChecks:
                 **({"languages": list(self.languages)} if self.languages else {}),
                 **({"length_ratio": round(math.exp(self.length_bias), 3)} if self.length_bias is not None else {}),
                 **({"language_unchecked": self.unchecked} if self.unchecked and "language" in self.checks else {}),
+                **({"repeat_alike": REPEAT_ALIKE} if "repeat" in self.checks else {}),
                 **({"adequacy_unchecked": self.adequacy_unchecked}
-                   if self.adequacy_unchecked and "adequacy" in self.checks else {}),
+                   if self.adequacy_unchecked and ("adequacy" in self.checks or "repeat" in self.checks) else {}),
                 **({"stood_down": self.stood_down} if self.stood_down else {}),
                 "removed": {c: self.removed.get(c, 0) for c in self.checks},
                 "examples": {c: self.examples[c] for c in self.checks if c in self.examples}}
