@@ -136,6 +136,7 @@ def _markdown(clean: dict | None, rows: list[dict]) -> str:
     md = ["# Pair checks: clean pairs removed, noise pairs selected", ""]
     if clean:
         t = clean["total"]
+        names = [c for c in ("copy", "language", "ratio", "adequacy", "repeat") if c in t]  # the version's checks
         md += ["## Clean pairs (the seven domains' train files), at the defaults", "",
                f"Languages told from the pairs: {'; '.join(clean['languages'])}; max length ratio "
                f"{clean['thresholds']['max_ratio']:g}.", "",
@@ -149,12 +150,12 @@ def _markdown(clean: dict | None, rows: list[dict]) -> str:
                + "; the learnt length ratio of German to English "
                + (", ".join(f"{d} {r}" for d, r in clean["length_ratio"].items())
                   if isinstance(clean.get("length_ratio"), dict) else f"{clean.get('length_ratio', '?')}") + ").", "",
-               "| domain | pairs | copy | language | ratio | adequacy | removed at the defaults |",
-               "|---|---|---|---|---|---|---|"]
+               "| domain | pairs | " + " | ".join(names) + " | removed at the defaults |",
+               "|---|---|" + "---|" * (len(names) + 1)]
         for d, v in list(clean["by_domain"].items()) + [("all", t)]:
-            rem = sum(v.get(c, 0) for c in ("copy", "language", "ratio", "adequacy"))
-            md.append(f"| {d} | {v['pairs']:,} | {v['copy']} | {v['language']} | {v['ratio']} | "
-                      f"{v.get('adequacy', '-')} | {rem} ({rem / v['pairs']:.2%}) |")
+            rem = sum(v.get(c, 0) for c in names)
+            md.append(f"| {d} | {v['pairs']:,} | " + " | ".join(str(v.get(c, "-")) for c in names)
+                      + f" | {rem} ({rem / v['pairs']:.2%}) |")
         md += ["", "Examples of what each check removed:", ""]
         for c, ex in clean["examples"].items():
             md += [f"- {c}: " + "; ".join(f"`{a[:70]}` / `{b[:70]}`" for a, b in ex)]
@@ -173,6 +174,16 @@ def _markdown(clean: dict | None, rows: list[dict]) -> str:
     return "\n".join(md)
 
 
+def _table_of(results: dict) -> str:
+    """The table as write_results wrote it, from the results file (its command, machine and date: the run that
+    made the rows)."""
+    md = _markdown(results.get("clean"), results.get("rows", []))
+    libs = ", ".join(f"{k} {v}" for k, v in results.get("libraries", {}).items())
+    head = (f"Command: `{results['command']}`  \nMachine: {results['machine']}  \n"
+            f"domainsift {results['version']}; {libs}  \nDate: {results['date']}\n\n")
+    return md.split("\n", 1)[0] + "\n\n" + head + md.split("\n", 1)[1]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--methods", nargs="+", default=["moore-lewis"])
@@ -180,6 +191,7 @@ def main() -> None:
     ap.add_argument("--per-type", type=int, default=300)
     ap.add_argument("--skip-clean", action="store_true")
     ap.add_argument("--clean-only", action="store_true", help="measure the clean pairs only; keep the noisy rows")
+    ap.add_argument("--table-only", action="store_true", help="rewrite the table from the results; run nothing")
     ap.add_argument("--checks", nargs="+", default=["default", "none"],
                     help="the --pair-checks of each row: default, none, all or a list (0.37.0 ran default, all, none)")
     threads_option(ap)
@@ -189,6 +201,9 @@ def main() -> None:
     import json
     from _common import RESULTS
     old = json.loads((RESULTS / "pair_checks.json").read_text()) if (RESULTS / "pair_checks.json").exists() else {}
+    if args.table_only:
+        (RESULTS / "pair_checks.md").write_text(_table_of(old), encoding="utf-8")
+        return
     clean = old.get("clean") if args.skip_clean else clean_rates(None)
     rows = earlier_rows("pair_checks")
     if args.clean_only:
