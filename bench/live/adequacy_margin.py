@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 from _common import ROOT, SEVEN, apply_threads, data_file, read_lines, threads_option, write_results
+from domainsift.pairs import numbers_differ
 
 WORK = ROOT / "bench" / "work" / "adequacy_margin"
 SWEEP = [-0.45, -0.40, -0.35, -0.30, -0.25, -0.20, -0.15, -0.10]
@@ -80,7 +81,6 @@ def clean() -> dict:
     for d in SEVEN:
         en, de = read_lines(data_file(d, "train", "en")), read_lines(data_file(d, "train", "de"))
         pairs_of[d] = [(e, g) for e, g in zip(en, de) if e.strip() and g.strip()]
-    from domainsift.pairs import numbers_differ
     for d in SEVEN:
         ok = _defaults(pairs_of[d], pairs_of[d])
         rest = [p for p, k in zip(pairs_of[d], ok) if k]
@@ -131,7 +131,6 @@ def candidates(method: str, target: str) -> dict:
     check.margins([pairs[k] for k in rest])
     t_adequacy = time.perf_counter() - t0
     kinds = [kind[k] for k in rest]
-    from domainsift.pairs import numbers_differ
     differ = np.array([numbers_differ(*pairs[k]) for k in rest], dtype=bool)
     row = {"method": method, "target": target, "candidates": len(pairs), "after_defaults": len(rest),
            "seconds": {"default_checks": round(t_defaults, 1), "adequacy": round(t_adequacy, 1)},

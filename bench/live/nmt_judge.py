@@ -113,14 +113,12 @@ def judge_sets(target: str, pool_en: list, pool_de: list) -> tuple[list, list]:
 def select(method: str, target: str, query_file: Path, seed: int, out: Path) -> float:
     """The method's selection of N pairs in ``out`` (through ``domainsift.run``; a finished one is kept while
     the version that made it runs) and its precision."""
-    import json
-    from domainsift import PoolSource, __version__, read_corpus, run
+    from _common import stale_selection
+    from domainsift import PoolSource, read_corpus, run
     from domainsift.jobs.evaluate import evaluate_run
     from domainsift.spec import Rule, RunSpec
     en, de = pool_files()
-    if (out / "selection.json").exists() and \
-            json.loads((out / "signature.json").read_text()).get("version") != __version__:
-        (out / "selection.json").unlink()  # made by another version (its pair checks may differ): select again
+    stale_selection(out)
     if not (out / "selection.json").exists():
         run(RunSpec.single(method, read_corpus([str(query_file)]), PoolSource.open(en, de), str(out),
                            rule=Rule(top=N, pair_checks=PAIR_CHECKS), seed=seed, overwrite=True))

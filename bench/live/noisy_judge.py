@@ -46,19 +46,12 @@ def noisy_pool(target: str, per_type: int) -> tuple[list, list, dict]:
     return (en + [noise[x][0] for x in pair_checks.KINDS], de + [noise[x][1] for x in pair_checks.KINDS], noise)
 
 
-def _made_by(out: Path) -> str | None:
-    """The version that made the selection in ``out`` (None: none there)."""
-    import json
-    if not (out / "selection.json").exists():
-        return None
-    return json.loads((out / "signature.json").read_text()).get("version")
-
-
 def select(name: str, method: str, target: str, seed: int, per_type: int, query_file: Path) -> tuple[Path, dict]:
     """The row's selection (kept when finished) and the noise pairs of each kind it holds."""
     import nmt_judge
     import pair_checks
-    from domainsift import PoolSource, __version__, read_corpus, run
+    from _common import stale_selection
+    from domainsift import PoolSource, read_corpus, run
     from domainsift.spec import Rule, RunSpec
     noisy, checks = ROWS[name]
     en, de = nmt_judge.pool_files()
@@ -66,8 +59,8 @@ def select(name: str, method: str, target: str, seed: int, per_type: int, query_
     if noisy:
         en, de, noise = noisy_pool(target, per_type)
     out = WORK / target / f"s{seed}" / method / name
-    if checks != "none" and _made_by(out) not in (None, __version__):
-        (out / "selection.json").unlink()  # the checks may have changed: select again (the scores are kept)
+    if checks != "none":
+        stale_selection(out)  # the checks may have changed: select again (the scores are kept)
     if not (out / "selection.json").exists():
         run(RunSpec.single(method, read_corpus([str(query_file)]), PoolSource.open(en, de), str(out),
                            rule=Rule(top=nmt_judge.N, pair_checks=checks), seed=seed, overwrite=True))

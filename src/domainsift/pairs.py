@@ -188,13 +188,14 @@ def repeated(pairs: Sequence[tuple[str, str]], margins, x, y) -> list[int]:
     (``y`` for a shared source, ``x`` for a shared target: unit rows) has a cosine under :data:`REPEAT_ALIKE` with
     that pair's partner."""
     from .dedup import normalise
+    same = [(normalise(a), normalise(b)) for a, b in pairs]  # each side as "the same line" compares it, once
     failed = set()
     for side, partner_vec in ((0, y), (1, x)):
         groups: dict[str, list[int]] = {}
-        for k, pair in enumerate(pairs):
-            groups.setdefault(normalise(pair[side]), []).append(k)
+        for k, pair in enumerate(same):
+            groups.setdefault(pair[side], []).append(k)
         for members in groups.values():
-            if len(members) < 2 or len({normalise(pairs[k][1 - side]) for k in members}) < 2:
+            if len(members) < 2 or len({same[k][1 - side] for k in members}) < 2:
                 continue
             best = max(members, key=lambda k: (margins[k], -k))
             for k in members:
@@ -420,10 +421,9 @@ class PairChecks:
                             "adequacy")
             return False
         if self._encoder is None:
-            from .embed import get_embedder
+            from .embed import reading
             try:
-                self._encoder = get_embedder(self.adequacy_encoder, progress=False, max_length=ADEQUACY_PIECES,
-                                             max_pieces=ADEQUACY_PIECES)
+                self._encoder = reading(self.adequacy_encoder, ADEQUACY_PIECES)
             except DomainsiftError as exc:
                 self._unchecked(str(exc))
                 return False

@@ -114,18 +114,17 @@ def model_path(name: str) -> str:
 def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1,
                  max_length: int = 128, batch_size: int = 32, progress: bool = True,
                  cache_dir: str | None = None, dim: int | None = None, normalize: bool | None = None,
-                 backend: str = "onnx-int8", max_pieces: int | None = None):
+                 backend: str = "onnx-int8"):
     """Build an embedder by name (see the module docstring).
 
     ``cache_dir`` wraps a transformers encoder in a :class:`CachedEmbedder` (and keeps its ONNX export
     there); the fitted baselines are returned unfitted (call ``fit`` first) and unwrapped. A transformers
-    encoder reads ``max_length`` tokens of a line, the multilingual one ``max_pieces`` pieces (None: all). A
-    transformers encoder on another device than the default, or with its export kept elsewhere:
+    encoder on another device than the default, or with its export kept elsewhere:
     ``EmbedConfig(device=...).build()`` or :func:`transformers_encoder`.
     """
     if name in MULTILINGUAL_NAMES:
         from .usem import MultilingualEncoder
-        emb = MultilingualEncoder(progress=progress, max_pieces=max_pieces)
+        emb = MultilingualEncoder(progress=progress)
         return CachedEmbedder(emb, cache_dir, progress=progress) if cache_dir else emb
     if name in EMBEDDERS:
         target, size_kw, size = EMBEDDERS[name]
@@ -137,6 +136,16 @@ def get_embedder(name: str = DEFAULT_EMBEDDER, *, seed: int = 0, layer: int = -1
     if cache_dir:
         return CachedEmbedder(emb, cache_dir, progress=progress)
     return emb
+
+
+def reading(name: str, tokens: int):
+    """An encoder by name (as :func:`get_embedder`, no progress bar, no cache) that reads each line's first
+    ``tokens`` tokens: a transformers encoder's ``max_length``, the multilingual encoder's pieces (whose
+    default reads them all)."""
+    if name in MULTILINGUAL_NAMES:
+        from .usem import MultilingualEncoder
+        return MultilingualEncoder(progress=False, max_pieces=tokens)
+    return get_embedder(name, progress=False, max_length=tokens)
 
 
 def transformers_encoder(name: str, *, layer: int = -1, max_length: int = 128, batch_size: int = 32,
