@@ -322,6 +322,94 @@ def _finetune_vs_runner_up(rows: list[dict]) -> dict:
     return out
 
 
+SEEDS_FOR_A_VERDICT = 3  # issue 88: at least three training seeds before a claim is decided
+
+
+def _verdicts(rows: list[dict]) -> list[str]:
+    """Paper 000's claims on each target, over its seeds, in the three words docs/papers.md uses: every
+    selection against random, and finetune against its runner-up (the better of moore-lewis and cosine by mean
+    BLEU over the seeds that made both, fixed before the tests). On each seed the two rows of the newest version that made both
+    (at these settings) are tested by paired bootstrap on the judge set (its sampling), or, where their
+    translations are lost, the test recorded when the rows were made; the seeds are training runs (the training's
+    noise): a claim **holds** when every seed's test is significant in the paper's direction, **does not hold**
+    when every seed's is significant the other way, and is **not decided** otherwise (or with fewer than
+    SEEDS_FOR_A_VERDICT seeds), given with the mean difference and its 95% t-interval over the seeds."""
+    import json
+    import re
+
+    from _common import version_key
+    from scipy import stats
+
+    from domainsift.nmt.significance import paired_bootstrap
+    made: dict = {}  # (target, method, seed) -> {version: row}
+    for r in rows:
+        if r.get("settings") == SETTINGS:
+            made.setdefault((r["target"], r["method"], r["seed"]), {})[r["version"]] = r
+    hyps = {id(r): _translations(r) for v in made.values() for r in v.values()}
+    path = RESULTS / "nmt_judge.json"  # the tests of finetune against its runner-up as they were recorded
+    recorded = (json.loads(path.read_text()).get("runner_up_tests") or {}) if path.exists() else {}
+
+    def test(target, system, baseline, seed, refs):
+        """The seed's paired bootstrap of system against baseline: on the translations of the newest version that
+        made both; else, against random, the one its row recorded when it was made; else None."""
+        a, b = made.get((target, system, seed), {}), made.get((target, baseline, seed), {})
+        both = [v for v in set(a) & set(b) if hyps[id(a[v])] is not None and hyps[id(b[v])] is not None]
+        if both:
+            v = max(both, key=version_key)
+            return v, paired_bootstrap(hyps[id(b[v])], hyps[id(a[v])], refs())["bleu"]
+        kept = [v for v in a if baseline == "random" and a[v].get("vs_random")]
+        if kept:
+            return max(kept, key=version_key), a[max(kept, key=version_key)]["vs_random"]["bleu"]
+        said = re.search(rf"finetune against its runner-up {re.escape(baseline)}: ([-+.\d]+) \[([-+.\d]+), "
+                         r"([-+.\d]+)\], p = ([.\d]+): (better|worse|not decided)", recorded.get(f"{target}/{seed}", ""))
+        if system == "finetune" and said and a:
+            d, lo, hi, p = (float(x) for x in said.groups()[:4])
+            return max(a, key=version_key), {"difference": d, "ci95": [lo, hi], "p": p,
+                                             "decided": said[5] != "not decided"}
+        return None
+    out = []
+    for target in sorted({t for t, _, _ in made}):
+        seeds = sorted({s for t, _, s in made if t == target})
+        def bleu(m, s):  # the newest row's
+            return made[(target, m, s)][max(made[(target, m, s)], key=version_key)]["bleu"]
+        have = {m: [s for s in seeds if (target, m, s) in made] for m in METHODS + ["pool"]}
+        others = [m for m in ("moore-lewis", "cosine") if have[m]]
+        common = [s for s in seeds if all(s in have[m] for m in others)]  # the runner-up by its mean over them
+        claims = [(m, "random") for m in ("moore-lewis", "cosine", "finetune", "oracle") if have[m]]
+        if have["finetune"] and others:
+            claims.append(("finetune", max(others, key=lambda m: np.mean([bleu(m, s) for s in common or have[m]]))))
+        judge: list = []
+
+        def refs():
+            judge[:] = judge or [e for _, e in judge_sets(target, *_pool_lines())[1]]
+            return judge
+        for system, baseline in claims:
+            pairs = {s: test(target, system, baseline, s, refs) for s in seeds}
+            pairs = {s: p for s, p in pairs.items() if p is not None}
+            if not pairs:
+                continue
+            tests = [t for _, t in pairs.values()]
+            diffs = np.array([t["difference"] for t in tests])
+            signs = {(t["difference"] > 0) if t["decided"] else None for t in tests}
+            word = "not decided" if len(pairs) < SEEDS_FOR_A_VERDICT or len(signs) != 1 or None in signs else \
+                "holds" if signs == {True} else "does not hold"
+            spread = ""
+            if len(pairs) > 1:
+                half = stats.t.ppf(0.975, len(pairs) - 1) * diffs.std(ddof=1) / np.sqrt(len(pairs))
+                spread = f" [{diffs.mean() - half:+.2f}, {diffs.mean() + half:+.2f}] (t over the seeds)"
+            each = "; ".join(f"s{s} ({v}) {t['difference']:+.2f} [{t['ci95'][0]:+.2f}, {t['ci95'][1]:+.2f}]"
+                             for s, (v, t) in pairs.items())
+            out.append(f"{target}: {system} above {baseline}: **{word}** over {len(pairs)} "
+                       f"seed{'s' if len(pairs) > 1 else ''}; mean {diffs.mean():+.2f}{spread}; each seed's paired "
+                       f"bootstrap: {each}.  ")
+    return out
+
+
+def _pool_lines() -> tuple[list[str], list[str]]:
+    en, de = pool_files()
+    return [x for f in en for x in read_lines(f)], [x for f in de for x in read_lines(f)]
+
+
 def _tests(rows: list[dict]) -> dict:
     """Each target and seed's test of finetune against its runner-up, in words: made again where the rows'
     translations are at hand, else as the results file holds it (tests made before the translations were kept
@@ -385,7 +473,10 @@ def _write(rows: list[dict]) -> None:
                          f"(seed {seed}): {np.corrcoef(p, b)[0, 1]:.3f}.  ")
     lines += _over_seeds(rows)
     lines += ([""] + list(tests.values())) if tests else []
-    write_results("nmt_judge", {"rows": rows, "runner_up_tests": tests, "n": N, "epochs": EPOCHS, "patience": PATIENCE, "beam": BEAM,
+    verdicts = _verdicts(rows)
+    lines += (["", "Paper 000's claims over the seeds (`_verdicts`: holds when every seed's paired bootstrap is "
+               "significant in the paper's direction):", ""] + verdicts) if verdicts else []
+    write_results("nmt_judge", {"rows": rows, "runner_up_tests": tests, "verdicts": verdicts, "n": N, "epochs": EPOCHS, "patience": PATIENCE, "beam": BEAM,
                                 "max_tokens": MAX_TOKENS, "warmup": WARMUP},
                   "\n".join(lines) + "\n")
 
