@@ -141,3 +141,17 @@ def apply_threads(args) -> None:
     if getattr(args, "threads", None):
         import torch
         torch.set_num_threads(args.threads)
+
+
+def rows_options(ap, name: str, write):
+    """A row-by-row benchmark's command line: ``--table-only`` (rewrite ``bench/results/<name>`` from its
+    finished rows with ``write(rows)``, training nothing) and ``--threads``. Returns the parsed arguments, or
+    None when the table was all there was to do."""
+    ap.add_argument("--table-only", action="store_true", help="rewrite the table from the finished rows; train nothing")
+    threads_option(ap)
+    args = ap.parse_args()
+    apply_threads(args)
+    if args.table_only:
+        write(earlier_rows(name))
+        return None
+    return args

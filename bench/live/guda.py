@@ -41,8 +41,8 @@ import json
 import time
 from pathlib import Path
 
-from _common import CLASSIC, RESULTS, ROOT, SEVEN, add_rows, apply_threads, command_line, data_file, \
-    earlier_rows, read_lines, threads_option, version_key, write_results
+from _common import CLASSIC, RESULTS, ROOT, SEVEN, add_rows, command_line, data_file, earlier_rows, read_lines, \
+    rows_options, version_key, write_results
 from nmt_judge import judge_sets, pool_files
 
 WORK = ROOT / "bench" / "work" / "guda"
@@ -215,12 +215,8 @@ def main() -> None:
     ap.add_argument("--new", nargs="+", default=list(NEW), choices=NEW)
     ap.add_argument("--rows", nargs="+", default=ROWS)
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
-    ap.add_argument("--table-only", action="store_true", help="rewrite the table from the finished rows; train nothing")
-    threads_option(ap)
-    args = ap.parse_args()
-    apply_threads(args)
-    if args.table_only:
-        _write(earlier_rows("guda"))
+    args = rows_options(ap, "guda", _write)
+    if args is None:
         return
     from domainsift import __version__
     from domainsift.nmt.significance import paired_bootstrap

@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import RESULTS, ROOT, SEVEN, add_rows, apply_threads, command_line, data_file, earlier_rows, \
-    read_lines, threads_option, write_results
+from _common import RESULTS, ROOT, SEVEN, add_rows, command_line, data_file, earlier_rows, read_lines, \
+    rows_options, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_judge"
 JUDGED = ["KDE4", "EMEA", "JRC-Acquis"]  # the targets judged: each holds out HELD_OUT train pairs of the pool
@@ -179,12 +179,8 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=["KDE4"], choices=JUDGED)
     ap.add_argument("--methods", nargs="+", default=METHODS, choices=METHODS + ["pool"])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
-    ap.add_argument("--table-only", action="store_true", help="rewrite the table from the finished rows; train nothing")
-    threads_option(ap)
-    args = ap.parse_args()
-    apply_threads(args)
-    if args.table_only:
-        _write(earlier_rows("nmt_judge"))
+    args = rows_options(ap, "nmt_judge", _write)
+    if args is None:
         return
     from domainsift import __version__
     rows, mine = earlier_rows("nmt_judge"), []

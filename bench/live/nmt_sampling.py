@@ -36,8 +36,8 @@ import time
 
 from pathlib import Path
 
-from _common import ROOT, SEVEN, apply_threads, command_line, data_file, earlier_rows, merge_rows, read_lines, \
-    threads_option, write_results
+from _common import ROOT, SEVEN, command_line, data_file, earlier_rows, merge_rows, read_lines, rows_options, \
+    write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_sampling"
 SIZES = {"EMEA": 3900, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "QED": 400, "TED2020": 350,
@@ -70,12 +70,8 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=["Tanzil"], choices=["Tanzil", "uniform"])
     ap.add_argument("--policies", nargs="+", default=POLICIES, choices=POLICIES)
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
-    ap.add_argument("--table-only", action="store_true", help="rewrite the table from the finished rows; train nothing")
-    threads_option(ap)
-    args = ap.parse_args()
-    apply_threads(args)
-    if args.table_only:
-        _write(earlier_rows("nmt_sampling"))
+    args = rows_options(ap, "nmt_sampling", _write)
+    if args is None:
         return
     from domainsift import __version__
     from domainsift.nmt import Bitext, score_translation, train_nmt, translate
