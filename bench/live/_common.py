@@ -98,13 +98,16 @@ def merge_rows(rows: list[dict], new: list[dict], key) -> list[dict]:
 
 def add_rows(name: str, new: list[dict], key, write) -> list[dict]:
     """``new`` merged into the rows ``bench/results/<name>.json`` holds now, and ``write(rows)`` called, under
-    an exclusive lock: two runs of one benchmark side by side (``--threads 1`` each) keep each other's rows."""
+    an exclusive lock: two runs of one benchmark side by side (``--threads 1`` each) keep each other's rows.
+    Each new row gets the ``machine`` it was measured on (:func:`machine`)."""
     import fcntl
     lock = ROOT / "bench" / "work" / ".locks" / f"{name}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
+            for r in new:  # every row keeps the machine it was measured on
+                r.setdefault("machine", machine())
             rows = merge_rows(earlier_rows(name), new, key)
             write(rows)
         finally:

@@ -36,7 +36,7 @@ import time
 
 from pathlib import Path
 
-from _common import ROOT, SEVEN, command_line, data_file, earlier_rows, merge_rows, read_lines, rows_options, \
+from _common import ROOT, SEVEN, add_rows, command_line, data_file, earlier_rows, read_lines, rows_options, \
     write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_sampling"
@@ -85,7 +85,7 @@ def main() -> None:
     tb = Bitext(tuple(a for a, _ in train), tuple(b for _, b in train), ("mix.de", "mix.en"))
     devs = {d: Bitext.of(*zip(*_pairs(d, "test", *DEV)), (f"{d}.dev.de", f"{d}.dev.en")) for d in SEVEN}
     evals = {d: _held_out(d, train, devs[d]) for d in SEVEN}
-    rows = earlier_rows("nmt_sampling")
+    rows, mine = earlier_rows("nmt_sampling"), []
     for target in args.targets:
         weights = {target: 1.0} if target != "uniform" else {d: 1.0 for d in SEVEN}
         dev_names = [d for d in SEVEN if d in weights]
@@ -122,10 +122,10 @@ def main() -> None:
                        "bleu_signature": next(iter(scores.values()))["signature"]["bleu"],
                        "nmt_signature": rec["signature"], "n_eval": {d: len(evals[d]) for d in dev_names},
                        "translations": str(out.relative_to(ROOT)), "threads": _threads(), "command": command_line()}
-                rows = merge_rows(rows, [row], _key)
+                mine.append(row)  # merged into the file's rows under its lock (a run beside this one keeps its own)
+                rows = add_rows("nmt_sampling", mine, _key, _write)
                 print(f"{target} {name} s{seed}: BLEU {bleu:.2f} chrF {chrf:.2f} ({row['seconds']:.0f} s)", flush=True)
-                _write(rows)
-    _write(rows)
+    add_rows("nmt_sampling", mine, _key, _write)
 
 
 def _held_out(domain: str, train: list, dev) -> list[tuple[str, str]]:
