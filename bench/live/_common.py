@@ -7,6 +7,7 @@ import os
 import platform
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,19 +101,26 @@ def add_rows(name: str, new: list[dict], key, write) -> list[dict]:
     """``new`` merged into the rows ``bench/results/<name>.json`` holds now, and ``write(rows)`` called, under
     an exclusive lock: two runs of one benchmark side by side (``--threads 1`` each) keep each other's rows.
     Each new row gets the ``machine`` it was measured on (:func:`machine`)."""
+    with locked(name):
+        for r in new:  # every row keeps the machine it was measured on
+            r.setdefault("machine", machine())
+        rows = merge_rows(earlier_rows(name), new, key)
+        write(rows)
+    return rows
+
+
+@contextmanager
+def locked(name: str):
+    """An exclusive lock on ``bench/results/<name>.json`` while the block rewrites it (runs side by side wait)."""
     import fcntl
     lock = ROOT / "bench" / "work" / ".locks" / f"{name}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
-            for r in new:  # every row keeps the machine it was measured on
-                r.setdefault("machine", machine())
-            rows = merge_rows(earlier_rows(name), new, key)
-            write(rows)
+            yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
-    return rows
 
 
 def write_results(name: str, payload: dict, markdown: str) -> None:

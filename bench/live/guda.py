@@ -37,6 +37,7 @@ the table with their settings.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 from pathlib import Path
@@ -96,6 +97,7 @@ def _write_pair(folder: Path, name: str, pairs) -> tuple[str, str]:
     return out[0], out[1]
 
 
+@functools.cache
 def data() -> dict:
     """The shared sets (under WORK/data): the old bitext and its dev set, and for each new domain its source
     set (X_new), its judge pairs and its true bitext, all disjoint as ``adapt`` demands."""
@@ -220,14 +222,14 @@ def main() -> None:
         return
     from domainsift import __version__
     from domainsift.nmt.significance import paired_bootstrap
-    sets, mine = data(), []
+    sets, done, mine = data(), earlier_rows("guda"), []
     for seed in args.seeds:
         models = None
         for new in args.new:
             refs = [e for _, e in sets["new"][new]["judge"]]
             for spec in ["base"] + [r for r in args.rows if r != "base"]:  # base first: every row is tested against it
                 key = (new, spec, seed, __version__, SETTINGS)
-                if any(_key(r) == key for r in earlier_rows("guda") + mine):
+                if any(_key(r) == key for r in done + mine):
                     continue
                 models = models or shared_models(seed, sets)
                 t0 = time.time()
@@ -236,7 +238,7 @@ def main() -> None:
                        "n_source": len(sets["new"][new]["query"]),
                        **row_of(spec, new, seed, sets, models),
                        "shared_models": {k: {x: y for x, y in v.items() if x != "dir"} for k, v in models.items()}}
-                base = _translations(_newest(earlier_rows("guda") + mine + [row], new, "base", seed))
+                base = _translations(_newest(done + mine + [row], new, "base", seed))
                 if spec != "base" and base is not None:
                     test = paired_bootstrap(base, read_lines(row["translations"]), refs)
                     row["vs_base"] = {k: test[k] for k in ("bleu", "chrfpp", "n_samples", "seed")}

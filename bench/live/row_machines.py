@@ -10,11 +10,10 @@ Rows the history does not hold are left without one. Only the ``rows`` of the JS
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import subprocess
 
-from _common import RESULTS, ROOT
+from _common import RESULTS, ROOT, locked
 
 KEYS = ("target", "new", "row", "method", "policy", "seed", "version", "settings")  # a row's identity
 
@@ -47,10 +46,7 @@ def main() -> None:
     from domainsift.io import save_json
     for name in args.names:
         history = first_machines(name)
-        lock = ROOT / "bench" / "work" / ".locks" / f"{name}.lock"  # as _common.add_rows: a running benchmark waits
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        with open(lock, "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
+        with locked(name):  # as _common.add_rows: a running benchmark waits
             payload = json.loads((RESULTS / f"{name}.json").read_text())
             filled = 0
             for r in payload["rows"]:
@@ -59,7 +55,6 @@ def main() -> None:
                     r["machine"], r["machine_from"] = seen[0], f"the header of commit {seen[1]}"
                     filled += 1
             save_json(RESULTS / f"{name}.json", payload)
-            fcntl.flock(fh, fcntl.LOCK_UN)
         left = sum("machine" not in r for r in payload["rows"])
         print(f"{name}: {filled} rows given their machine, {left} without one")
 
