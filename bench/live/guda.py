@@ -7,7 +7,7 @@ drops). The generic English pool is nmt_judge's pool: the seven domains' train.e
 (31,700 lines); the new domain's own 3,900 pairs stay in it, and the selection's share of them is reported as
 its precision. The old domain is every pair of the classic domains other than EMEA and KDE4 in that pool
 (JRC-Acquis, OpenSubtitles, Tanzil: 13,900 pairs), so one reverse model (en->de) and one old-domain model
-(de->en, the warm start) per seed, trained to convergence (at most 60 epochs, patience 3, on the old domain's
+(de->en, the warm start) per seed, trained to convergence (at most 300 epochs, patience 3, on the old domain's
 dev set: the first 200 pairs of each old domain's test file that no other set holds), serve both new domains.
 
 Rows (each a ``domainsift.jobs.adapt.adapt`` run; the selection through a ``RunSpec``):
@@ -50,7 +50,7 @@ WORK = ROOT / "bench" / "work" / "guda"
 NEW = ("EMEA", "KDE4")  # the new domains judged; the old domain is the other classic domains, for both
 OLD = [d for d in CLASSIC if d not in NEW]
 N, DEV_PER = 3900, 200
-BASE_EPOCHS, ADAPT_EPOCHS, PATIENCE, MAX_TOKENS, WARMUP, BEAM, BT_BEAM = 60, 30, 3, 800, 200, 5, 2
+BASE_EPOCHS, ADAPT_EPOCHS, PATIENCE, MAX_TOKENS, WARMUP, BEAM, BT_BEAM = 300, 30, 3, 800, 200, 5, 2
 SETTINGS = (f"N {N}, old: every pool pair of {', '.join(OLD)}, dev {DEV_PER}/old domain, base epochs {BASE_EPOCHS}, "
             f"adapt epochs {ADAPT_EPOCHS}, patience {PATIENCE}, max_tokens {MAX_TOKENS}, warmup {WARMUP}, beam {BEAM}, "
             f"back-translation beam {BT_BEAM}, judge: nmt_judge's held-out train pairs")
@@ -150,6 +150,7 @@ def row_of(spec: str, new: str, seed: int, sets: dict, models: dict) -> dict:
     row: dict = {}
     if parts[0] == "base":
         folder, rec = models["base"]["dir"], {k: models["base"][k] for k in ("best_epoch", "epochs_run")}
+        row["reverse"] = {k: models["reverse"][k] for k in ("best_epoch", "epochs_run")}  # its convergence shown
     elif parts[0] in ("trans", "control", "sup"):
         settings = TrainSettings(preset="proxy", epochs=ADAPT_EPOCHS, patience=PATIENCE, seed=seed,
                                  max_tokens=MAX_TOKENS, warmup=WARMUP)
@@ -357,6 +358,11 @@ def _write(rows: list[dict]) -> None:
                      f"{r['bleu']:.2f} | {r['chrf']:.2f} | {r['chrfpp']:.2f} | "
                      f"{r.get('best_epoch') or '-'}/{r.get('epochs_run') or '-'} | {r['seconds']:.0f} | "
                      f"{in_words(r.get('vs_base'))} |")
+    shared = [f"Seed {r['seed']}: the reverse model's best epoch {r['reverse']['best_epoch']} of "
+              f"{r['reverse']['epochs_run']} run, the old-domain model's {r['best_epoch']} of {r['epochs_run']}"
+              + (" (the cap: not converged)" if BASE_EPOCHS in (r['reverse']['epochs_run'], r['epochs_run']) else "")
+              + ".  " for r in now if r["row"] == "base" and r["new"] == NEW[0] and "reverse" in r]
+    lines += ([""] + shared) if shared else []
     lines += ([""] + tests) if tests else []
     means = _means(rows)
     lines += ([""] + means) if means else []
