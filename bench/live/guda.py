@@ -150,7 +150,6 @@ def row_of(spec: str, new: str, seed: int, sets: dict, models: dict) -> dict:
     row: dict = {}
     if parts[0] == "base":
         folder, rec = models["base"]["dir"], {k: models["base"][k] for k in ("best_epoch", "epochs_run")}
-        row["reverse"] = {k: models["reverse"][k] for k in ("best_epoch", "epochs_run")}  # its convergence shown
     elif parts[0] in ("trans", "control", "sup"):
         settings = TrainSettings(preset="proxy", epochs=ADAPT_EPOCHS, patience=PATIENCE, seed=seed,
                                  max_tokens=MAX_TOKENS, warmup=WARMUP)
@@ -358,10 +357,12 @@ def _write(rows: list[dict]) -> None:
                      f"{r['bleu']:.2f} | {r['chrf']:.2f} | {r['chrfpp']:.2f} | "
                      f"{r.get('best_epoch') or '-'}/{r.get('epochs_run') or '-'} | {r['seconds']:.0f} | "
                      f"{in_words(r.get('vs_base'))} |")
-    shared = [f"Seed {r['seed']}: the reverse model's best epoch {r['reverse']['best_epoch']} of "
-              f"{r['reverse']['epochs_run']} run, the old-domain model's {r['best_epoch']} of {r['epochs_run']}"
-              + (" (the cap: not converged)" if BASE_EPOCHS in (r['reverse']['epochs_run'], r['epochs_run']) else "")
-              + ".  " for r in now if r["row"] == "base" and r["new"] == NEW[0] and "reverse" in r]
+    by_seed = {r["seed"]: r["shared_models"] for r in now if "shared_models" in r}  # one pair of models a seed
+    shared = [f"Seed {seed}: the reverse model's best epoch {m['reverse']['best_epoch']} of "
+              f"{m['reverse']['epochs_run']} run, the old-domain model's {m['base']['best_epoch']} of "
+              f"{m['base']['epochs_run']}"
+              + (" (the cap: not converged)" if BASE_EPOCHS in (m["reverse"]["epochs_run"], m["base"]["epochs_run"])
+                 else "") + ".  " for seed, m in sorted(by_seed.items())]
     lines += ([""] + shared) if shared else []
     lines += ([""] + tests) if tests else []
     means = _means(rows)
