@@ -74,6 +74,32 @@ def version_key(version) -> tuple:
     return tuple(int(x) for x in str(version or "0").split(".") if x.isdigit())
 
 
+SEEDS_FOR_A_VERDICT = 3  # issue 88: at least three training seeds before a claim is decided
+
+
+def over_seeds(tests: dict) -> str:
+    """A claim tested once per training seed, in the three words docs/papers.md uses. ``tests``: seed ->
+    ``(version, test)``, ``test`` one metric of a paired bootstrap (``difference``, ``ci95``, ``decided``) of the
+    system against the baseline the claim puts below it. The seeds are training runs (the training's noise): the
+    claim **holds** when every seed's test is significant in its direction, **does not hold** when every seed's is
+    significant the other way, and is **not decided** otherwise or with fewer than SEEDS_FOR_A_VERDICT seeds;
+    given with the mean difference, its 95% t-interval over the seeds and each seed's test."""
+    import numpy as np
+    from scipy import stats
+    diffs = np.array([t["difference"] for _, t in tests.values()])
+    signs = {(t["difference"] > 0) if t["decided"] else None for _, t in tests.values()}
+    word = "not decided" if len(tests) < SEEDS_FOR_A_VERDICT or len(signs) != 1 or None in signs else \
+        "holds" if signs == {True} else "does not hold"
+    spread = ""
+    if len(tests) > 1:
+        half = stats.t.ppf(0.975, len(tests) - 1) * diffs.std(ddof=1) / np.sqrt(len(tests))
+        spread = f" [{diffs.mean() - half:+.2f}, {diffs.mean() + half:+.2f}] (t over the seeds)"
+    each = "; ".join(f"s{s} ({v}) {t['difference']:+.2f} [{t['ci95'][0]:+.2f}, {t['ci95'][1]:+.2f}]"
+                     for s, (v, t) in tests.items())
+    return (f"**{word}** over {len(tests)} seed{'s' if len(tests) > 1 else ''}; mean {diffs.mean():+.2f}{spread}; "
+            f"each seed's paired bootstrap: {each}")
+
+
 def stale_selection(out) -> None:
     """Drop the selection in ``out`` when another version of domainsift made it (its pair checks may differ), so
     that the caller selects again; its scores stay."""

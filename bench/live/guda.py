@@ -42,8 +42,8 @@ import json
 import time
 from pathlib import Path
 
-from _common import CLASSIC, RESULTS, ROOT, SEVEN, add_rows, command_line, data_file, earlier_rows, read_lines, \
-    rows_options, version_key, write_results
+from _common import CLASSIC, RESULTS, ROOT, SEVEN, add_rows, command_line, data_file, earlier_rows, over_seeds, \
+    read_lines, rows_options, version_key, write_results
 from nmt_judge import judge_sets, pool_files
 
 WORK = ROOT / "bench" / "work" / "guda"
@@ -63,6 +63,10 @@ ROWS = ["base", "guda:crosslingual:bi+s+t:warm", "guda:crosslingual:bi:warm", "g
 TESTS = [("guda:crosslingual:bi+s+t:warm", "guda:crosslingual:bi:warm"),
          ("guda:crosslingual:bi+s+t:warm", "guda:random:bi+s+t:warm"),
          ("sup:bi+s+t:warm", "guda:crosslingual:bi+s+t:warm")]
+# paper 003's claims, each given over the seeds in three words: the adapted model above the old-domain model it
+# starts from, then TESTS: Table 5 (BI+S+T above BI), Table 2 (a crosslingual selection above a random one) and
+# the true bitext above the pseudo-bitext
+CLAIMS = [("guda:crosslingual:bi+s+t:warm", "base")] + TESTS
 
 
 def _pairs(de_file, en_file) -> list[tuple[str, str]]:
@@ -303,19 +307,41 @@ def _translations(r: dict | None) -> list[str] | None:
     return None
 
 
-def _tests(rows: list[dict]) -> list[str]:
-    """The paper's comparisons (TESTS) on each new domain and seed, by paired bootstrap on the judge set, in words."""
-    from domainsift.nmt.significance import in_words, paired_bootstrap
-    out, refs = [], {}
+def _paired(rows: list[dict]) -> dict:
+    """``(new, system, baseline, seed) -> (version, test)``: paper 003's comparisons (CLAIMS) on each new domain and
+    seed, the newest row of each (at these settings) by paired bootstrap on the judge set, from kept translations."""
+    from domainsift.nmt.significance import paired_bootstrap
+    out, refs = {}, {}
     for new, seed in sorted({(r["new"], r["seed"]) for r in rows if r.get("settings") == SETTINGS}):
-        for system, baseline in TESTS:
-            a, b = _translations(_newest(rows, new, system, seed)), _translations(_newest(rows, new, baseline, seed))
+        for system, baseline in CLAIMS:
+            ra, rb = _newest(rows, new, system, seed), _newest(rows, new, baseline, seed)
+            a, b = _translations(ra), _translations(rb)
             if a is None or b is None:
                 continue
             if new not in refs:
                 refs[new] = [e for _, e in data()["new"][new]["judge"]]
-            out.append(f"{new}, seed {seed}: {system} against {baseline}: "
-                       f"{in_words(paired_bootstrap(b, a, refs[new]))}.  ")
+            out[(new, system, baseline, seed)] = (max(ra["version"], rb["version"], key=version_key),
+                                                  paired_bootstrap(b, a, refs[new]))
+    return out
+
+
+def _tests(paired: dict) -> list[str]:
+    """The paper's comparisons (TESTS) on each new domain and seed, in words (each row against base is in the table)."""
+    from domainsift.nmt.significance import in_words
+    return [f"{new}, seed {seed}: {system} against {baseline}: {in_words(test)}.  "
+            for (new, system, baseline, seed), (_, test) in paired.items() if (system, baseline) in TESTS]
+
+
+def _verdicts(paired: dict) -> list[str]:
+    """Paper 003's claims (CLAIMS) on each new domain over its seeds, in the three words docs/papers.md uses
+    (`_common.over_seeds`: holds when every seed's paired bootstrap is significant in the paper's direction)."""
+    out = []
+    for new in sorted({n for n, _, _, _ in paired}):
+        for system, baseline in CLAIMS:
+            tests = {seed: (v, test["bleu"]) for (n, a, b, seed), (v, test) in sorted(paired.items())
+                     if (n, a, b) == (new, system, baseline)}
+            if tests:
+                out.append(f"{new}: {system} above {baseline}: {over_seeds(tests)}.  ")
     return out
 
 
@@ -340,7 +366,8 @@ def _write(rows: list[dict]) -> None:
     _keep(rows)
     now = sorted((r for r in rows if r.get("settings") == SETTINGS), key=lambda r: (r["new"], r["seed"], -r["bleu"]))
     before = sorted((r for r in rows if r.get("settings") != SETTINGS), key=lambda r: (r["new"], r["seed"], -r["bleu"]))
-    tests = _tests(rows)
+    paired = _paired(rows)
+    tests, verdicts = _tests(paired), _verdicts(paired)
     lines = ["# Paper 003's adaptation (GUDA) at proxy size", "",
              f"de->en; the new domain has no bitext. Old domain: every pool pair of {', '.join(OLD)}; X_new: the "
              "German side of the new domain's test file; the pool: nmt_judge's 31,700 English lines (the new "
@@ -367,6 +394,8 @@ def _write(rows: list[dict]) -> None:
     lines += ([""] + tests) if tests else []
     means = _means(rows)
     lines += ([""] + means) if means else []
+    lines += (["", "Paper 003's claims over the seeds (`_verdicts`: holds when every seed's paired bootstrap is "
+               "significant in the paper's direction):", ""] + verdicts) if verdicts else []
     lines += ["", "Rows before 0.42.0 (the old domain: the first 2,000 pairs of each other classic domain; base 8 "
               "epochs, adaptation 5; judged on half of the new domain's test file, 215-256 pairs; no translations "
               "kept):", "",
@@ -376,7 +405,7 @@ def _write(rows: list[dict]) -> None:
         qb = f"{r['query_bleu']:.2f}" if "query_bleu" in r else "-"
         lines.append(f"| {r['new']} | {r['row']} | {r['seed']} | {r['version']} | {r.get('precision', '-')} | {qb} | "
                      f"{r['bleu']:.2f} | {r['chrf']:.2f} | {r.get('best_epoch') or '-'} | {r['seconds']:.0f} |")
-    write_results("guda", {"rows": rows, "tests": tests, "n": N, "settings": SETTINGS}, "\n".join(lines) + "\n")
+    write_results("guda", {"rows": rows, "tests": tests, "verdicts": verdicts, "n": N, "settings": SETTINGS}, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

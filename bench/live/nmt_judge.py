@@ -318,9 +318,6 @@ def _finetune_vs_runner_up(rows: list[dict]) -> dict:
     return out
 
 
-SEEDS_FOR_A_VERDICT = 3  # issue 88: at least three training seeds before a claim is decided
-
-
 def _verdicts(rows: list[dict]) -> list[str]:
     """Paper 000's claims on each target, over its seeds, in the three words docs/papers.md uses: every
     selection against random, and finetune against moore-lewis and cosine (its runner-up first: the better of the
@@ -329,12 +326,11 @@ def _verdicts(rows: list[dict]) -> list[str]:
     translations are lost, the test recorded when the rows were made; the seeds are training runs (the training's
     noise): a claim **holds** when every seed's test is significant in the paper's direction, **does not hold**
     when every seed's is significant the other way, and is **not decided** otherwise (or with fewer than
-    SEEDS_FOR_A_VERDICT seeds), given with the mean difference and its 95% t-interval over the seeds."""
+    three seeds: `_common.over_seeds`), given with the mean difference and its 95% t-interval over the seeds."""
     import json
     import re
 
-    from _common import version_key
-    from scipy import stats
+    from _common import over_seeds, version_key
 
     from domainsift.nmt.significance import paired_bootstrap
     made: dict = {}  # (target, method, seed) -> {version: row}
@@ -385,21 +381,8 @@ def _verdicts(rows: list[dict]) -> list[str]:
             pairs = {s: p for s, p in pairs.items() if p is not None}
             if not pairs:
                 continue
-            tests = [t for _, t in pairs.values()]
-            diffs = np.array([t["difference"] for t in tests])
-            signs = {(t["difference"] > 0) if t["decided"] else None for t in tests}
-            word = "not decided" if len(pairs) < SEEDS_FOR_A_VERDICT or len(signs) != 1 or None in signs else \
-                "holds" if signs == {True} else "does not hold"
-            spread = ""
-            if len(pairs) > 1:
-                half = stats.t.ppf(0.975, len(pairs) - 1) * diffs.std(ddof=1) / np.sqrt(len(pairs))
-                spread = f" [{diffs.mean() - half:+.2f}, {diffs.mean() + half:+.2f}] (t over the seeds)"
-            each = "; ".join(f"s{s} ({v}) {t['difference']:+.2f} [{t['ci95'][0]:+.2f}, {t['ci95'][1]:+.2f}]"
-                             for s, (v, t) in pairs.items())
             up = " (its runner-up)" if system == "finetune" and baseline == runner_up else ""
-            out.append(f"{target}: {system} above {baseline}{up}: **{word}** over {len(pairs)} "
-                       f"seed{'s' if len(pairs) > 1 else ''}; mean {diffs.mean():+.2f}{spread}; each seed's paired "
-                       f"bootstrap: {each}.  ")
+            out.append(f"{target}: {system} above {baseline}{up}: {over_seeds(pairs)}.  ")
     return out
 
 

@@ -10,9 +10,10 @@ the learned policies' reward: the target's dev loss). The evaluation set, never 
 product's judge compares them, ``domainsift.nmt.data.held``): over 1,000 sentences a domain, as issue 88
 asks (before 0.39.0: test pairs 251-500, and EMEA's first 5,000 pairs). Target: Tanzil (adapting to a small
 domain, paper 004 §5.1) or uniform (the seven domains' mean). Each row keeps its translations
-(``eval.<domain>.hyp`` in its run folder); the table tests every row against mixed-0 (uniform), and MDAC
-against DDS, by sacrebleu's paired bootstrap (1,000 resamples) on the target's evaluation pairs (uniform:
-the seven sets as one).
+(``eval.<domain>.hyp`` in its run folder, and gzipped in bench/results/nmt_sampling_hyp/ so that a later
+checkout can test them again); the table tests every row against mixed-0 (uniform), and MDAC against DDS, by
+sacrebleu's paired bootstrap (1,000 resamples) on the target's evaluation pairs (uniform: the seven sets as
+one), and gives paper 004's claims over the seeds (CLAIMS) in three words (``_common.over_seeds``).
 
 Policies: mixed-0 (uniform over domains), mixed-0.5, mixed-1 (the natural shares), mdac (lr_data 0.0003: the
 LM benchmark's best, bench/results/sampling.md) and dds (its defaults), both from the same start since 0.39.0:
@@ -36,8 +37,8 @@ import time
 
 from pathlib import Path
 
-from _common import ROOT, SEVEN, add_rows, command_line, data_file, earlier_rows, read_lines, rows_options, \
-    write_results
+from _common import RESULTS, ROOT, SEVEN, add_rows, command_line, data_file, earlier_rows, over_seeds, read_lines, \
+    rows_options, version_key, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_sampling"
 SIZES = {"EMEA": 3900, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "QED": 400, "TED2020": 350,
@@ -151,32 +152,100 @@ def _threads() -> int:
     return torch.get_num_threads()
 
 
-def _tests(rows: list[dict]) -> list[str]:
-    """Each row of the newest settings against mixed-0 of its target and seed, and MDAC against DDS, by
-    paired bootstrap on the target's evaluation pairs (the rows' kept translations)."""
-    from domainsift.nmt.significance import in_words, paired_bootstrap
-    mine = {(r["target"], r["policy"], r["seed"]): r for r in rows if r.get("settings") == SETTINGS
-            and r.get("translations")}
-    out, refs_of = [], {}
+CLAIMS = [("mdac", "mixed-0"), ("dds", "mixed-0"), ("mdac", "dds")]  # paper 004: each learned policy above its
+# uniform start (the fixed Mixed-0 it starts from), and MDAC above DDS
+
+
+def _kept(r: dict, domain: str) -> Path:
+    """Where a row's translations of one domain's evaluation pairs are kept in the repository (gzip; bench/work,
+    where the run writes them, is not kept, and a later version's run of the same folder overwrites them)."""
+    return RESULTS / "nmt_sampling_hyp" / f"{r['target']}-{r['policy']}-s{r['seed']}-{r['version']}.{domain}.hyp.gz"
+
+
+def _refs(domain: str, cache: dict) -> list[str]:
+    """The domain's evaluation references, built once (they read every training file)."""
+    if domain not in cache:
+        cache[domain] = [e for _, e in _held_out(domain, *_data(domain))]
+    return cache[domain]
+
+
+def _keep_rows(rows: list[dict], refs: dict) -> None:
+    """Keep the translations of every row whose run folder still holds them, as it scored them."""
+    import gzip
+    import shutil
+    from domainsift.nmt import score_translation
+    for r in rows:
+        if r.get("settings") != SETTINGS or not r.get("translations"):
+            continue
+        for d in r["n_eval"]:
+            src, dst = ROOT / r["translations"] / f"eval.{d}.hyp", _kept(r, d)
+            if dst.exists() or not src.exists():
+                continue
+            if score_translation(read_lines(src), _refs(d, refs))["bleu"] != r["per_domain"][d]["bleu"]:
+                continue  # a later run made other translations here
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dst.with_suffix(".tmp")
+            with open(src, "rb") as fin, gzip.GzipFile(tmp, "wb", mtime=0) as fout:
+                shutil.copyfileobj(fin, fout)
+            tmp.rename(dst)
+
+
+def _translations(r: dict, domain: str) -> list[str] | None:
+    """A row's translations of one domain: as kept, else from its run folder; None: neither."""
+    import gzip
+    if _kept(r, domain).exists():
+        with gzip.open(_kept(r, domain), "rt", encoding="utf-8") as fh:
+            return fh.read().splitlines()
+    path = ROOT / (r.get("translations") or "") / f"eval.{domain}.hyp"
+    return read_lines(path) if r.get("translations") and path.exists() else None
+
+
+def _paired(rows: list[dict], refs: dict) -> dict:
+    """``(target, policy, baseline, seed) -> (version, test)``: each row of these settings (the newest version of
+    each target, policy and seed) against mixed-0 of its target and seed, and MDAC against DDS, by paired bootstrap
+    on the target's evaluation pairs (uniform: the seven sets as one), from the rows' kept translations."""
+    from domainsift.nmt.significance import paired_bootstrap
+    mine: dict = {}
+    for r in sorted((r for r in rows if r.get("settings") == SETTINGS and r.get("translations")),
+                    key=lambda r: version_key(r["version"])):
+        mine[(r["target"], r["policy"], r["seed"])] = r
+    out = {}
     for (target, policy, seed), r in sorted(mine.items()):
         for base in ("mixed-0", "dds"):
             b = mine.get((target, base, seed))
             if b is None or base == policy or (base == "dds" and policy != "mdac"):
                 continue
-            hyp_s, hyp_b, refs = [], [], []
+            hyp_s, hyp_b, ref = [], [], []
             for d in r["n_eval"]:
-                if d not in refs_of:  # each domain's evaluation set built once (it reads every training file)
-                    refs_of[d] = [e for _, e in _held_out(d, *_data(d))]
-                fs, fb = ROOT / r["translations"] / f"eval.{d}.hyp", ROOT / b["translations"] / f"eval.{d}.hyp"
-                if not (fs.exists() and fb.exists()):
+                fs, fb = _translations(r, d), _translations(b, d)
+                if fs is None or fb is None:
                     break
-                hyp_s += read_lines(str(fs))
-                hyp_b += read_lines(str(fb))
-                refs += refs_of[d]
+                hyp_s, hyp_b, ref = hyp_s + fs, hyp_b + fb, ref + _refs(d, refs)
             else:
-                test = paired_bootstrap(hyp_b, hyp_s, refs)
-                out.append(f"{target}, seed {seed}: {policy} against {base}: {in_words(test)}  ")
+                out[(target, policy, base, seed)] = (max(r["version"], b["version"], key=version_key),
+                                                     paired_bootstrap(hyp_b, hyp_s, ref))
+    return out
+
+
+def _tests(paired: dict) -> list[str]:
+    """Each seed's tests, in words."""
+    from domainsift.nmt.significance import in_words
+    out = [f"{target}, seed {seed}: {policy} against {base}: {in_words(test)}  "
+           for (target, policy, base, seed), (_, test) in paired.items()]
     return ([""] + out) if out else []
+
+
+def _verdicts(paired: dict) -> list[str]:
+    """Paper 004's claims (CLAIMS) on each target over its seeds, in the three words docs/papers.md uses
+    (`_common.over_seeds`: holds when every seed's paired bootstrap is significant in the paper's direction)."""
+    out = []
+    for target in sorted({t for t, _, _, _ in paired}):
+        for system, baseline in CLAIMS:
+            tests = {seed: (v, test["bleu"]) for (t, p, b, seed), (v, test) in sorted(paired.items())
+                     if (t, p, b) == (target, system, baseline)}
+            if tests:
+                out.append(f"{target}: {system} above {baseline}: {over_seeds(tests)}.  ")
+    return out
 
 
 def _data(domain: str) -> tuple:
@@ -208,8 +277,15 @@ def _write(rows: list[dict]) -> None:
                      f"{r['chrf']:.2f} | {r['dev_loss']:.3f} | {r['best_epoch']}/{r['epochs_run']} | "
                      f"{r['updates']} | {w} | "
                      f"{r['train_seconds']:.0f} |")
-    lines += _tests(rows)
-    write_results("nmt_sampling", {"rows": rows, "sizes": SIZES, "settings": SETTINGS}, "\n".join(lines) + "\n")
+    refs: dict = {}
+    _keep_rows(rows, refs)
+    paired = _paired(rows, refs)
+    lines += _tests(paired)
+    verdicts = _verdicts(paired)
+    lines += (["", "Paper 004's claims over the seeds (`_verdicts`: holds when every seed's paired bootstrap is "
+               "significant in the paper's direction):", ""] + verdicts) if verdicts else []
+    write_results("nmt_sampling", {"rows": rows, "sizes": SIZES, "settings": SETTINGS, "verdicts": verdicts},
+                  "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
