@@ -16,7 +16,9 @@ Rows (each a ``domainsift.jobs.adapt.adapt`` run; the selection through a ``RunS
   English pool over USE-m; ``random``; ``moore-lewis`` and ``finetune``, Table 2's CED and DF, select with X_new
   translated into English by the old-domain model, ``adapt(select_on="translated")``; ``cosine``: Domain-Cosine
   over USE-m, no classifier), back-translated (beam 2) and trained on with the old bitext and LOSSES (``bi``,
-  ``bi+s``, ``bi+t``, ``bi+s+t``), START ``warm`` or ``cold``, at most 30 epochs (paper 003's cap), early stopping
+  ``bi+s``, ``bi+t``, ``bi+s+t``), START ``warm`` or ``cold``, at most 300 epochs (paper 003 caps at 30 epochs
+  of 32,768-token batches, some 40 times fewer updates an epoch than these 800-token batches; issue 88 asks for a
+  cap the rows do not hit, and the cap changes nothing else: the schedule does not depend on it), early stopping
   on the old domain's dev set (the paper's; patience 3);
 - ``sup:LOSSES:START``: the new domain's true bitext (its 3,900 pool pairs) in place of the pseudo-bitext;
 - ``trans:bi:warm``: X_new forward-translated by the old-domain model, trained on with the old bitext;
@@ -50,7 +52,7 @@ WORK = ROOT / "bench" / "work" / "guda"
 NEW = ("EMEA", "KDE4")  # the new domains judged; the old domain is the other classic domains, for both
 OLD = [d for d in CLASSIC if d not in NEW]
 N, DEV_PER = 3900, 200
-BASE_EPOCHS, ADAPT_EPOCHS, PATIENCE, MAX_TOKENS, WARMUP, BEAM, BT_BEAM = 300, 30, 3, 800, 200, 5, 2
+BASE_EPOCHS, ADAPT_EPOCHS, PATIENCE, MAX_TOKENS, WARMUP, BEAM, BT_BEAM = 300, 300, 3, 800, 200, 5, 2
 SETTINGS = (f"N {N}, old: every pool pair of {', '.join(OLD)}, dev {DEV_PER}/old domain, base epochs {BASE_EPOCHS}, "
             f"adapt epochs {ADAPT_EPOCHS}, patience {PATIENCE}, max_tokens {MAX_TOKENS}, warmup {WARMUP}, beam {BEAM}, "
             f"back-translation beam {BT_BEAM}, judge: nmt_judge's held-out train pairs")
