@@ -100,6 +100,30 @@ def over_seeds(tests: dict) -> str:
             f"each seed's paired bootstrap: {each}")
 
 
+def claims_over_seeds(paired: dict, claims: list[tuple[str, str]]) -> list[str]:
+    """Each claim ``(system, baseline)`` of ``claims`` on each group (a target, a new domain) over its seeds, by
+    :func:`over_seeds`; ``paired``: ``(group, system, baseline, seed) -> (version, paired bootstrap)``."""
+    out = []
+    for group in sorted({g for g, _, _, _ in paired}):
+        for system, baseline in claims:
+            tests = {seed: (v, test["bleu"]) for (g, a, b, seed), (v, test) in sorted(paired.items())
+                     if (g, a, b) == (group, system, baseline)}
+            if tests:
+                out.append(f"{group}: {system} above {baseline}: {over_seeds(tests)}.  ")
+    return out
+
+
+def keep_gzipped(src: Path, dst: Path) -> None:
+    """``src`` gzipped (reproducibly: no time stamp) to ``dst``, through a temporary name."""
+    import gzip
+    import shutil
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_suffix(".tmp")
+    with open(src, "rb") as fin, gzip.GzipFile(tmp, "wb", mtime=0) as fout:
+        shutil.copyfileobj(fin, fout)
+    tmp.rename(dst)
+
+
 def stale_selection(out) -> None:
     """Drop the selection in ``out`` when another version of domainsift made it (its pair checks may differ), so
     that the caller selects again; its scores stay."""

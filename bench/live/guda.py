@@ -44,8 +44,8 @@ import json
 import time
 from pathlib import Path
 
-from _common import CLASSIC, RESULTS, ROOT, SEVEN, add_rows, command_line, data_file, earlier_rows, over_seeds, \
-    read_lines, rows_options, version_key, write_results
+from _common import CLASSIC, RESULTS, ROOT, SEVEN, add_rows, claims_over_seeds, command_line, data_file, \
+    earlier_rows, keep_gzipped, read_lines, rows_options, version_key, write_results
 from nmt_judge import judge_sets, pool_files
 
 WORK = ROOT / "bench" / "work" / "guda"
@@ -279,8 +279,6 @@ def _kept(r: dict) -> Path:
 
 def _keep(rows: list[dict]) -> None:
     """Keep the translations of every row whose folder still holds them, as it scored them."""
-    import gzip
-    import shutil
     from domainsift.nmt import score_translation
     for r in rows:
         src, dst = Path(r.get("translations") or ""), _kept(r)
@@ -289,11 +287,7 @@ def _keep(rows: list[dict]) -> None:
         refs = [e for _, e in data()["new"][r["new"]]["judge"]]
         if score_translation(read_lines(src), refs)["bleu"] != r["bleu"]:
             continue  # a later run made other translations here
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dst.with_suffix(".tmp")
-        with open(src, "rb") as fin, gzip.GzipFile(tmp, "wb", mtime=0) as fout:
-            shutil.copyfileobj(fin, fout)
-        tmp.rename(dst)
+        keep_gzipped(src, dst)
 
 
 def _translations(r: dict | None) -> list[str] | None:
@@ -334,19 +328,6 @@ def _tests(paired: dict) -> list[str]:
             for (new, system, baseline, seed), (_, test) in paired.items() if (system, baseline) in TESTS]
 
 
-def _verdicts(paired: dict) -> list[str]:
-    """Paper 003's claims (CLAIMS) on each new domain over its seeds, in the three words docs/papers.md uses
-    (`_common.over_seeds`: holds when every seed's paired bootstrap is significant in the paper's direction)."""
-    out = []
-    for new in sorted({n for n, _, _, _ in paired}):
-        for system, baseline in CLAIMS:
-            tests = {seed: (v, test["bleu"]) for (n, a, b, seed), (v, test) in sorted(paired.items())
-                     if (n, a, b) == (new, system, baseline)}
-            if tests:
-                out.append(f"{new}: {system} above {baseline}: {over_seeds(tests)}.  ")
-    return out
-
-
 def _means(rows: list[dict]) -> list[str]:
     """Each row's mean BLEU over the seeds that hold every row of a new domain (two seeds or more)."""
     out = []
@@ -369,7 +350,7 @@ def _write(rows: list[dict]) -> None:
     now = sorted((r for r in rows if r.get("settings") == SETTINGS), key=lambda r: (r["new"], r["seed"], -r["bleu"]))
     before = sorted((r for r in rows if r.get("settings") != SETTINGS), key=lambda r: (r["new"], r["seed"], -r["bleu"]))
     paired = _paired(rows)
-    tests, verdicts = _tests(paired), _verdicts(paired)
+    tests, verdicts = _tests(paired), claims_over_seeds(paired, CLAIMS)
     lines = ["# Paper 003's adaptation (GUDA) at proxy size", "",
              f"de->en; the new domain has no bitext. Old domain: every pool pair of {', '.join(OLD)}; X_new: the "
              "German side of the new domain's test file; the pool: nmt_judge's 31,700 English lines (the new "
@@ -396,7 +377,7 @@ def _write(rows: list[dict]) -> None:
     lines += ([""] + tests) if tests else []
     means = _means(rows)
     lines += ([""] + means) if means else []
-    lines += (["", "Paper 003's claims over the seeds (`_verdicts`: holds when every seed's paired bootstrap is "
+    lines += (["", "Paper 003's claims over the seeds (`_common.over_seeds`: holds when every seed's paired bootstrap is "
                "significant in the paper's direction):", ""] + verdicts) if verdicts else []
     lines += ["", "Rows before 0.42.0 (the old domain: the first 2,000 pairs of each other classic domain; base 8 "
               "epochs, adaptation 5; judged on half of the new domain's test file, 215-256 pairs; no translations "

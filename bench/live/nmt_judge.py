@@ -229,20 +229,16 @@ def _keep(rows: list[dict]) -> None:
     """Keep the translations of every row whose judge folder still holds them and that are not kept yet: the
     folder's own, while its judge record gives the row's scores (a folder a later version judged again holds
     another model's translations)."""
-    import gzip
     import json
-    import shutil
+
+    from _common import keep_gzipped
     for r in rows:
         src, dst = Path(r.get("translations") or ""), _kept(r)
         record = src.parent / "judge.json"
         if r.get("translations") and src.exists() and not dst.exists() and record.exists() and \
                 {k: json.loads(record.read_text()).get(k) for k in ("bleu", "chrf")} == \
                 {"bleu": r["bleu"], "chrf": r["chrf"]}:
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dst.with_suffix(".tmp")
-            with open(src, "rb") as fin, gzip.GzipFile(tmp, "wb", mtime=0) as fout:
-                shutil.copyfileobj(fin, fout)
-            tmp.rename(dst)
+            keep_gzipped(src, dst)
 
 
 def _translations(r: dict) -> list[str] | None:

@@ -37,8 +37,8 @@ import time
 
 from pathlib import Path
 
-from _common import RESULTS, ROOT, SEVEN, add_rows, command_line, data_file, earlier_rows, over_seeds, read_lines, \
-    rows_options, version_key, write_results
+from _common import RESULTS, ROOT, SEVEN, add_rows, claims_over_seeds, command_line, data_file, earlier_rows, \
+    keep_gzipped, read_lines, rows_options, version_key, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_sampling"
 SIZES = {"EMEA": 3900, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "QED": 400, "TED2020": 350,
@@ -171,8 +171,6 @@ def _refs(domain: str, cache: dict) -> list[str]:
 
 def _keep_rows(rows: list[dict], refs: dict) -> None:
     """Keep the translations of every row whose run folder still holds them, as it scored them."""
-    import gzip
-    import shutil
     from domainsift.nmt import score_translation
     for r in rows:
         if r.get("settings") != SETTINGS or not r.get("translations"):
@@ -183,11 +181,7 @@ def _keep_rows(rows: list[dict], refs: dict) -> None:
                 continue
             if score_translation(read_lines(src), _refs(d, refs))["bleu"] != r["per_domain"][d]["bleu"]:
                 continue  # a later run made other translations here
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dst.with_suffix(".tmp")
-            with open(src, "rb") as fin, gzip.GzipFile(tmp, "wb", mtime=0) as fout:
-                shutil.copyfileobj(fin, fout)
-            tmp.rename(dst)
+            keep_gzipped(src, dst)
 
 
 def _translations(r: dict, domain: str) -> list[str] | None:
@@ -235,19 +229,6 @@ def _tests(paired: dict) -> list[str]:
     return ([""] + out) if out else []
 
 
-def _verdicts(paired: dict) -> list[str]:
-    """Paper 004's claims (CLAIMS) on each target over its seeds, in the three words docs/papers.md uses
-    (`_common.over_seeds`: holds when every seed's paired bootstrap is significant in the paper's direction)."""
-    out = []
-    for target in sorted({t for t, _, _, _ in paired}):
-        for system, baseline in CLAIMS:
-            tests = {seed: (v, test["bleu"]) for (t, p, b, seed), (v, test) in sorted(paired.items())
-                     if (t, p, b) == (target, system, baseline)}
-            if tests:
-                out.append(f"{target}: {system} above {baseline}: {over_seeds(tests)}.  ")
-    return out
-
-
 def _data(domain: str) -> tuple:
     """The training pairs and the domain's dev pairs (what :func:`_held_out` leaves out)."""
     from domainsift.nmt import Bitext
@@ -281,8 +262,8 @@ def _write(rows: list[dict]) -> None:
     _keep_rows(rows, refs)
     paired = _paired(rows, refs)
     lines += _tests(paired)
-    verdicts = _verdicts(paired)
-    lines += (["", "Paper 004's claims over the seeds (`_verdicts`: holds when every seed's paired bootstrap is "
+    verdicts = claims_over_seeds(paired, CLAIMS)
+    lines += (["", "Paper 004's claims over the seeds (`_common.over_seeds`: holds when every seed's paired bootstrap is "
                "significant in the paper's direction):", ""] + verdicts) if verdicts else []
     write_results("nmt_sampling", {"rows": rows, "sizes": SIZES, "settings": SETTINGS, "verdicts": verdicts},
                   "\n".join(lines) + "\n")
