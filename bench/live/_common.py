@@ -124,6 +124,13 @@ def keep_gzipped(src: Path, dst: Path) -> None:
     tmp.rename(dst)
 
 
+def read_gzipped(path: Path) -> list[str]:
+    """The lines of a file :func:`keep_gzipped` wrote."""
+    import gzip
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return fh.read().splitlines()
+
+
 def stale_selection(out) -> None:
     """Drop the selection in ``out`` when another version of domainsift made it (its pair checks may differ), so
     that the caller selects again; its scores stay."""

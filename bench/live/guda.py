@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from _common import CLASSIC, RESULTS, ROOT, SEVEN, add_rows, claims_over_seeds, command_line, data_file, \
-    earlier_rows, keep_gzipped, read_lines, rows_options, version_key, write_results
+    earlier_rows, keep_gzipped, read_gzipped, read_lines, rows_options, version_key, write_results
 from nmt_judge import judge_sets, pool_files
 
 WORK = ROOT / "bench" / "work" / "guda"
@@ -292,12 +292,10 @@ def _keep(rows: list[dict]) -> None:
 
 def _translations(r: dict | None) -> list[str] | None:
     """A row's translations: from its folder, or as kept; None: neither."""
-    import gzip
     if r is None:
         return None
     if _kept(r).exists():
-        with gzip.open(_kept(r), "rt", encoding="utf-8") as fh:
-            return fh.read().splitlines()
+        return read_gzipped(_kept(r))
     if r.get("translations") and Path(r["translations"]).exists():
         return read_lines(r["translations"])
     return None
@@ -307,11 +305,16 @@ def _paired(rows: list[dict]) -> dict:
     """``(new, system, baseline, seed) -> (version, test)``: paper 003's comparisons (CLAIMS) on each new domain and
     seed, the newest row of each (at these settings) by paired bootstrap on the judge set, from kept translations."""
     from domainsift.nmt.significance import paired_bootstrap
-    out, refs = {}, {}
+    out, refs, hyps = {}, {}, {}
+
+    def translations(r):  # each row's read once (a row is in several claims)
+        if id(r) not in hyps:
+            hyps[id(r)] = _translations(r)
+        return hyps[id(r)]
     for new, seed in sorted({(r["new"], r["seed"]) for r in rows if r.get("settings") == SETTINGS}):
         for system, baseline in CLAIMS:
             ra, rb = _newest(rows, new, system, seed), _newest(rows, new, baseline, seed)
-            a, b = _translations(ra), _translations(rb)
+            a, b = translations(ra), translations(rb)
             if a is None or b is None:
                 continue
             if new not in refs:

@@ -243,12 +243,11 @@ def _keep(rows: list[dict]) -> None:
 
 def _translations(r: dict) -> list[str] | None:
     """A row's translations: from its judge folder, or as kept (:func:`_kept`); None: neither."""
-    import gzip
+    from _common import read_gzipped
     if r.get("translations") and Path(r["translations"]).exists():
         return read_lines(r["translations"])
     if _kept(r).exists():
-        with gzip.open(_kept(r), "rt", encoding="utf-8") as fh:
-            return fh.read().splitlines()
+        return read_gzipped(_kept(r))
     return None
 
 

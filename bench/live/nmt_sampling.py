@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from _common import RESULTS, ROOT, SEVEN, add_rows, claims_over_seeds, command_line, data_file, earlier_rows, \
-    keep_gzipped, read_lines, rows_options, version_key, write_results
+    keep_gzipped, read_gzipped, read_lines, rows_options, version_key, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_sampling"
 SIZES = {"EMEA": 3900, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "QED": 400, "TED2020": 350,
@@ -186,10 +186,8 @@ def _keep_rows(rows: list[dict], refs: dict) -> None:
 
 def _translations(r: dict, domain: str) -> list[str] | None:
     """A row's translations of one domain: as kept, else from its run folder; None: neither."""
-    import gzip
     if _kept(r, domain).exists():
-        with gzip.open(_kept(r, domain), "rt", encoding="utf-8") as fh:
-            return fh.read().splitlines()
+        return read_gzipped(_kept(r, domain))
     path = ROOT / (r.get("translations") or "") / f"eval.{domain}.hyp"
     return read_lines(path) if r.get("translations") and path.exists() else None
 
@@ -203,7 +201,12 @@ def _paired(rows: list[dict], refs: dict) -> dict:
     for r in sorted((r for r in rows if r.get("settings") == SETTINGS and r.get("translations")),
                     key=lambda r: version_key(r["version"])):
         mine[(r["target"], r["policy"], r["seed"])] = r
-    out = {}
+    out, hyps = {}, {}
+
+    def translations(r, d):  # each row's read once (mixed-0 is the baseline of two tests)
+        if (id(r), d) not in hyps:
+            hyps[(id(r), d)] = _translations(r, d)
+        return hyps[(id(r), d)]
     for (target, policy, seed), r in sorted(mine.items()):
         for base in ("mixed-0", "dds"):
             b = mine.get((target, base, seed))
@@ -211,7 +214,7 @@ def _paired(rows: list[dict], refs: dict) -> dict:
                 continue
             hyp_s, hyp_b, ref = [], [], []
             for d in r["n_eval"]:
-                fs, fb = _translations(r, d), _translations(b, d)
+                fs, fb = translations(r, d), translations(b, d)
                 if fs is None or fb is None:
                     break
                 hyp_s, hyp_b, ref = hyp_s + fs, hyp_b + fb, ref + _refs(d, refs)
