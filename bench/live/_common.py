@@ -113,6 +113,19 @@ def claims_over_seeds(paired: dict, claims: list[tuple[str, str]]) -> list[str]:
     return out
 
 
+def read_once(read):
+    """``read(row, *rest)`` remembered for each row (by identity: rows are dicts) and ``rest``, so that a row that
+    is in several comparisons is read once per table."""
+    seen = {}
+
+    def once(row, *rest):
+        key = (id(row), *rest)
+        if key not in seen:
+            seen[key] = read(row, *rest)
+        return seen[key]
+    return once
+
+
 def keep_gzipped(src: Path, dst: Path) -> None:
     """``src`` gzipped (reproducibly: no time stamp) to ``dst``, through a temporary name."""
     import gzip

@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from _common import CLASSIC, RESULTS, ROOT, SEVEN, add_rows, claims_over_seeds, command_line, data_file, \
-    earlier_rows, keep_gzipped, read_gzipped, read_lines, rows_options, version_key, write_results
+    earlier_rows, keep_gzipped, read_gzipped, read_lines, read_once, rows_options, version_key, write_results
 from nmt_judge import judge_sets, pool_files
 
 WORK = ROOT / "bench" / "work" / "guda"
@@ -305,12 +305,7 @@ def _paired(rows: list[dict]) -> dict:
     """``(new, system, baseline, seed) -> (version, test)``: paper 003's comparisons (CLAIMS) on each new domain and
     seed, the newest row of each (at these settings) by paired bootstrap on the judge set, from kept translations."""
     from domainsift.nmt.significance import paired_bootstrap
-    out, refs, hyps = {}, {}, {}
-
-    def translations(r):  # each row's read once (a row is in several claims)
-        if id(r) not in hyps:
-            hyps[id(r)] = _translations(r)
-        return hyps[id(r)]
+    out, refs, translations = {}, {}, read_once(_translations)  # a row is in several claims
     for new, seed in sorted({(r["new"], r["seed"]) for r in rows if r.get("settings") == SETTINGS}):
         for system, baseline in CLAIMS:
             ra, rb = _newest(rows, new, system, seed), _newest(rows, new, baseline, seed)

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from _common import RESULTS, ROOT, SEVEN, add_rows, claims_over_seeds, command_line, data_file, earlier_rows, \
-    keep_gzipped, read_gzipped, read_lines, rows_options, version_key, write_results
+    keep_gzipped, read_gzipped, read_lines, read_once, rows_options, version_key, write_results
 
 WORK = ROOT / "bench" / "work" / "nmt_sampling"
 SIZES = {"EMEA": 3900, "JRC-Acquis": 1100, "OpenSubtitles": 650, "KDE4": 600, "QED": 400, "TED2020": 350,
@@ -201,12 +201,7 @@ def _paired(rows: list[dict], refs: dict) -> dict:
     for r in sorted((r for r in rows if r.get("settings") == SETTINGS and r.get("translations")),
                     key=lambda r: version_key(r["version"])):
         mine[(r["target"], r["policy"], r["seed"])] = r
-    out, hyps = {}, {}
-
-    def translations(r, d):  # each row's read once (mixed-0 is the baseline of two tests)
-        if (id(r), d) not in hyps:
-            hyps[(id(r), d)] = _translations(r, d)
-        return hyps[(id(r), d)]
+    out, translations = {}, read_once(_translations)  # mixed-0 is the baseline of two tests
     for (target, policy, seed), r in sorted(mine.items()):
         for base in ("mixed-0", "dds"):
             b = mine.get((target, base, seed))
