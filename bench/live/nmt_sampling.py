@@ -224,7 +224,10 @@ def _tests(paired: dict) -> list[str]:
     from domainsift.nmt.significance import in_words
     out = [f"{target}, seed {seed}: {policy} against {base}: {in_words(test)}  "
            for (target, policy, base, seed), (_, test) in paired.items()]
-    return ([""] + out) if out else []
+    head = ("Each seed's paired bootstrap (sacrebleu, 1,000 resamples; the row's BLEU minus the baseline's, 95% interval, "
+            "p; uniform: the seven domains' judge pairs as one corpus, so its difference is not that of the table's "
+            "averages):")
+    return (["", head, ""] + out) if out else []
 
 
 def _data(domain: str) -> tuple:
