@@ -221,11 +221,11 @@ def _paired(rows: list[dict], refs: dict) -> dict:
 
 def _tests(paired: dict) -> list[str]:
     """Each seed's tests, in words."""
-    from domainsift.nmt.significance import in_words
+    from domainsift.nmt.significance import SAMPLES, in_words
     out = [f"{target}, seed {seed}: {policy} against {base}: {in_words(test)}  "
            for (target, policy, base, seed), (_, test) in paired.items()]
-    head = ("Each seed's paired bootstrap (sacrebleu, 1,000 resamples; the row's BLEU minus the baseline's, 95% interval, "
-            "p; uniform: the seven domains' judge pairs as one corpus, so its difference is not that of the table's "
+    head = (f"Each seed's paired bootstrap (sacrebleu, {SAMPLES:,} resamples; the row's BLEU minus the baseline's, 95% "
+            "interval, p; uniform: the seven domains' judge pairs as one corpus, so its difference is not that of the table's "
             "averages):")
     return (["", head, ""] + out) if out else []
 
