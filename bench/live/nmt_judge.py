@@ -315,8 +315,8 @@ def _finetune_vs_runner_up(rows: list[dict]) -> dict:
 
 def _verdicts(rows: list[dict]) -> list[str]:
     """Paper 000's claims on each target, over its seeds, in the three words docs/papers.md uses: every
-    selection against random, and finetune against moore-lewis and cosine (its runner-up first: the better of the
-    two by mean BLEU over the seeds that made both). On each seed the two rows of the newest version that made both
+    selection against random, finetune against moore-lewis and cosine (its runner-up first: the better of the
+    two by mean BLEU over the seeds that made both), and every selection against the whole pool. On each seed the two rows of the newest version that made both
     (at these settings) are tested by paired bootstrap on the judge set (its sampling), or, where their
     translations are lost, the test recorded when the rows were made; the seeds are training runs (the training's
     noise): a claim **holds** when every seed's test is significant in the paper's direction, **does not hold**
@@ -366,6 +366,8 @@ def _verdicts(rows: list[dict]) -> list[str]:
         runner_up = max(others, key=lambda m: np.mean([bleu(m, s) for s in common or have[m]])) if others else None
         if have["finetune"]:  # the paper: Domain-Finetune above both; the runner-up first
             claims += [("finetune", m) for m in sorted(others, key=lambda m: m != runner_up)]
+        if have["pool"]:  # the paper (4.3): every selection above the model trained on all the domains
+            claims += [(m, "pool") for m in ("moore-lewis", "cosine", "finetune") if have[m]]
         judge: list = []
 
         def refs():
