@@ -34,6 +34,10 @@ domain of 2,000 pairs per domain, 8 base epochs, 5 adaptation epochs, the judge 
 the table with their settings.
 
     python bench/live/guda.py [--new EMEA KDE4] [--rows base guda:crosslingual:bi+s+t:warm ...] [--seeds 0 1 2]
+
+The two shared models take about 1.5 hours each on one core: ``--shared-only reverse`` and ``--shared-only base``
+train them side by side (``--threads 1`` each); then one run per new domain (``--new EMEA``, ``--new KDE4``) makes
+the rows side by side.
 """
 
 from __future__ import annotations
@@ -127,20 +131,22 @@ def data() -> dict:
     return out
 
 
-def shared_models(seed: int, sets: dict) -> dict:
+def shared_models(seed: int, sets: dict, only: str | None = None) -> dict:
     """The seed's reverse (en->de) and old-domain (de->en) models, trained to convergence on the old bitext
-    (kept; a killed training resumes)."""
+    (kept; a killed training resumes; a finished one is read back); ``only``: that one model alone."""
     from domainsift.nmt import read_bitext, train_nmt
     from domainsift.nmt.trainer import TrainSettings
     settings = TrainSettings(preset="proxy", epochs=BASE_EPOCHS, patience=PATIENCE, seed=seed,
                              max_tokens=MAX_TOKENS, warmup=WARMUP)
     old, dev, out = sets["old"], sets["dev"], {}
     for name, (a, b) in (("reverse", (1, 0)), ("base", (0, 1))):
+        if only not in (None, name):
+            continue
         folder = WORK / f"s{seed}" / name
         t0 = time.time()
         rec = train_nmt(read_bitext(old[a], old[b]), read_bitext(dev[a], dev[b]), folder, settings, overwrite=True)
         out[name] = {"dir": folder, "best_epoch": rec.get("best_epoch"), "epochs_run": rec.get("epochs_run"),
-                     "seconds": round(time.time() - t0, 1)}
+                     "seconds": round(time.time() - t0, 1), "train_seconds": rec.get("train_seconds")}
     return out
 
 
@@ -223,8 +229,15 @@ def main() -> None:
     ap.add_argument("--new", nargs="+", default=list(NEW), choices=NEW)
     ap.add_argument("--rows", nargs="+", default=ROWS)
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
+    ap.add_argument("--shared-only", choices=("reverse", "base"),
+                    help="train only this shared model of each seed, and no row (run one of each side by side, "
+                         "--threads 1, before the rows)")
     args = rows_options(ap, "guda", _write)
     if args is None:
+        return
+    if args.shared_only:
+        for seed in args.seeds:
+            print(f"s{seed} {args.shared_only}: {shared_models(seed, data(), args.shared_only)}", flush=True)
         return
     from domainsift import __version__
     from domainsift.nmt.significance import paired_bootstrap
