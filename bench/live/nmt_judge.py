@@ -15,9 +15,9 @@ a `proxy`-preset model (domainsift nmt, from scratch, de->en) on the selected pa
 chrF and chrF++ (sacrebleu) on the judge set, beam 5, keeping its translations (and, gzipped, in
 bench/results/nmt_judge_hyp/, so that a later checkout can test them again); every row is tested against
 the random row by paired bootstrap (1,000 resamples). Rows: random, moore-lewis, cosine, finetune, the oracle
-(the target's own 3,900 pairs in the pool) and, with ``--methods pool``, all 31,700 pairs (the judge's whole
-pool, read from the random selection: where the random row's translations are kept, the pool is trained as a
-reference row, and the random model is not trained again). The selection's
+(the target's own 3,900 pairs in the pool) and, with ``--methods pool``, all 31,700 pairs (the judge's
+whole-pool bitext, read from the random selection and trained as a reference row; where the random row's
+translations are kept, the random model is not trained again). The selection's
 precision against the target's pool file is reported beside it. Before 0.38.0 the judge set was half of the
 test file (215-256 pairs): those rows stay in the table with their version and settings.
 
@@ -143,22 +143,22 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
     # the random row's kept translations, when an earlier run made it: the test against it needs no random
     # model trained again (a fresh checkout has no bench/work)
     base = None if method == "random" else _random_translations(target, seed)
-    if base is None or method == "pool":
+    if base is None or method == "pool":  # the baseline's model to train, or the pool to read
         select("random", target, query_file, seed, random_dir)
     runs, refs, precision = ([] if base is not None else [str(random_dir)]), [], None
     if method == "oracle":
         k = SEVEN.index(target)
         refs = [("oracle", read_bitext(de[k], en[k], limit=N))]
-    elif method == "pool" and base is not None:  # the whole pool the judge reads from a selection, the random
-        from domainsift.jobs.downstream import pool_bitext  # one kept: no random model trained again
+    elif method == "pool":  # the judge's whole-pool bitext, read from the random selection, as a reference row
+        from domainsift.jobs.downstream import pool_bitext
         refs = [("pool", pool_bitext(random_dir))]
-    elif method not in ("random", "pool"):
+    elif method != "random":
         precision = select(method, target, query_file, seed, tdir / method / "selection")
         runs.append(str(tdir / method / "selection"))
-    elif method == "random":
+    else:
         precision = select("random", target, query_file, seed, random_dir)
     result = judge_nmt(runs, test, dev, tdir / "judge", references=refs,
-                       settings=JudgeSettings(whole_pool=method == "pool" and not refs, train=settings, beam=BEAM))
+                       settings=JudgeSettings(train=settings, beam=BEAM))
     row = next(r for r in result["rows"] if r["name"] == method)
     if base is not None:  # as the judge tests a row against its baseline (downstream._against)
         from domainsift.nmt.significance import paired_bootstrap
@@ -321,10 +321,10 @@ def _finetune_vs_runner_up(rows: list[dict]) -> dict:
 def _verdicts(rows: list[dict]) -> list[str]:
     """Paper 000's claims on each target, over its seeds, in the three words docs/papers.md uses: every
     selection against random, finetune against moore-lewis and cosine (its runner-up first: the better of the
-    two by mean BLEU over the seeds that made both), and every selection against the whole pool. On each seed the two rows of the newest version that made both
-    (at these settings) are tested by paired bootstrap on the judge set (its sampling), or, where their
-    translations are lost, the test recorded when the rows were made; the seeds are training runs (the training's
-    noise): a claim **holds** when every seed's test is significant in the paper's direction, **does not hold**
+    two by mean BLEU over the seeds that made both), and every selection against the whole pool. On each seed
+    the two rows of the newest version that made both (at these settings) are tested by paired bootstrap on the
+    judge set (its sampling), or, where their translations are lost, the test recorded when the rows were made;
+    the seeds are training runs (the training's noise): a claim **holds** when every seed's test is significant in the paper's direction, **does not hold**
     when every seed's is significant the other way, and is **not decided** otherwise (or with fewer than
     three seeds: `_common.over_seeds`), given with the mean difference and its 95% t-interval over the seeds."""
     import json
