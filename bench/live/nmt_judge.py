@@ -143,8 +143,9 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
     # the random row's kept translations, when an earlier run made it: the test against it needs no random
     # model trained again (a fresh checkout has no bench/work)
     base = None if method == "random" else _random_translations(target, seed)
-    if base is None or method == "pool":  # the baseline's model to train, or the pool to read
-        select("random", target, query_file, seed, random_dir)
+    # the baseline's model to train, the pool to read, or the row itself (base is None for random)
+    random_precision = select("random", target, query_file, seed, random_dir) if base is None or method == "pool" \
+        else None
     runs, refs, precision = ([] if base is not None else [str(random_dir)]), [], None
     if method == "oracle":
         k = SEVEN.index(target)
@@ -156,7 +157,7 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
         precision = select(method, target, query_file, seed, tdir / method / "selection")
         runs.append(str(tdir / method / "selection"))
     else:
-        precision = select("random", target, query_file, seed, random_dir)
+        precision = random_precision
     result = judge_nmt(runs, test, dev, tdir / "judge", references=refs,
                        settings=JudgeSettings(train=settings, beam=BEAM))
     row = next(r for r in result["rows"] if r["name"] == method)
@@ -324,9 +325,10 @@ def _verdicts(rows: list[dict]) -> list[str]:
     two by mean BLEU over the seeds that made both), and every selection against the whole pool. On each seed
     the two rows of the newest version that made both (at these settings) are tested by paired bootstrap on the
     judge set (its sampling), or, where their translations are lost, the test recorded when the rows were made;
-    the seeds are training runs (the training's noise): a claim **holds** when every seed's test is significant in the paper's direction, **does not hold**
-    when every seed's is significant the other way, and is **not decided** otherwise (or with fewer than
-    three seeds: `_common.over_seeds`), given with the mean difference and its 95% t-interval over the seeds."""
+    the seeds are training runs (the training's noise): a claim **holds** when every seed's test is significant
+    in the paper's direction, **does not hold** when every seed's is significant the other way, and is **not
+    decided** otherwise (or with fewer than three seeds: `_common.over_seeds`), given with the mean difference
+    and its 95% t-interval over the seeds."""
     import json
     import re
 
