@@ -143,9 +143,9 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
     # the random row's kept translations, when an earlier run made it: the test against it needs no random
     # model trained again (a fresh checkout has no bench/work)
     base = None if method == "random" else _random_translations(target, seed)
-    # the baseline's model to train, the pool to read, or the row itself (base is None for random)
-    random_precision = select("random", target, query_file, seed, random_dir) if base is None or method == "pool" \
-        else None
+    random_precision = None
+    if base is None or method == "pool":  # the baseline's model to train, the pool to read, or the random row
+        random_precision = select("random", target, query_file, seed, random_dir)
     runs, refs, precision = ([] if base is not None else [str(random_dir)]), [], None
     if method == "oracle":
         k = SEVEN.index(target)
@@ -156,7 +156,7 @@ def judged(method: str, target: str, tdir: Path, query_file: Path, query, judge,
     elif method != "random":
         precision = select(method, target, query_file, seed, tdir / method / "selection")
         runs.append(str(tdir / method / "selection"))
-    else:
+    else:  # the random row: its selection, made above
         precision = random_precision
     result = judge_nmt(runs, test, dev, tdir / "judge", references=refs,
                        settings=JudgeSettings(train=settings, beam=BEAM))
